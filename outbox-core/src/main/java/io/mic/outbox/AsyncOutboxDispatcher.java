@@ -1,0 +1,298 @@
+package io.mic.outbox;
+
+import io.mic.outbox.OutboxDispatcher.Publication;
+import io.mic.outbox.internal.SafeListener;
+import io.mic.outbox.internal.Waiter;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Background workers that poll the store and publish, each running its own {@link OutboxDispatcher}.
+ *
+ * <pre>{@code
+ * AsyncOutboxDispatcher dispatcher = AsyncOutboxDispatcher.builder()
+ *     .store(store).dispatchFn(publisher)
+ *     .useClaim(true).preserveAggregateOrder(true)
+ *     .workers(4).pollInterval(Duration.ofMillis(200))
+ *     .build();
+ * dispatcher.start();
+ * // after a commit that appended events:
+ * dispatcher.wakeUp();
+ * // on shutdown:
+ * dispatcher.close();
+ * }</pre>
+ *
+ * <p>A worker that fetched a full batch polls again at once; otherwise it sleeps {@code pollInterval} or
+ * until {@link #wakeUp()}. A failing poll (database down) is logged, reported to
+ * {@link OutboxListener#onPollFailed} and retried; a worker never dies of it.
+ *
+ * <p><b>Stalled publications.</b> A watchdog checks the workers; a publication running longer than half
+ * the lease is logged at WARN with the worker's stack trace and reported to
+ * {@link OutboxListener#onPublishStalled}. If it outlives the lease, another worker may claim and publish
+ * the event again, and the stalled worker's late mark changes nothing (it is counted as lease lost). Give
+ * your {@link DispatchFn} a timeout well below {@code leaseTtl}.
+ *
+ * <p>{@link #close()} stops polling, lets each worker finish its batch within {@code shutdownTimeout}, then
+ * interrupts the stragglers: a worker interrupted between publications releases the rest of its batch
+ * without counting an attempt. Only an executor the dispatcher created itself is shut down.
+ */
+public final class AsyncOutboxDispatcher implements AutoCloseable {
+  public static final int DEFAULT_WORKERS = 1;
+  public static final Duration DEFAULT_POLL_INTERVAL = Duration.ofMillis(200);
+  public static final Duration DEFAULT_SHUTDOWN_TIMEOUT = Duration.ofSeconds(30);
+  /** How long a failing poll waits at least before the next try, so a database outage is not hammered. */
+  public static final Duration POLL_FAILURE_PAUSE = Duration.ofSeconds(1);
+
+  private static final Logger LOG = LoggerFactory.getLogger(AsyncOutboxDispatcher.class);
+
+  private final String name;
+  private final int batchSize;
+  private final Duration leaseTtl;
+  private final Duration pollInterval;
+  private final Duration shutdownTimeout;
+  private final OutboxListener listener;
+  private final List<OutboxDispatcher> dispatchers;
+  private final ExecutorService executor;
+  private final boolean ownExecutor;
+  private final Waiter waiter = new Waiter();
+  private final CountDownLatch finished;
+  private final List<Future<?>> futures = new ArrayList<>();
+  private final Publication[] reportedStalls;
+  private final Thread[] threads;
+  private ScheduledExecutorService watchdog;
+  private volatile boolean running;
+  private boolean started;
+  private boolean closed;
+
+  private AsyncOutboxDispatcher(Builder b) {
+    this.name = b.name;
+    this.batchSize = b.batchSize;
+    this.leaseTtl = b.leaseTtl;
+    this.pollInterval = b.pollInterval;
+    this.shutdownTimeout = b.shutdownTimeout;
+    this.listener = new SafeListener(b.listener);
+    List<OutboxDispatcher> list = new ArrayList<>();
+    for (int i = 1; i <= b.workers; i++) {
+      list.add(new OutboxDispatcher(b, name + "-dispatcher-" + i));
+    }
+    this.dispatchers = List.copyOf(list);
+    this.ownExecutor = b.executor == null;
+    this.executor = ownExecutor ? Executors.newFixedThreadPool(b.workers, namedThreads(name + "-dispatcher-"))
+        : b.executor;
+    this.finished = new CountDownLatch(b.workers);
+    this.reportedStalls = new Publication[b.workers];
+    this.threads = new Thread[b.workers];
+  }
+
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /** Starts the workers and the watchdog. */
+  public synchronized void start() {
+    if (closed) {
+      throw new IllegalStateException(name + " is closed; build a new dispatcher");
+    }
+    if (started) {
+      return;
+    }
+    started = true;
+    running = true;
+    for (int i = 0; i < dispatchers.size(); i++) {
+      int index = i;
+      futures.add(executor.submit(() -> runWorker(index)));
+    }
+    watchdog = Executors.newSingleThreadScheduledExecutor(namedThreads(name + "-watchdog-"));
+    long period = Math.max(50, Math.min(leaseTtl.toMillis() / 4, 5_000));
+    watchdog.scheduleAtFixedRate(this::checkStalls, period, period, TimeUnit.MILLISECONDS);
+    LOG.info("{}: started {} worker(s), poll interval {}", name, dispatchers.size(), pollInterval);
+  }
+
+  /** Wakes idle workers now, e.g. right after a transaction that appended events committed. */
+  public void wakeUp() {
+    waiter.wakeAll();
+  }
+
+  /** Stops polling, lets in-flight batches finish within the shutdown timeout, then releases threads. */
+  @Override
+  public void close() {
+    synchronized (this) {
+      if (closed) {
+        return;
+      }
+      closed = true;
+      running = false;
+    }
+    waiter.wakeAll();
+    try {
+      if (started && !finished.await(shutdownTimeout.toMillis(), TimeUnit.MILLISECONDS)) {
+        LOG.warn("{}: workers still publishing after {}; interrupting them (their remaining events are"
+            + " released untried)", name, shutdownTimeout);
+        futures.forEach(f -> f.cancel(true));
+        if (!finished.await(5, TimeUnit.SECONDS)) {
+          LOG.warn("{}: a worker ignored its interrupt for 5 s; its events return when their lease expires",
+              name);
+        }
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      LOG.warn("{}: interrupted while waiting for workers to finish", name);
+    } finally {
+      if (watchdog != null) {
+        watchdog.shutdownNow();
+      }
+      if (ownExecutor) {
+        executor.shutdownNow();
+      }
+    }
+    LOG.info("{}: stopped", name);
+  }
+
+  private void runWorker(int index) {
+    OutboxDispatcher dispatcher = dispatchers.get(index);
+    threads[index] = Thread.currentThread();
+    try {
+      boolean failing = false;
+      while (running) {
+        long seen = waiter.generation();
+        Duration pause = pollInterval;
+        try {
+          DispatchResult result = dispatcher.dispatchOnce();
+          if (failing) {
+            LOG.info("{}: polling works again", dispatcher.worker());
+            failing = false;
+          }
+          if (result.fetched() == batchSize) {
+            continue; // more is probably waiting
+          }
+        } catch (RuntimeException | Error e) {
+          if (!running) {
+            break;
+          }
+          if (!failing) {
+            LOG.warn("{}: poll failed; retrying every {} until it works", dispatcher.worker(),
+                max(pollInterval, POLL_FAILURE_PAUSE), e);
+          } else {
+            LOG.debug("{}: poll failed again", dispatcher.worker(), e);
+          }
+          failing = true;
+          listener.onPollFailed(e);
+          pause = max(pollInterval, POLL_FAILURE_PAUSE);
+        }
+        if (Thread.interrupted() && running) {
+          LOG.error("{}: interrupted while running; interrupts are reserved for close(), polling goes on",
+              dispatcher.worker());
+        }
+        try {
+          waiter.await(seen, pause, () -> !running);
+        } catch (InterruptedException e) {
+          if (running) {
+            LOG.error("{}: interrupted while idle; polling goes on", dispatcher.worker());
+          }
+        }
+      }
+    } finally {
+      threads[index] = null;
+      finished.countDown();
+    }
+  }
+
+  private void checkStalls() {
+    for (int i = 0; i < dispatchers.size(); i++) {
+      Publication p = dispatchers.get(i).current();
+      if (p == null || p == reportedStalls[i]) {
+        continue;
+      }
+      Duration running = Duration.ofNanos(System.nanoTime() - p.startNanos());
+      if (running.compareTo(leaseTtl.dividedBy(2)) > 0) {
+        reportedStalls[i] = p;
+        Thread thread = threads[i];
+        String where = thread == null ? "" : Arrays.toString(Arrays.copyOf(thread.getStackTrace(), 8));
+        LOG.warn("{}: publishing event {} has taken {} (lease {}); if it outlives the lease another worker"
+            + " may publish the event again. Stuck at: {}", dispatchers.get(i).worker(), p.event().id(),
+            running, leaseTtl, where);
+        listener.onPublishStalled(p.event(), dispatchers.get(i).worker(), running);
+      }
+    }
+  }
+
+  private static Duration max(Duration a, Duration b) {
+    return a.compareTo(b) >= 0 ? a : b;
+  }
+
+  private static java.util.concurrent.ThreadFactory namedThreads(String prefix) {
+    AtomicInteger n = new AtomicInteger();
+    return r -> {
+      Thread t = new Thread(r, prefix + n.incrementAndGet());
+      t.setDaemon(true);
+      return t;
+    };
+  }
+
+  /** Builds an {@link AsyncOutboxDispatcher}; shared options are documented on {@link DispatcherBuilder}. */
+  public static final class Builder extends DispatcherBuilder<Builder> {
+    private int workers = DEFAULT_WORKERS;
+    private Duration pollInterval = DEFAULT_POLL_INTERVAL;
+    private Duration shutdownTimeout = DEFAULT_SHUTDOWN_TIMEOUT;
+    private ExecutorService executor;
+
+    private Builder() {}
+
+    /** Worker threads (default 1); more than one requires {@code useClaim(true)}. */
+    public Builder workers(int workers) {
+      this.workers = workers;
+      return this;
+    }
+
+    /** Sleep between polls that found less than a full batch (default 200 ms). */
+    public Builder pollInterval(Duration pollInterval) {
+      this.pollInterval = pollInterval;
+      return this;
+    }
+
+    /** How long {@link #close()} waits for in-flight batches before interrupting them (default 30 s). */
+    public Builder shutdownTimeout(Duration shutdownTimeout) {
+      this.shutdownTimeout = shutdownTimeout;
+      return this;
+    }
+
+    /**
+     * Runs the workers on your executor, which must have a thread free for each worker for as long as the
+     * dispatcher runs; it is not shut down by {@link #close()}. By default the dispatcher creates its own
+     * named daemon threads.
+     */
+    public Builder executor(ExecutorService executor) {
+      this.executor = executor;
+      return this;
+    }
+
+    /** @throws InvalidConfigurationException naming the option that is wrong */
+    public AsyncOutboxDispatcher build() {
+      validate();
+      require(workers >= 1 && workers <= 256, "workers must be between 1 and 256, was " + workers);
+      require(pollInterval != null && !pollInterval.isNegative() && !pollInterval.isZero(),
+          "pollInterval must be > 0, was " + pollInterval);
+      require(shutdownTimeout != null && !shutdownTimeout.isNegative(),
+          "shutdownTimeout must be >= 0, was " + shutdownTimeout);
+      if (workers > 1 && !useClaim) {
+        require(false, preserveAggregateOrder
+            ? "preserveAggregateOrder(true) with workers(" + workers + ") requires useClaim(true): without"
+                + " claims two workers can publish events of one aggregate at the same time and out of order"
+            : "workers(" + workers + ") requires useClaim(true): without claims every worker reads the same"
+                + " pending events and publishes each of them " + workers + " times");
+      }
+      return new AsyncOutboxDispatcher(this);
+    }
+  }
+}

@@ -1,0 +1,305 @@
+package io.mic.outbox;
+
+import io.mic.outbox.internal.UuidV7;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Comparator;
+import java.util.EnumMap;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.UUID;
+
+/**
+ * A real, thread-safe {@link OutboxStore} in memory: for tests, demos and as the reference behaviour every
+ * SQL store is checked against. Nothing survives the JVM, so it offers no durability guarantee.
+ *
+ * <pre>{@code
+ * InMemoryOutboxStore store = new InMemoryOutboxStore();
+ * store.append(event);
+ * OutboxDispatcher.builder().store(store).dispatchFn(publish).build().dispatchOnce();
+ * }</pre>
+ *
+ * <p>Times come from the {@link Clock} given to the constructor, truncated to microseconds like a SQL
+ * timestamp, so tests can move time forward.
+ */
+public final class InMemoryOutboxStore implements OutboxStore {
+
+  /** Dispatch order: priority (higher first), then arrival. */
+  private static final Comparator<Row> DISPATCH_ORDER = Comparator
+      .comparingInt((Row r) -> -r.event.priority())
+      .thenComparing(r -> r.createdAt)
+      .thenComparing(r -> r.event.id(), UuidV7.ORDER);
+
+  /** Order within an aggregate: arrival only, whatever the priority. */
+  private static final Comparator<Row> AGGREGATE_ORDER = Comparator
+      .comparing((Row r) -> r.createdAt)
+      .thenComparing(r -> r.event.id(), UuidV7.ORDER);
+
+  private final Clock clock;
+  private final Map<UUID, Row> rows = new HashMap<>();
+  private final TreeSet<Row> open = new TreeSet<>(DISPATCH_ORDER);
+  private final Map<List<String>, TreeSet<Row>> openByAggregate = new HashMap<>();
+
+  public InMemoryOutboxStore() {
+    this(Clock.systemUTC());
+  }
+
+  public InMemoryOutboxStore(Clock clock) {
+    this.clock = Objects.requireNonNull(clock, "clock");
+  }
+
+  /** Stores a new {@code PENDING} event stamped with the store's clock. */
+  public synchronized void append(OutboxEvent event) {
+    Objects.requireNonNull(event, "event");
+    if (rows.containsKey(event.id())) {
+      throw new DuplicateEventException(event.id());
+    }
+    Row row = new Row(event, now());
+    rows.put(event.id(), row);
+    open.add(row);
+    openByAggregate.computeIfAbsent(aggregateKey(event), k -> new TreeSet<>(AGGREGATE_ORDER)).add(row);
+  }
+
+  /** Stores every event, or none if one of them is a duplicate. */
+  public synchronized void append(Collection<OutboxEvent> events) {
+    Set<UUID> ids = new HashSet<>();
+    for (OutboxEvent e : events) {
+      if (rows.containsKey(e.id()) || !ids.add(e.id())) {
+        throw new DuplicateEventException(e.id());
+      }
+    }
+    events.forEach(this::append);
+  }
+
+  @Override
+  public synchronized List<OutboxEvent> fetchPending(int limit, boolean preserveAggregateOrder) {
+    Instant now = now();
+    List<OutboxEvent> result = new ArrayList<>();
+    for (Row row : candidates(now, preserveAggregateOrder, false)) {
+      if (result.size() == limit) {
+        break;
+      }
+      result.add(row.snapshot());
+    }
+    return result;
+  }
+
+  @Override
+  public synchronized List<OutboxEvent> claim(String owner, int limit, Duration leaseTtl,
+      boolean preserveAggregateOrder) {
+    Objects.requireNonNull(owner, "owner");
+    Instant now = now();
+    List<OutboxEvent> result = new ArrayList<>();
+    for (Row row : candidates(now, preserveAggregateOrder, true)) {
+      if (result.size() == limit) {
+        break;
+      }
+      row.status = OutboxStatus.PROCESSING;
+      row.attempts++;
+      row.leaseOwner = owner;
+      row.leaseUntil = now.plus(leaseTtl);
+      result.add(row.snapshot());
+    }
+    return result;
+  }
+
+  @Override
+  public synchronized Set<UUID> markDispatched(Collection<OutboxEvent> events) {
+    Instant now = now();
+    Set<UUID> marked = new HashSet<>();
+    for (OutboxEvent e : events) {
+      Row row = fenced(e);
+      if (row != null) {
+        countUnclaimedAttempt(row, e);
+        row.dispatchedAt = now;
+        close(row, OutboxStatus.DISPATCHED);
+        marked.add(e.id());
+      }
+    }
+    return marked;
+  }
+
+  @Override
+  public synchronized boolean scheduleRetry(OutboxEvent event, Duration delay, String error) {
+    Row row = fenced(event);
+    if (row == null) {
+      return false;
+    }
+    countUnclaimedAttempt(row, event);
+    row.status = OutboxStatus.PENDING;
+    row.nextAttemptAt = now().plus(delay);
+    row.lastError = error;
+    row.leaseOwner = null;
+    row.leaseUntil = null;
+    return true;
+  }
+
+  @Override
+  public synchronized boolean markDead(OutboxEvent event, String error) {
+    Row row = fenced(event);
+    if (row == null) {
+      return false;
+    }
+    countUnclaimedAttempt(row, event);
+    row.lastError = error;
+    close(row, OutboxStatus.DLQ);
+    return true;
+  }
+
+  @Override
+  public synchronized Set<UUID> release(Collection<OutboxEvent> events, Duration delay) {
+    Instant at = now().plus(delay);
+    Set<UUID> released = new HashSet<>();
+    for (OutboxEvent e : events) {
+      Row row = fenced(e);
+      if (row != null) {
+        if (e.leaseOwner() != null) {
+          row.attempts--; // the claim counted an attempt that never happened
+        }
+        row.status = OutboxStatus.PENDING;
+        row.nextAttemptAt = at;
+        row.leaseOwner = null;
+        row.leaseUntil = null;
+        released.add(e.id());
+      }
+    }
+    return released;
+  }
+
+  @Override
+  public synchronized Set<UUID> renewLeases(Collection<OutboxEvent> events, Duration leaseTtl) {
+    Instant until = now().plus(leaseTtl);
+    Set<UUID> renewed = new HashSet<>();
+    for (OutboxEvent e : events) {
+      Row row = fenced(e);
+      if (row != null && e.leaseOwner() != null) {
+        row.leaseUntil = until;
+        renewed.add(e.id());
+      }
+    }
+    return renewed;
+  }
+
+  @Override
+  public synchronized Optional<OutboxEvent> find(UUID id) {
+    Row row = rows.get(id);
+    return row == null ? Optional.empty() : Optional.of(row.snapshot());
+  }
+
+  @Override
+  public synchronized Map<OutboxStatus, Long> countByStatus() {
+    Map<OutboxStatus, Long> counts = new EnumMap<>(OutboxStatus.class);
+    for (OutboxStatus s : OutboxStatus.values()) {
+      counts.put(s, 0L);
+    }
+    rows.values().forEach(r -> counts.merge(r.status, 1L, Long::sum));
+    return counts;
+  }
+
+  @Override
+  public synchronized Optional<Duration> oldestPendingAge() {
+    return open.stream().map(r -> r.createdAt).min(Comparator.naturalOrder())
+        .map(oldest -> Duration.between(oldest, now()));
+  }
+
+  /** Available rows in dispatch order; in ordered mode only each aggregate's available head. */
+  private List<Row> candidates(Instant now, boolean preserveAggregateOrder, boolean claiming) {
+    List<Row> result = new ArrayList<>();
+    if (preserveAggregateOrder) {
+      for (TreeSet<Row> aggregate : openByAggregate.values()) {
+        Row head = aggregate.first();
+        if (head.isAvailable(now, claiming)) {
+          result.add(head);
+        }
+      }
+      result.sort(DISPATCH_ORDER);
+    } else {
+      for (Row row : open) {
+        if (row.isAvailable(now, claiming)) {
+          result.add(row);
+        }
+      }
+    }
+    return result;
+  }
+
+  /** The row if the caller's view of it still holds: same lease, or still PENDING for a lease-less read. */
+  private Row fenced(OutboxEvent e) {
+    Row row = rows.get(e.id());
+    if (row == null) {
+      return null;
+    }
+    if (e.leaseOwner() == null) {
+      return row.status == OutboxStatus.PENDING ? row : null;
+    }
+    return row.status == OutboxStatus.PROCESSING && e.leaseOwner().equals(row.leaseOwner) ? row : null;
+  }
+
+  private static void countUnclaimedAttempt(Row row, OutboxEvent e) {
+    if (e.leaseOwner() == null) {
+      row.attempts++; // no claim counted this attempt
+    }
+  }
+
+  private void close(Row row, OutboxStatus terminal) {
+    row.status = terminal;
+    row.leaseOwner = null;
+    row.leaseUntil = null;
+    open.remove(row);
+    List<String> key = aggregateKey(row.event);
+    TreeSet<Row> aggregate = openByAggregate.get(key);
+    aggregate.remove(row);
+    if (aggregate.isEmpty()) {
+      openByAggregate.remove(key);
+    }
+  }
+
+  private Instant now() {
+    return clock.instant().truncatedTo(ChronoUnit.MICROS);
+  }
+
+  private static List<String> aggregateKey(OutboxEvent e) {
+    return List.of(e.aggregateType(), e.aggregateId());
+  }
+
+  private static final class Row {
+    final OutboxEvent event;
+    final Instant createdAt;
+    OutboxStatus status = OutboxStatus.PENDING;
+    int attempts;
+    Instant nextAttemptAt;
+    String lastError;
+    String leaseOwner;
+    Instant leaseUntil;
+    Instant dispatchedAt;
+
+    Row(OutboxEvent event, Instant createdAt) {
+      this.event = event;
+      this.createdAt = createdAt;
+      this.nextAttemptAt = createdAt;
+    }
+
+    boolean isAvailable(Instant now, boolean claiming) {
+      return switch (status) {
+        case PENDING -> !nextAttemptAt.isAfter(now);
+        case PROCESSING -> claiming && leaseUntil.isBefore(now);
+        default -> false;
+      };
+    }
+
+    OutboxEvent snapshot() {
+      return event.withState(status, attempts, createdAt, nextAttemptAt, lastError, leaseOwner, leaseUntil,
+          dispatchedAt);
+    }
+  }
+}

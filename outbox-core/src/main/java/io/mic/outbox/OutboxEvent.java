@@ -1,0 +1,368 @@
+package io.mic.outbox;
+
+import io.mic.outbox.internal.Json;
+import io.mic.outbox.internal.UuidV7;
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.UUID;
+import java.util.regex.Pattern;
+
+/**
+ * One message to publish, written to the outbox in the same transaction as the business change.
+ * Immutable; validated when built, so an invalid event never reaches a store.
+ *
+ * <pre>{@code
+ * OutboxEvent event = OutboxEvent.builder()
+ *     .aggregate("order", "42")
+ *     .topic("order.created")
+ *     .payload("{\"orderId\":42}")
+ *     .header("tenant", "acme")
+ *     .build();
+ * }</pre>
+ *
+ * <p>The id is a time-ordered UUID (version 7) unless one is given. {@link #createdAt()}, {@link #status()}
+ * and the other state accessors describe the stored row: a store sets them; a freshly built event is
+ * {@code PENDING} with no attempts and no {@code createdAt} yet.
+ */
+public final class OutboxEvent {
+
+  /** Largest payload accepted, in UTF-8 bytes (1 MiB, the default maximum message size of NATS). */
+  public static final int MAX_PAYLOAD_BYTES = 1024 * 1024;
+  /** Longest aggregate type, aggregate id or topic, in characters. */
+  public static final int MAX_NAME_LENGTH = 255;
+  /** Longest header name, in characters. */
+  public static final int MAX_HEADER_NAME_LENGTH = 128;
+  /** Longest header value, in characters. */
+  public static final int MAX_HEADER_VALUE_LENGTH = 4096;
+
+  /**
+   * Header names the publishers set themselves on every message; an event may not carry them, or a
+   * consumer could not trust them.
+   */
+  public static final Set<String> RESERVED_HEADERS = Set.of(
+      "x-event-id", "x-aggregate-type", "x-aggregate-id", "nats-msg-id",
+      "x-replay", "x-replay-batch-id", "x-original-event-id");
+
+  private static final Pattern TOPIC = Pattern.compile("[A-Za-z0-9_-]+(\\.[A-Za-z0-9_-]+)*");
+  private static final Pattern HEADER_NAME = Pattern.compile("[!-9;-~]+");
+
+  private final UUID id;
+  private final String aggregateType;
+  private final String aggregateId;
+  private final String topic;
+  private final String payload;
+  private final Map<String, String> headers;
+  private final int priority;
+  private final Instant createdAt;
+  private final OutboxStatus status;
+  private final int attempts;
+  private final Instant nextAttemptAt;
+  private final String lastError;
+  private final String leaseOwner;
+  private final Instant leaseUntil;
+  private final Instant dispatchedAt;
+
+  private OutboxEvent(Builder b) {
+    this.id = b.id != null ? b.id : UuidV7.next();
+    this.aggregateType = requireName("aggregateType", b.aggregateType);
+    this.aggregateId = requireName("aggregateId", b.aggregateId);
+    this.topic = requireTopic(b.topic);
+    this.payload = requireJson(b.payload);
+    this.headers = Collections.unmodifiableMap(new LinkedHashMap<>(b.headers));
+    this.priority = b.priority;
+    this.createdAt = b.createdAt;
+    this.status = Objects.requireNonNull(b.status, "status");
+    if (b.attempts < 0) {
+      throw new InvalidEventException("attempts must be >= 0, was " + b.attempts);
+    }
+    this.attempts = b.attempts;
+    this.nextAttemptAt = b.nextAttemptAt;
+    this.lastError = b.lastError;
+    this.leaseOwner = b.leaseOwner;
+    this.leaseUntil = b.leaseUntil;
+    this.dispatchedAt = b.dispatchedAt;
+  }
+
+  /** A copy with another stored state; the validated fields are shared, not checked again. */
+  OutboxEvent withState(OutboxStatus status, int attempts, Instant createdAt, Instant nextAttemptAt,
+      String lastError, String leaseOwner, Instant leaseUntil, Instant dispatchedAt) {
+    return new OutboxEvent(this, status, attempts, createdAt, nextAttemptAt, lastError, leaseOwner, leaseUntil,
+        dispatchedAt);
+  }
+
+  private OutboxEvent(OutboxEvent e, OutboxStatus status, int attempts, Instant createdAt, Instant nextAttemptAt,
+      String lastError, String leaseOwner, Instant leaseUntil, Instant dispatchedAt) {
+    this.id = e.id;
+    this.aggregateType = e.aggregateType;
+    this.aggregateId = e.aggregateId;
+    this.topic = e.topic;
+    this.payload = e.payload;
+    this.headers = e.headers;
+    this.priority = e.priority;
+    this.createdAt = createdAt;
+    this.status = status;
+    this.attempts = attempts;
+    this.nextAttemptAt = nextAttemptAt;
+    this.lastError = lastError;
+    this.leaseOwner = leaseOwner;
+    this.leaseUntil = leaseUntil;
+    this.dispatchedAt = dispatchedAt;
+  }
+
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /** A builder holding every field of this event, for stores and tests that derive a changed copy. */
+  public Builder toBuilder() {
+    Builder b = new Builder()
+        .id(id).aggregate(aggregateType, aggregateId).topic(topic).payload(payload).priority(priority)
+        .createdAt(createdAt).status(status).attempts(attempts).nextAttemptAt(nextAttemptAt)
+        .lastError(lastError).lease(leaseOwner, leaseUntil).dispatchedAt(dispatchedAt);
+    b.headers.putAll(headers);
+    return b;
+  }
+
+  public UUID id() { return id; }
+
+  public String aggregateType() { return aggregateType; }
+
+  public String aggregateId() { return aggregateId; }
+
+  public String topic() { return topic; }
+
+  /** The JSON text, exactly as appended. */
+  public String payload() { return payload; }
+
+  /** Unmodifiable, in insertion order. */
+  public Map<String, String> headers() { return headers; }
+
+  /** Higher is dispatched first; never lets an event overtake its own aggregate's head in ordered mode. */
+  public int priority() { return priority; }
+
+  /** When the store accepted the event, by the store's clock; {@code null} before it is appended. */
+  public Instant createdAt() { return createdAt; }
+
+  public OutboxStatus status() { return status; }
+
+  /** Publication attempts so far. In claim mode an attempt is counted when the event is claimed. */
+  public int attempts() { return attempts; }
+
+  /** Not to be dispatched before this instant; {@code null} means as soon as possible. */
+  public Instant nextAttemptAt() { return nextAttemptAt; }
+
+  /** The error of the last failed attempt, or {@code null}. */
+  public String lastError() { return lastError; }
+
+  /** The claim that holds this event while it is {@code PROCESSING}; fences every later mark. */
+  public String leaseOwner() { return leaseOwner; }
+
+  /** When the current lease expires; after that another worker may claim the event. */
+  public Instant leaseUntil() { return leaseUntil; }
+
+  /** When the event was marked {@code DISPATCHED}, or {@code null}. */
+  public Instant dispatchedAt() { return dispatchedAt; }
+
+  @Override
+  public boolean equals(Object o) {
+    return o instanceof OutboxEvent other && id.equals(other.id) && status == other.status
+        && attempts == other.attempts && Objects.equals(leaseOwner, other.leaseOwner);
+  }
+
+  @Override
+  public int hashCode() {
+    return id.hashCode();
+  }
+
+  /** Ids and state only: payloads may hold personal data and never reach logs. */
+  @Override
+  public String toString() {
+    return "OutboxEvent{id=" + id + ", topic=" + topic + ", aggregate=" + aggregateType + "/" + aggregateId
+        + ", status=" + status + ", attempts=" + attempts + "}";
+  }
+
+  private static String requireName(String field, String value) {
+    if (value == null || value.isBlank()) {
+      throw new InvalidEventException(field + " is required and must not be blank, was "
+          + (value == null ? "null" : "'" + value + "'") + ": set it with .aggregate(type, id)");
+    }
+    if (value.length() > MAX_NAME_LENGTH) {
+      throw new InvalidEventException(field + " is " + value.length() + " characters long; the limit is "
+          + MAX_NAME_LENGTH);
+    }
+    return value;
+  }
+
+  private static String requireTopic(String topic) {
+    if (topic == null || topic.isEmpty()) {
+      throw new InvalidEventException("topic is required: set it with .topic(\"order.created\")");
+    }
+    if (topic.length() > MAX_NAME_LENGTH) {
+      throw new InvalidEventException("topic is " + topic.length() + " characters long; the limit is "
+          + MAX_NAME_LENGTH);
+    }
+    if (!TOPIC.matcher(topic).matches()) {
+      throw new InvalidEventException("topic '" + topic + "' is invalid: use letters, digits, '_', '-' and"
+          + " '.' between non-empty parts (no wildcards '*' or '>', no spaces, no leading, trailing or"
+          + " double dots), e.g. 'order.created'");
+    }
+    return topic;
+  }
+
+  private static String requireJson(String payload) {
+    if (payload == null) {
+      throw new InvalidEventException("payload is required: set it with .payload(jsonText)");
+    }
+    // UTF-8 needs at most 3 bytes per UTF-16 char: count the bytes only when the limit is reachable
+    if ((long) payload.length() * 3 > MAX_PAYLOAD_BYTES) {
+      int bytes = payload.getBytes(StandardCharsets.UTF_8).length;
+      if (bytes > MAX_PAYLOAD_BYTES) {
+        throw new InvalidEventException("payload is " + bytes + " bytes of UTF-8; the limit is "
+            + MAX_PAYLOAD_BYTES + " bytes (OutboxEvent.MAX_PAYLOAD_BYTES): store large documents elsewhere"
+            + " and send a reference");
+      }
+    }
+    String problem = Json.problem(payload);
+    if (problem != null) {
+      throw new InvalidEventException("payload is not valid JSON: " + problem);
+    }
+    return payload;
+  }
+
+  private static void requireHeader(String name, String value) {
+    if (name == null || name.isEmpty() || name.length() > MAX_HEADER_NAME_LENGTH
+        || !HEADER_NAME.matcher(name).matches()) {
+      throw new InvalidEventException("header name " + (name == null ? "null" : "'" + name + "'")
+          + " is invalid: use 1 to " + MAX_HEADER_NAME_LENGTH
+          + " visible ASCII characters without ':' or spaces, e.g. 'tenant'");
+    }
+    if (RESERVED_HEADERS.contains(name.toLowerCase(Locale.ROOT))) {
+      throw new InvalidEventException("header '" + name + "' is set by MIC Outbox on every publication;"
+          + " choose another name");
+    }
+    if (value == null) {
+      throw new InvalidEventException("header '" + name + "' has a null value: omit the header instead");
+    }
+    if (value.length() > MAX_HEADER_VALUE_LENGTH) {
+      throw new InvalidEventException("header '" + name + "' is " + value.length()
+          + " characters long; the limit is " + MAX_HEADER_VALUE_LENGTH);
+    }
+    for (int i = 0; i < value.length(); i++) {
+      char c = value.charAt(i);
+      if (c == '\r' || c == '\n' || c == 0) {
+        throw new InvalidEventException("header '" + name + "' contains a " + (c == 0 ? "NUL" : "CR or LF")
+            + " character at index " + i + ": header values must be a single line");
+      }
+    }
+  }
+
+  /** Collects the fields of an {@link OutboxEvent}; {@link #build()} validates them all. */
+  public static final class Builder {
+    private UUID id;
+    private String aggregateType;
+    private String aggregateId;
+    private String topic;
+    private String payload;
+    private final Map<String, String> headers = new LinkedHashMap<>();
+    private int priority;
+    private Instant createdAt;
+    private OutboxStatus status = OutboxStatus.PENDING;
+    private int attempts;
+    private Instant nextAttemptAt;
+    private String lastError;
+    private String leaseOwner;
+    private Instant leaseUntil;
+    private Instant dispatchedAt;
+
+    private Builder() {}
+
+    /** A fixed id, e.g. to make a business operation's event idempotent; by default a fresh UUIDv7. */
+    public Builder id(UUID id) {
+      this.id = id;
+      return this;
+    }
+
+    /** The ordering key: events of one aggregate keep their order in ordered mode. */
+    public Builder aggregate(String aggregateType, String aggregateId) {
+      this.aggregateType = aggregateType;
+      this.aggregateId = aggregateId;
+      return this;
+    }
+
+    public Builder topic(String topic) {
+      this.topic = topic;
+      return this;
+    }
+
+    /** JSON text (object, array or scalar); it must parse as exactly one JSON value. */
+    public Builder payload(String json) {
+      this.payload = json;
+      return this;
+    }
+
+    public Builder header(String name, String value) {
+      requireHeader(name, value);
+      headers.put(name, value);
+      return this;
+    }
+
+    public Builder headers(Map<String, String> headers) {
+      headers.forEach(this::header);
+      return this;
+    }
+
+    public Builder priority(int priority) {
+      this.priority = priority;
+      return this;
+    }
+
+    // The setters below describe a stored row: stores use them when they read one back.
+
+    public Builder createdAt(Instant createdAt) {
+      this.createdAt = createdAt;
+      return this;
+    }
+
+    public Builder status(OutboxStatus status) {
+      this.status = status;
+      return this;
+    }
+
+    public Builder attempts(int attempts) {
+      this.attempts = attempts;
+      return this;
+    }
+
+    public Builder nextAttemptAt(Instant nextAttemptAt) {
+      this.nextAttemptAt = nextAttemptAt;
+      return this;
+    }
+
+    public Builder lastError(String lastError) {
+      this.lastError = lastError;
+      return this;
+    }
+
+    public Builder lease(String owner, Instant until) {
+      this.leaseOwner = owner;
+      this.leaseUntil = until;
+      return this;
+    }
+
+    public Builder dispatchedAt(Instant dispatchedAt) {
+      this.dispatchedAt = dispatchedAt;
+      return this;
+    }
+
+    /** @throws InvalidEventException naming the field, the value and the fix */
+    public OutboxEvent build() {
+      return new OutboxEvent(this);
+    }
+  }
+}

@@ -1,0 +1,98 @@
+package io.mic.outbox;
+
+import java.time.Duration;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.UUID;
+
+/**
+ * Where outbox events live, as a dispatcher sees them. Appending is not part of this interface because it
+ * belongs to the caller's transaction, whose shape depends on the store (a JDBC connection, a map, …).
+ *
+ * <h2>Rules every implementation keeps</h2>
+ * (checked by {@code OutboxStoreContractTest} in the {@code outbox-core} test-jar)
+ * <ul>
+ *   <li><b>Visibility.</b> An event is <i>available</i> when it is {@code PENDING} and its
+ *       {@code nextAttemptAt} has passed, or (for {@link #claim}) {@code PROCESSING} with an expired
+ *       lease. Available events come by {@code priority} (higher first), then {@code createdAt}, then
+ *       {@code id} (as unsigned bytes).</li>
+ *   <li><b>Ordered mode</b> ({@code preserveAggregateOrder}): per {@code (aggregateType, aggregateId)}
+ *       only the oldest non-terminal event by {@code (createdAt, id)}, the <i>head</i>, may be returned,
+ *       and only if it is itself available. A head waiting for a retry or under lease hides its
+ *       successors; at most one event per aggregate is returned.</li>
+ *   <li><b>Fencing.</b> An event returned by {@link #claim} carries its {@link OutboxEvent#leaseOwner()}.
+ *       A mark applies only while the row is still {@code PROCESSING} under that same owner; otherwise it
+ *       changes nothing and is reported as not applied. An event from {@link #fetchPending} (no lease)
+ *       is marked only while it is still {@code PENDING}. No mark ever changes a terminal row.</li>
+ *   <li><b>Attempts.</b> {@link #claim} counts an attempt on every claimed event, so an event that
+ *       crashes its worker still runs out of attempts. Without a claim, the attempt is counted by the
+ *       mark that records the outcome.</li>
+ *   <li><b>Clock.</b> Times are the store's own (the database clock for SQL stores), never the
+ *       caller's.</li>
+ * </ul>
+ */
+public interface OutboxStore {
+
+  /**
+   * No-claim mode: reads up to {@code limit} available {@code PENDING} events without changing them.
+   * Two dispatchers calling this concurrently may read the same events.
+   */
+  List<OutboxEvent> fetchPending(int limit, boolean preserveAggregateOrder);
+
+  /**
+   * Claim mode: atomically moves up to {@code limit} available events to {@code PROCESSING} under a lease
+   * of {@code leaseTtl} for {@code owner}, counts an attempt on each, and returns them with their new
+   * state. Concurrent callers receive disjoint sets.
+   *
+   * @param owner a token unique to this claim; it fences every later mark of the returned events
+   */
+  List<OutboxEvent> claim(String owner, int limit, Duration leaseTtl, boolean preserveAggregateOrder);
+
+  /**
+   * Marks these events {@code DISPATCHED} (one statement for the whole collection on SQL stores).
+   *
+   * @return the ids actually marked; an id missing from the result lost its lease or changed state
+   */
+  Set<UUID> markDispatched(Collection<OutboxEvent> events);
+
+  /**
+   * Puts a failed event back to {@code PENDING}, not available before {@code delay} has passed, with the
+   * error text.
+   *
+   * @return {@code false} when the mark changed nothing (lease lost or state changed)
+   */
+  boolean scheduleRetry(OutboxEvent event, Duration delay, String error);
+
+  /**
+   * Moves an event to the terminal {@code DLQ} status with the error text.
+   *
+   * @return {@code false} when the mark changed nothing (lease lost or state changed)
+   */
+  boolean markDead(OutboxEvent event, String error);
+
+  /**
+   * Puts untried events back to {@code PENDING}, available after {@code delay}, and takes back the attempt
+   * their claim counted: used when the broker is unavailable or the dispatcher stops mid-batch.
+   *
+   * @return the ids actually released
+   */
+  Set<UUID> release(Collection<OutboxEvent> events, Duration delay);
+
+  /**
+   * Extends the leases of claimed events to {@code leaseTtl} from now, for batches that take long.
+   *
+   * @return the ids whose lease was extended; the others are no longer this claim's
+   */
+  Set<UUID> renewLeases(Collection<OutboxEvent> events, Duration leaseTtl);
+
+  Optional<OutboxEvent> find(UUID id);
+
+  /** Row counts, with every status present (0 when none). */
+  Map<OutboxStatus, Long> countByStatus();
+
+  /** Age of the oldest {@code PENDING} or {@code PROCESSING} event, the lag operators watch; empty when none. */
+  Optional<Duration> oldestPendingAge();
+}

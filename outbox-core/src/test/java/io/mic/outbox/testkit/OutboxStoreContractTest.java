@@ -1,0 +1,751 @@
+package io.mic.outbox.testkit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
+
+import io.mic.outbox.AsyncOutboxDispatcher;
+import io.mic.outbox.DispatchFn;
+import io.mic.outbox.DispatchResult;
+import io.mic.outbox.OutboxDispatcher;
+import io.mic.outbox.OutboxEvent;
+import io.mic.outbox.OutboxListener;
+import io.mic.outbox.OutboxStatus;
+import io.mic.outbox.OutboxStore;
+import io.mic.outbox.PublishUnavailableException;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * The rules every {@link OutboxStore} keeps, checked through the store and through real dispatchers.
+ * A store passes it with three methods:
+ *
+ * <pre>{@code
+ * class MyStoreContractTest extends OutboxStoreContractTest {
+ *   protected OutboxStore newStore() { ... }                // empty, fresh for each test
+ *   protected void append(List<OutboxEvent> events) { ... }  // committed, in this order
+ *   protected void elapse(Duration d) { ... }               // the store's clock moves forward by d
+ * }
+ * }</pre>
+ *
+ * Times are checked against the store's own clock with small tolerances, so SQL stores whose clock is
+ * the database's pass it too.
+ */
+public abstract class OutboxStoreContractTest {
+
+  /** Slack for a store whose clock runs on (the database clock while the test works). */
+  protected static final Duration SLACK = Duration.ofSeconds(2);
+
+  protected OutboxStore store;
+
+  /** A fresh, empty store. */
+  protected abstract OutboxStore newStore();
+
+  /** Appends and commits the events, in this order. */
+  protected abstract void append(List<OutboxEvent> events);
+
+  /** Moves the store's clock forward (or every stored time backward) by {@code d}. */
+  protected abstract void elapse(Duration d);
+
+  @BeforeEach
+  void createStore() {
+    store = newStore();
+  }
+
+  // ---------------------------------------------------------------- helpers
+
+  protected static OutboxEvent event(String aggregateId, int priority) {
+    return OutboxEvent.builder()
+        .aggregate("order", aggregateId)
+        .topic("order.changed")
+        .payload("{\"order\":\"" + aggregateId + "\",\"n\":" + ThreadLocalRandom.current().nextInt(1000) + "}")
+        .priority(priority)
+        .build();
+  }
+
+  protected static OutboxEvent event(String aggregateId) {
+    return event(aggregateId, 0);
+  }
+
+  protected final void append(OutboxEvent... events) {
+    append(List.of(events));
+  }
+
+  protected final OutboxEvent stored(OutboxEvent e) {
+    return store.find(e.id()).orElseThrow(() -> new AssertionError("event " + e.id() + " not in the store"));
+  }
+
+  protected final OutboxDispatcher.Builder dispatcher(DispatchFn fn) {
+    return OutboxDispatcher.builder().store(store).dispatchFn(fn);
+  }
+
+  private static List<UUID> ids(List<OutboxEvent> events) {
+    return events.stream().map(OutboxEvent::id).toList();
+  }
+
+  private static final DispatchFn NO_OP = e -> {};
+
+  // ---------------------------------------------------------------- storage
+
+  @Test
+  void appendedEventReadsBackWithEveryField() {
+    OutboxEvent e = OutboxEvent.builder()
+        .aggregate("invoice", "INV-7")
+        .topic("billing.invoice-issued")
+        .payload("{\"amount\":12.50,\"currency\":\"EUR\",\"note\":\"caf\u00e9 \u2615\"}")
+        .header("tenant", "acme")
+        .header("trace", "00-abc-01")
+        .priority(7)
+        .build();
+    append(e);
+
+    OutboxEvent s = stored(e);
+    assertThat(s.id()).isEqualTo(e.id());
+    assertThat(s.aggregateType()).isEqualTo("invoice");
+    assertThat(s.aggregateId()).isEqualTo("INV-7");
+    assertThat(s.topic()).isEqualTo("billing.invoice-issued");
+    assertThat(s.payload()).contains("caf\u00e9 \u2615").contains("\"amount\":12.50");
+    assertThat(s.headers()).containsExactly(Map.entry("tenant", "acme"), Map.entry("trace", "00-abc-01"));
+    assertThat(s.priority()).isEqualTo(7);
+    assertThat(s.status()).isEqualTo(OutboxStatus.PENDING);
+    assertThat(s.attempts()).isZero();
+    assertThat(s.lastError()).isNull();
+    assertThat(s.leaseOwner()).isNull();
+    assertThat(s.createdAt()).isNotNull();
+    assertThat(store.find(UUID.randomUUID())).isEmpty();
+  }
+
+  @Test
+  void countByStatusListsEveryStatus() {
+    assertThat(store.countByStatus()).containsOnly(
+        Map.entry(OutboxStatus.PENDING, 0L), Map.entry(OutboxStatus.PROCESSING, 0L),
+        Map.entry(OutboxStatus.DISPATCHED, 0L), Map.entry(OutboxStatus.DLQ, 0L));
+    append(event("1"), event("2"), event("3"));
+    store.claim("w", 1, Duration.ofMinutes(1), false);
+    assertThat(store.countByStatus()).containsOnly(
+        Map.entry(OutboxStatus.PENDING, 2L), Map.entry(OutboxStatus.PROCESSING, 1L),
+        Map.entry(OutboxStatus.DISPATCHED, 0L), Map.entry(OutboxStatus.DLQ, 0L));
+  }
+
+  @Test
+  void oldestPendingAgeIsTheLag() {
+    assertThat(store.oldestPendingAge()).isEmpty();
+    OutboxEvent e = event("1");
+    append(e);
+    elapse(Duration.ofSeconds(30));
+    assertThat(store.oldestPendingAge()).hasValueSatisfying(age ->
+        assertThat(age).isBetween(Duration.ofSeconds(30), Duration.ofSeconds(30).plus(SLACK)));
+    dispatcher(NO_OP).build().dispatchOnce();
+    assertThat(store.oldestPendingAge()).isEmpty();
+  }
+
+  // ---------------------------------------------------------------- throughput mode
+
+  @Test
+  void pendingEventsComeByPriorityThenArrival() {
+    OutboxEvent a = event("a", 0);
+    OutboxEvent b = event("b", 5);
+    OutboxEvent c = event("c", 0);
+    OutboxEvent d = event("d", 5);
+    OutboxEvent e = event("e", -3);
+    append(a, b, c, d, e);
+    assertThat(ids(store.fetchPending(10, false))).containsExactly(b.id(), d.id(), a.id(), c.id(), e.id());
+    assertThat(ids(store.fetchPending(2, false))).containsExactly(b.id(), d.id());
+    assertThat(ids(store.claim("w1", 3, Duration.ofMinutes(1), false))).containsExactly(b.id(), d.id(), a.id());
+    assertThat(ids(store.claim("w2", 10, Duration.ofMinutes(1), false))).containsExactly(c.id(), e.id());
+  }
+
+  @Test
+  void eventsAppendedInOneCallKeepTheirOrder() {
+    List<OutboxEvent> events = new ArrayList<>();
+    for (int i = 0; i < 50; i++) {
+      events.add(event("same"));
+    }
+    append(events);
+    assertThat(ids(store.fetchPending(100, false))).containsExactlyElementsOf(ids(events));
+  }
+
+  @Test
+  void eachEventIsMarkedRightAfterItsPublication() {
+    OutboxEvent a = event("a");
+    OutboxEvent b = event("b");
+    OutboxEvent c = event("c");
+    append(a, b, c);
+    List<String> seen = new ArrayList<>();
+    List<OutboxEvent> order = List.of(a, b, c);
+    DispatchResult r = dispatcher(e -> {
+      int i = ids(order).indexOf(e.id());
+      seen.add(e.aggregateId() + ":" + stored(e).status()
+          + (i > 0 ? "/previous:" + stored(order.get(i - 1)).status() : ""));
+    }).build().dispatchOnce();
+
+    assertThat(seen).containsExactly("a:PENDING", "b:PENDING/previous:DISPATCHED", "c:PENDING/previous:DISPATCHED");
+    assertThat(r).isEqualTo(new DispatchResult(3, 3, 0, 0, 0, 0));
+    assertThat(stored(c).status()).isEqualTo(OutboxStatus.DISPATCHED);
+    assertThat(stored(c).dispatchedAt()).isNotNull();
+    assertThat(stored(c).attempts()).isEqualTo(1);
+    assertThat(dispatcher(NO_OP).build().dispatchOnce().isEmpty()).isTrue();
+  }
+
+  @Test
+  void failedEventIsRetriedWithBackoffAndOvertakenByLaterEvents() {
+    OutboxEvent a = event("a");
+    OutboxEvent b = event("b");
+    append(a, b);
+    List<String> published = new ArrayList<>();
+    AtomicBoolean fail = new AtomicBoolean(true);
+    OutboxDispatcher d = dispatcher(e -> {
+      if (e.id().equals(a.id()) && fail.get()) {
+        throw new IllegalStateException("broker said no to " + e.aggregateId());
+      }
+      published.add(e.aggregateId());
+    }).retryBackoff(Duration.ofSeconds(10), Duration.ofMinutes(10)).build();
+
+    assertThat(d.dispatchOnce()).isEqualTo(new DispatchResult(2, 1, 1, 0, 0, 0));
+    assertThat(published).containsExactly("b");
+    OutboxEvent failed = stored(a);
+    assertThat(failed.status()).isEqualTo(OutboxStatus.PENDING);
+    assertThat(failed.attempts()).isEqualTo(1);
+    assertThat(failed.lastError()).isEqualTo("java.lang.IllegalStateException: broker said no to a");
+    assertThat(Duration.between(failed.createdAt(), failed.nextAttemptAt()))
+        .isBetween(Duration.ofSeconds(8), Duration.ofSeconds(12).plus(SLACK));
+
+    assertThat(d.dispatchOnce().isEmpty()).as("not due before its backoff").isTrue();
+    elapse(Duration.ofSeconds(13));
+    fail.set(false);
+    assertThat(d.dispatchOnce()).isEqualTo(new DispatchResult(1, 1, 0, 0, 0, 0));
+    assertThat(published).containsExactly("b", "a");
+    assertThat(stored(a).attempts()).isEqualTo(2);
+  }
+
+  @Test
+  void backoffDoublesPerAttempt() {
+    OutboxEvent a = event("a");
+    append(a);
+    OutboxDispatcher d = dispatcher(e -> {
+      throw new IllegalStateException("down");
+    }).retryBackoff(Duration.ofSeconds(10), Duration.ofSeconds(35)).maxAttempts(10).build();
+    long[] expectedBase = {10, 20, 35, 35};
+    for (long base : expectedBase) {
+      Instant before = store.find(a.id()).orElseThrow().nextAttemptAt();
+      d.dispatchOnce();
+      OutboxEvent s = stored(a);
+      double seconds = Duration.between(before, s.nextAttemptAt()).toMillis() / 1000.0;
+      assertThat(seconds).as("delay after attempt %d", s.attempts())
+          .isBetween(base * 0.8, Math.min(base * 1.2, 35) + SLACK.toSeconds() + 40);
+      elapse(Duration.ofSeconds(40));
+    }
+    assertThat(stored(a).attempts()).isEqualTo(4);
+  }
+
+  @Test
+  void eventGoesToDlqAfterMaxAttemptsAndStaysThere() {
+    OutboxEvent a = event("a");
+    append(a);
+    AtomicInteger calls = new AtomicInteger();
+    OutboxDispatcher d = dispatcher(e -> {
+      throw new IllegalArgumentException("poison #" + calls.incrementAndGet());
+    }).maxAttempts(3).retryBackoff(Duration.ofSeconds(1), Duration.ofSeconds(1)).build();
+
+    assertThat(d.dispatchOnce().retried()).isEqualTo(1);
+    elapse(Duration.ofSeconds(5));
+    assertThat(d.dispatchOnce().retried()).isEqualTo(1);
+    elapse(Duration.ofSeconds(5));
+    assertThat(d.dispatchOnce()).isEqualTo(new DispatchResult(1, 0, 0, 1, 0, 0));
+
+    OutboxEvent dead = stored(a);
+    assertThat(dead.status()).isEqualTo(OutboxStatus.DLQ);
+    assertThat(dead.attempts()).isEqualTo(3);
+    assertThat(dead.lastError()).isEqualTo("java.lang.IllegalArgumentException: poison #3");
+    elapse(Duration.ofHours(1));
+    assertThat(d.dispatchOnce().isEmpty()).isTrue();
+    assertThat(store.claim("w", 10, Duration.ofMinutes(1), false)).isEmpty();
+    assertThat(calls).hasValue(3);
+    assertThat(store.countByStatus()).containsEntry(OutboxStatus.DLQ, 1L);
+  }
+
+  @Test
+  void dlqWorksTheSameInClaimMode() {
+    OutboxEvent a = event("a");
+    append(a);
+    OutboxDispatcher d = dispatcher(e -> {
+      throw new IllegalArgumentException("poison");
+    }).useClaim(true).maxAttempts(2).retryBackoff(Duration.ofSeconds(1), Duration.ofSeconds(1)).build();
+    assertThat(d.dispatchOnce().retried()).isEqualTo(1);
+    assertThat(stored(a).attempts()).isEqualTo(1);
+    assertThat(stored(a).leaseOwner()).isNull();
+    elapse(Duration.ofSeconds(5));
+    assertThat(d.dispatchOnce().deadLettered()).isEqualTo(1);
+    assertThat(stored(a).status()).isEqualTo(OutboxStatus.DLQ);
+    assertThat(stored(a).attempts()).isEqualTo(2);
+  }
+
+  // ---------------------------------------------------------------- claim mode
+
+  @Test
+  void claimLeasesEventsAndCountsAnAttempt() {
+    OutboxEvent a = event("a");
+    OutboxEvent b = event("b");
+    append(a, b);
+    List<OutboxEvent> claimed = store.claim("worker-1", 10, Duration.ofSeconds(60), false);
+
+    assertThat(ids(claimed)).containsExactly(a.id(), b.id());
+    for (OutboxEvent c : claimed) {
+      assertThat(c.status()).isEqualTo(OutboxStatus.PROCESSING);
+      assertThat(c.attempts()).isEqualTo(1);
+      assertThat(c.leaseOwner()).isEqualTo("worker-1");
+      assertThat(c.payload()).isEqualTo(stored(c).payload());
+      OutboxEvent s = stored(c);
+      assertThat(s.status()).isEqualTo(OutboxStatus.PROCESSING);
+      assertThat(s.leaseOwner()).isEqualTo("worker-1");
+      assertThat(Duration.between(s.createdAt(), s.leaseUntil()))
+          .isBetween(Duration.ofSeconds(60), Duration.ofSeconds(60).plus(SLACK));
+    }
+    assertThat(store.claim("worker-2", 10, Duration.ofSeconds(60), false)).as("claims are disjoint").isEmpty();
+    assertThat(store.fetchPending(10, false)).as("claimed events are not pending").isEmpty();
+  }
+
+  @Test
+  void expiredLeaseIsReclaimedAndCountsAnotherAttempt() {
+    OutboxEvent a = event("a");
+    append(a);
+    store.claim("dead-worker", 10, Duration.ofSeconds(30), false);
+    elapse(Duration.ofSeconds(29));
+    assertThat(store.claim("worker-2", 10, Duration.ofSeconds(30), false)).isEmpty();
+    elapse(Duration.ofSeconds(2));
+    List<OutboxEvent> again = store.claim("worker-2", 10, Duration.ofSeconds(30), false);
+    assertThat(ids(again)).containsExactly(a.id());
+    assertThat(again.get(0).attempts()).isEqualTo(2);
+    assertThat(again.get(0).leaseOwner()).isEqualTo("worker-2");
+  }
+
+  @Test
+  void marksFromAWorkerThatLostItsLeaseChangeNothing() {
+    OutboxEvent a = event("a");
+    append(a);
+    OutboxEvent byOld = store.claim("old", 1, Duration.ofSeconds(10), false).get(0);
+    elapse(Duration.ofSeconds(11));
+    OutboxEvent byNew = store.claim("new", 1, Duration.ofSeconds(10), false).get(0);
+
+    assertThat(store.markDispatched(List.of(byOld))).isEmpty();
+    assertThat(store.scheduleRetry(byOld, Duration.ofSeconds(1), "late")).isFalse();
+    assertThat(store.markDead(byOld, "late")).isFalse();
+    assertThat(store.release(List.of(byOld), Duration.ZERO)).isEmpty();
+    assertThat(store.renewLeases(List.of(byOld), Duration.ofMinutes(5))).isEmpty();
+    OutboxEvent s = stored(a);
+    assertThat(s.status()).isEqualTo(OutboxStatus.PROCESSING);
+    assertThat(s.leaseOwner()).isEqualTo("new");
+    assertThat(s.attempts()).isEqualTo(2);
+    assertThat(s.lastError()).isNull();
+
+    assertThat(store.markDispatched(List.of(byNew))).containsExactly(a.id());
+    assertThat(store.markDead(byOld, "later still")).isFalse();
+    assertThat(store.markDispatched(List.of(byNew))).as("a terminal row never changes").isEmpty();
+    assertThat(stored(a).status()).isEqualTo(OutboxStatus.DISPATCHED);
+  }
+
+  @Test
+  void unclaimedMarksNeverOverwriteAClaimOrATerminalRow() {
+    OutboxEvent a = event("a");
+    append(a);
+    OutboxEvent read = store.fetchPending(1, false).get(0);
+    store.claim("w", 1, Duration.ofMinutes(1), false);
+    assertThat(store.markDispatched(List.of(read))).isEmpty();
+    assertThat(store.scheduleRetry(read, Duration.ofSeconds(1), "x")).isFalse();
+    assertThat(stored(a).status()).isEqualTo(OutboxStatus.PROCESSING);
+  }
+
+  @Test
+  void batchMarkReportsExactlyTheEventsItMarked() {
+    OutboxEvent a = event("a");
+    OutboxEvent b = event("b");
+    OutboxEvent c = event("c");
+    append(a, b, c);
+    List<OutboxEvent> claimed = store.claim("w1", 3, Duration.ofSeconds(10), false);
+    store.markDispatched(List.of(claimed.get(1)));
+    assertThat(store.markDispatched(claimed)).containsExactlyInAnyOrder(a.id(), c.id());
+    assertThat(store.countByStatus()).containsEntry(OutboxStatus.DISPATCHED, 3L);
+  }
+
+  @Test
+  void eventThatCrashesItsWorkerEveryTimeStillReachesTheDlq() {
+    OutboxEvent a = event("a");
+    append(a);
+    for (int i = 0; i < 3; i++) { // three workers died while publishing it
+      assertThat(store.claim("doomed-" + i, 1, Duration.ofSeconds(5), false)).hasSize(1);
+      elapse(Duration.ofSeconds(6));
+    }
+    AtomicInteger calls = new AtomicInteger();
+    DispatchResult r = dispatcher(e -> calls.incrementAndGet()).useClaim(true).maxAttempts(3).build().dispatchOnce();
+    assertThat(r.deadLettered()).isEqualTo(1);
+    assertThat(calls).as("not published a fourth time").hasValue(0);
+    OutboxEvent s = stored(a);
+    assertThat(s.status()).isEqualTo(OutboxStatus.DLQ);
+    assertThat(s.attempts()).isEqualTo(4);
+    assertThat(s.lastError()).contains("claimed 4 times without an outcome");
+  }
+
+  @Test
+  void dispatcherCountsALeaseLostToAnotherWorker() {
+    OutboxEvent a = event("a");
+    append(a);
+    List<String> publishedBy = new CopyOnWriteArrayList<>();
+    List<UUID> lost = new CopyOnWriteArrayList<>();
+    OutboxDispatcher second = dispatcher(e -> publishedBy.add("second")).useClaim(true).name("second").build();
+    OutboxDispatcher first = dispatcher(e -> {
+      publishedBy.add("first");
+      elapse(Duration.ofSeconds(31)); // a pause longer than the lease, as in a long GC
+      assertThat(second.dispatchOnce().dispatched()).isEqualTo(1);
+    }).useClaim(true).leaseTtl(Duration.ofSeconds(30)).name("first").listener(new OutboxListener() {
+      @Override public void onLeaseLost(OutboxEvent event) {
+        lost.add(event.id());
+      }
+    }).build();
+
+    DispatchResult r = first.dispatchOnce();
+    assertThat(r).isEqualTo(new DispatchResult(1, 0, 0, 0, 0, 1));
+    assertThat(lost).containsExactly(a.id());
+    assertThat(publishedBy).as("at-least-once: published twice").containsExactly("first", "second");
+    OutboxEvent s = stored(a);
+    assertThat(s.status()).isEqualTo(OutboxStatus.DISPATCHED);
+    assertThat(s.attempts()).isEqualTo(2);
+  }
+
+  @Test
+  void leaseIsRenewedDuringALongBatch() {
+    OutboxEvent a = event("a");
+    OutboxEvent b = event("b");
+    append(a, b);
+    OutboxDispatcher d = dispatcher(e -> {
+      if (e.id().equals(a.id())) {
+        Thread.sleep(700); // past half of the lease
+      }
+    }).useClaim(true).leaseTtl(Duration.ofSeconds(1)).build();
+    assertThat(d.dispatchOnce()).isEqualTo(new DispatchResult(2, 2, 0, 0, 0, 0));
+  }
+
+  @Test
+  void renewLeasesExtendsOnlyOwnLeases() {
+    OutboxEvent a = event("a");
+    append(a);
+    List<OutboxEvent> claimed = store.claim("w", 1, Duration.ofSeconds(10), false);
+    elapse(Duration.ofSeconds(8));
+    assertThat(store.renewLeases(claimed, Duration.ofSeconds(10))).containsExactly(a.id());
+    elapse(Duration.ofSeconds(8));
+    assertThat(store.claim("other", 1, Duration.ofSeconds(10), false)).as("renewed lease still held").isEmpty();
+    elapse(Duration.ofSeconds(3));
+    assertThat(store.claim("other", 1, Duration.ofSeconds(10), false)).hasSize(1);
+  }
+
+  @Test
+  void releaseGivesBackTheAttemptItsClaimCounted() {
+    OutboxEvent a = event("a");
+    append(a);
+    List<OutboxEvent> claimed = store.claim("w", 1, Duration.ofSeconds(60), false);
+    assertThat(store.release(claimed, Duration.ofSeconds(20))).containsExactly(a.id());
+    OutboxEvent s = stored(a);
+    assertThat(s.status()).isEqualTo(OutboxStatus.PENDING);
+    assertThat(s.attempts()).isZero();
+    assertThat(s.leaseOwner()).isNull();
+    assertThat(store.claim("w", 1, Duration.ofSeconds(60), false)).as("not before the delay").isEmpty();
+    elapse(Duration.ofSeconds(21));
+    assertThat(store.claim("w", 1, Duration.ofSeconds(60), false)).hasSize(1);
+  }
+
+  @Test
+  void brokerOutageNeverBurnsAttempts() {
+    for (boolean claim : new boolean[] {false, true}) {
+      store = newStore();
+      OutboxEvent a = event("a");
+      OutboxEvent b = event("b");
+      append(a, b);
+      AtomicInteger calls = new AtomicInteger();
+      OutboxDispatcher d = dispatcher(e -> {
+        calls.incrementAndGet();
+        throw new PublishUnavailableException("connection refused");
+      }).useClaim(claim).maxAttempts(2).retryBackoff(Duration.ofSeconds(1), Duration.ofSeconds(1)).build();
+      for (int i = 0; i < 5; i++) {
+        assertThat(d.dispatchOnce()).as("claim=%s, round %d", claim, i).isEqualTo(new DispatchResult(2, 0, 0, 0, 2, 0));
+        elapse(Duration.ofSeconds(2));
+      }
+      assertThat(calls).as("the batch stops at the first unavailable publish").hasValue(5);
+      assertThat(stored(a).attempts()).isZero();
+      assertThat(stored(b).attempts()).isZero();
+      assertThat(store.countByStatus()).containsEntry(OutboxStatus.PENDING, 2L).containsEntry(OutboxStatus.DLQ, 0L);
+    }
+  }
+
+  // ---------------------------------------------------------------- ordered mode
+
+  @Test
+  void orderedModeShowsOnlyTheHeadOfEachAggregate() {
+    OutboxEvent x1 = event("x");
+    OutboxEvent x2 = event("x");
+    OutboxEvent y1 = event("y");
+    OutboxEvent x3 = event("x");
+    OutboxEvent y2 = event("y");
+    append(x1, x2, y1, x3, y2);
+    assertThat(ids(store.fetchPending(10, true))).containsExactly(x1.id(), y1.id());
+    assertThat(ids(store.claim("w", 10, Duration.ofMinutes(1), true))).containsExactly(x1.id(), y1.id());
+  }
+
+  @Test
+  void sameIdAggregateOfAnotherTypeIsAnotherAggregate() {
+    OutboxEvent order = event("42");
+    OutboxEvent customer = OutboxEvent.builder().aggregate("customer", "42").topic("customer.changed")
+        .payload("{}").build();
+    append(order, customer);
+    assertThat(ids(store.fetchPending(10, true))).containsExactly(order.id(), customer.id());
+  }
+
+  @Test
+  void headWaitingForRetryBlocksItsSuccessors() {
+    OutboxEvent x1 = event("x");
+    OutboxEvent x2 = event("x");
+    OutboxEvent y1 = event("y");
+    append(x1, x2, y1);
+    List<String> published = new ArrayList<>();
+    AtomicBoolean fail = new AtomicBoolean(true);
+    OutboxDispatcher d = dispatcher(e -> {
+      if (e.id().equals(x1.id()) && fail.get()) {
+        throw new IllegalStateException("x1 fails");
+      }
+      published.add(e.id().equals(x1.id()) ? "x1" : e.id().equals(x2.id()) ? "x2" : "y1");
+    }).preserveAggregateOrder(true).retryBackoff(Duration.ofSeconds(10), Duration.ofSeconds(10)).build();
+
+    assertThat(d.dispatchOnce()).isEqualTo(new DispatchResult(2, 1, 1, 0, 0, 0));
+    assertThat(d.dispatchOnce().isEmpty()).as("x2 waits behind x1").isTrue();
+    assertThat(stored(x2).status()).isEqualTo(OutboxStatus.PENDING);
+    elapse(Duration.ofSeconds(13));
+    fail.set(false);
+    d.dispatchOnce();
+    d.dispatchOnce();
+    assertThat(published).containsExactly("y1", "x1", "x2");
+  }
+
+  @Test
+  void leasedHeadBlocksItsSuccessorsUntilItIsDispatched() {
+    OutboxEvent x1 = event("x");
+    OutboxEvent x2 = event("x");
+    append(x1, x2);
+    List<OutboxEvent> first = store.claim("w1", 10, Duration.ofSeconds(60), true);
+    assertThat(ids(first)).containsExactly(x1.id());
+    assertThat(store.claim("w2", 10, Duration.ofSeconds(60), true)).isEmpty();
+    assertThat(store.fetchPending(10, true)).isEmpty();
+    store.markDispatched(first);
+    assertThat(ids(store.claim("w2", 10, Duration.ofSeconds(60), true))).containsExactly(x2.id());
+  }
+
+  @Test
+  void expiredHeadIsReclaimedBeforeItsSuccessor() {
+    OutboxEvent x1 = event("x");
+    OutboxEvent x2 = event("x");
+    append(x1, x2);
+    store.claim("crashed", 10, Duration.ofSeconds(10), true);
+    elapse(Duration.ofSeconds(11));
+    assertThat(store.fetchPending(10, true)).as("a leased head is not pending, even expired").isEmpty();
+    assertThat(ids(store.claim("w2", 10, Duration.ofSeconds(10), true))).containsExactly(x1.id());
+  }
+
+  @Test
+  void deadLetteredHeadReleasesItsSuccessor() {
+    OutboxEvent x1 = event("x");
+    OutboxEvent x2 = event("x");
+    append(x1, x2);
+    List<UUID> published = new ArrayList<>();
+    OutboxDispatcher d = dispatcher(e -> {
+      if (e.id().equals(x1.id())) {
+        throw new IllegalStateException("poison");
+      }
+      published.add(e.id());
+    }).preserveAggregateOrder(true).useClaim(true).maxAttempts(1).build();
+    assertThat(d.dispatchOnce().deadLettered()).isEqualTo(1);
+    assertThat(d.dispatchOnce().dispatched()).isEqualTo(1);
+    assertThat(published).containsExactly(x2.id());
+  }
+
+  @Test
+  void priorityNeverLetsAnEventOvertakeItsHead() {
+    OutboxEvent x1 = event("x", 0);
+    OutboxEvent x2 = event("x", 10);
+    OutboxEvent y1 = event("y", 5);
+    append(x1, x2, y1);
+    assertThat(ids(store.fetchPending(10, true))).containsExactly(y1.id(), x1.id());
+    List<UUID> published = new ArrayList<>();
+    OutboxDispatcher d = dispatcher(e -> published.add(e.id())).preserveAggregateOrder(true).build();
+    while (!d.dispatchOnce().isEmpty()) {
+      // drain
+    }
+    assertThat(published).containsExactly(y1.id(), x1.id(), x2.id());
+  }
+
+  // ---------------------------------------------------------------- concurrency
+
+  /**
+   * Several claiming dispatchers on their own threads, ordered mode, random transient failures: per
+   * aggregate never two events in flight, successes in (createdAt, id) order, none twice.
+   */
+  @Test
+  @Timeout(value = 120, unit = TimeUnit.SECONDS)
+  void concurrentClaimingDispatchersKeepPerAggregateOrder() throws Exception {
+    int aggregates = 150;
+    int perAggregate = 12;
+    int workers = 4;
+    Map<String, List<UUID>> expected = new ConcurrentHashMap<>();
+    List<OutboxEvent> all = new ArrayList<>();
+    for (int n = 0; n < perAggregate; n++) {
+      for (int a = 0; a < aggregates; a++) {
+        OutboxEvent e = event("agg-" + a, ThreadLocalRandom.current().nextInt(3));
+        all.add(e);
+        expected.computeIfAbsent(e.aggregateId(), k -> Collections.synchronizedList(new ArrayList<>())).add(e.id());
+      }
+    }
+    for (int i = 0; i < all.size(); i += 300) {
+      append(all.subList(i, Math.min(all.size(), i + 300)));
+    }
+
+    Map<String, List<UUID>> delivered = new ConcurrentHashMap<>();
+    Set<String> inFlight = ConcurrentHashMap.newKeySet();
+    List<String> violations = new CopyOnWriteArrayList<>();
+    AtomicInteger failures = new AtomicInteger();
+    DispatchFn fn = e -> {
+      if (!inFlight.add(e.aggregateId())) {
+        violations.add("two events of " + e.aggregateId() + " in flight at once");
+      }
+      try {
+        if (ThreadLocalRandom.current().nextInt(10) == 0) {
+          failures.incrementAndGet();
+          throw new IllegalStateException("transient");
+        }
+        delivered.computeIfAbsent(e.aggregateId(), k -> Collections.synchronizedList(new ArrayList<>())).add(e.id());
+      } finally {
+        inFlight.remove(e.aggregateId());
+      }
+    };
+
+    ExecutorService pool = Executors.newFixedThreadPool(workers);
+    AtomicBoolean done = new AtomicBoolean();
+    List<Future<?>> futures = new ArrayList<>();
+    for (int w = 0; w < workers; w++) {
+      OutboxDispatcher d = dispatcher(fn).useClaim(true).preserveAggregateOrder(true).batchSize(50)
+          .maxAttempts(1000).retryBackoff(Duration.ofMillis(1), Duration.ofMillis(5)).name("w" + w).build();
+      futures.add(pool.submit(() -> {
+        while (!done.get()) {
+          if (d.dispatchOnce().isEmpty()) {
+            Thread.sleep(2);
+          }
+        }
+        return null;
+      }));
+    }
+    try {
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(100);
+      while (store.countByStatus().get(OutboxStatus.DISPATCHED) < all.size() && System.nanoTime() < deadline) {
+        Thread.sleep(20);
+      }
+    } finally {
+      done.set(true);
+      for (Future<?> f : futures) {
+        f.get(30, TimeUnit.SECONDS);
+      }
+      pool.shutdownNow();
+    }
+
+    assertThat(violations).isEmpty();
+    assertThat(failures.get()).as("the test injected failures").isPositive();
+    assertThat(store.countByStatus()).containsEntry(OutboxStatus.DISPATCHED, (long) all.size());
+    assertThat(delivered.keySet()).hasSize(aggregates);
+    for (Map.Entry<String, List<UUID>> e : expected.entrySet()) {
+      assertThat(delivered.get(e.getKey())).as("deliveries of %s", e.getKey()).containsExactlyElementsOf(e.getValue());
+    }
+  }
+
+  @Test
+  @Timeout(value = 120, unit = TimeUnit.SECONDS)
+  void concurrentClaimsAreDisjoint() throws Exception {
+    int total = 2000;
+    List<OutboxEvent> all = new ArrayList<>();
+    for (int i = 0; i < total; i++) {
+      all.add(event("a" + (i % 97)));
+    }
+    for (int i = 0; i < total; i += 500) {
+      append(all.subList(i, i + 500));
+    }
+    Map<UUID, AtomicInteger> publications = new ConcurrentHashMap<>();
+    ExecutorService pool = Executors.newFixedThreadPool(4);
+    List<Future<?>> futures = new ArrayList<>();
+    for (int w = 0; w < 4; w++) {
+      OutboxDispatcher d = dispatcher(e -> publications.computeIfAbsent(e.id(), k -> new AtomicInteger()).incrementAndGet())
+          .useClaim(true).batchSize(37).name("w" + w).build();
+      futures.add(pool.submit(() -> {
+        int emptyPolls = 0;
+        while (emptyPolls < 3) {
+          emptyPolls = d.dispatchOnce().isEmpty() ? emptyPolls + 1 : 0;
+        }
+        return null;
+      }));
+    }
+    for (Future<?> f : futures) {
+      f.get(100, TimeUnit.SECONDS);
+    }
+    pool.shutdownNow();
+    assertThat(publications).hasSize(total);
+    assertThat(publications.values().stream().filter(c -> c.get() != 1).collect(Collectors.toList()))
+        .as("events published more than once without any fault").isEmpty();
+    assertThat(store.countByStatus()).containsEntry(OutboxStatus.DISPATCHED, (long) total);
+  }
+
+  @Test
+  @Timeout(value = 60, unit = TimeUnit.SECONDS)
+  void asyncDispatcherDrainsTheStoreAndClosesCleanly() throws Exception {
+    List<OutboxEvent> all = new ArrayList<>();
+    for (int i = 0; i < 300; i++) {
+      all.add(event("agg-" + (i % 20)));
+    }
+    append(all);
+    Map<String, List<UUID>> delivered = new ConcurrentHashMap<>();
+    try (AsyncOutboxDispatcher d = AsyncOutboxDispatcher.builder().store(store)
+        .dispatchFn(e -> delivered.computeIfAbsent(e.aggregateId(), k -> new CopyOnWriteArrayList<>()).add(e.id()))
+        .useClaim(true).preserveAggregateOrder(true).workers(3).batchSize(25)
+        .pollInterval(Duration.ofMillis(20)).build()) {
+      d.start();
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(50);
+      while (store.countByStatus().get(OutboxStatus.DISPATCHED) < all.size() && System.nanoTime() < deadline) {
+        Thread.sleep(20);
+      }
+    }
+    assertThat(store.countByStatus()).containsEntry(OutboxStatus.DISPATCHED, 300L);
+    for (int a = 0; a < 20; a++) {
+      String agg = "agg-" + a;
+      assertThat(delivered.get(agg)).containsExactlyElementsOf(
+          all.stream().filter(e -> e.aggregateId().equals(agg)).map(OutboxEvent::id).toList());
+    }
+  }
+
+  protected static Instant micros(Instant i) {
+    return i.truncatedTo(ChronoUnit.MICROS);
+  }
+
+  protected static void assertCloseTo(Instant actual, Instant expected) {
+    assertThat(actual.toEpochMilli()).isCloseTo(expected.toEpochMilli(), within(SLACK.toMillis()));
+  }
+}

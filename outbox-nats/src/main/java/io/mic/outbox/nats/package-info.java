@@ -1,0 +1,2 @@
+/** The NATS JetStream publisher. Work in progress: see the project's open issues. */
+package io.mic.outbox.nats;
