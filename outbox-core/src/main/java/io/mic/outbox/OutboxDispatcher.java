@@ -133,6 +133,10 @@ public final class OutboxDispatcher {
     }
 
     void publishAll() {
+      if (dispatchFn instanceof BatchDispatchFn batchFn) {
+        publishAtOnce(batchFn);
+        return;
+      }
       for (int i = 0; i < batch.size(); i++) {
         OutboxEvent event = batch.get(i);
         if (Thread.currentThread().isInterrupted()) {
@@ -188,6 +192,70 @@ public final class OutboxDispatcher {
         markDispatched(List.of(event));
       }
       return null;
+    }
+
+    /** The whole batch in one call; successes are marked together afterwards, in every mode. */
+    private void publishAtOnce(BatchDispatchFn batchFn) {
+      List<OutboxEvent> todo = new ArrayList<>();
+      for (OutboxEvent event : batch) {
+        if (useClaim && event.attempts() > maxAttempts) {
+          dead(event, "claimed " + event.attempts() + " times without an outcome (maxAttempts " + maxAttempts
+              + "): its worker probably crashed or stalled while publishing it");
+        } else {
+          todo.add(event);
+        }
+      }
+      if (todo.isEmpty()) {
+        return;
+      }
+      if (Thread.currentThread().isInterrupted()) {
+        release(todo, "dispatcher stopping");
+        return;
+      }
+      long t0 = System.nanoTime();
+      current = new Publication(todo.get(0), t0);
+      Map<UUID, Exception> failures;
+      try {
+        failures = batchFn.dispatchBatch(List.copyOf(todo));
+      } catch (PublishUnavailableException e) {
+        LOG.warn("{}: broker unavailable while publishing a batch of {}; released without counting an"
+            + " attempt: {}", worker, todo.size(), ErrorText.of(e));
+        release(todo, "broker unavailable");
+        return;
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        release(todo, "dispatcher stopping");
+        return;
+      } catch (Exception e) {
+        if (Thread.currentThread().isInterrupted()) {
+          release(todo, "dispatcher stopping");
+          return;
+        }
+        failures = new HashMap<>();
+        for (OutboxEvent event : todo) {
+          failures.put(event.id(), e);
+        }
+      } finally {
+        current = null;
+      }
+      long perEvent = (System.nanoTime() - t0) / todo.size();
+      List<OutboxEvent> unavailable = new ArrayList<>();
+      for (OutboxEvent event : todo) {
+        Exception error = failures.get(event.id());
+        if (error == null) {
+          publishNanos.put(event.id(), perEvent);
+          published.add(event);
+        } else if (error instanceof PublishUnavailableException) {
+          unavailable.add(event);
+        } else {
+          failed(event, error);
+        }
+      }
+      if (!unavailable.isEmpty()) {
+        LOG.warn("{}: broker unavailable for {} of {} events; released without counting an attempt", worker,
+            unavailable.size(), todo.size());
+        release(unavailable, "broker unavailable");
+      }
     }
 
     private void failed(OutboxEvent event, Exception error) {

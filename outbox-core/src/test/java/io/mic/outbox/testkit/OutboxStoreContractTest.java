@@ -494,6 +494,41 @@ public abstract class OutboxStoreContractTest {
     }
   }
 
+  @Test
+  void batchPublisherOutcomesAreAppliedPerEvent() {
+    for (boolean claim : new boolean[] {false, true}) {
+      store = newStore();
+      OutboxEvent ok1 = event("ok1");
+      OutboxEvent bad = event("bad");
+      OutboxEvent down = event("down");
+      OutboxEvent ok2 = event("ok2");
+      append(ok1, bad, down, ok2);
+      List<List<UUID>> calls = new ArrayList<>();
+      io.mic.outbox.BatchDispatchFn fn = new io.mic.outbox.BatchDispatchFn() {
+        @Override public void dispatch(OutboxEvent event) {
+          throw new AssertionError("the batch path must be used");
+        }
+
+        @Override public Map<UUID, Exception> dispatchBatch(List<OutboxEvent> events) {
+          calls.add(ids(events));
+          return Map.of(bad.id(), new IllegalStateException("rejected"),
+              down.id(), new PublishUnavailableException("no ack before timeout"));
+        }
+      };
+      DispatchResult r = dispatcher(fn).useClaim(claim).retryBackoff(Duration.ofSeconds(10), Duration.ofSeconds(10))
+          .build().dispatchOnce();
+      assertThat(calls).as("claim=%s", claim).containsExactly(List.of(ok1.id(), bad.id(), down.id(), ok2.id()));
+      assertThat(r).isEqualTo(new DispatchResult(4, 2, 1, 0, 1, 0));
+      assertThat(stored(ok1).status()).isEqualTo(OutboxStatus.DISPATCHED);
+      assertThat(stored(ok2).status()).isEqualTo(OutboxStatus.DISPATCHED);
+      assertThat(stored(bad).status()).isEqualTo(OutboxStatus.PENDING);
+      assertThat(stored(bad).attempts()).isEqualTo(1);
+      assertThat(stored(bad).lastError()).isEqualTo("java.lang.IllegalStateException: rejected");
+      assertThat(stored(down).status()).isEqualTo(OutboxStatus.PENDING);
+      assertThat(stored(down).attempts()).as("unavailable costs no attempt").isZero();
+    }
+  }
+
   // ---------------------------------------------------------------- ordered mode
 
   @Test
