@@ -1,0 +1,54 @@
+package io.mic.outbox.jdbc.internal;
+
+import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
+import io.mic.outbox.OutboxException;
+import io.mic.outbox.internal.Json;
+import java.io.IOException;
+import java.io.StringWriter;
+import java.io.UncheckedIOException;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/** Event headers as a JSON object of strings, written and read with jackson-core's streaming API. */
+public final class HeadersJson {
+  private HeadersJson() {}
+
+  public static String write(Map<String, String> headers) {
+    if (headers.isEmpty()) {
+      return "{}";
+    }
+    StringWriter out = new StringWriter();
+    try (JsonGenerator g = Json.factory().createGenerator(out)) {
+      g.writeStartObject();
+      for (Map.Entry<String, String> h : headers.entrySet()) {
+        g.writeStringField(h.getKey(), h.getValue());
+      }
+      g.writeEndObject();
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    return out.toString();
+  }
+
+  public static Map<String, String> read(String json) {
+    Map<String, String> headers = new LinkedHashMap<>();
+    if (json == null || json.equals("{}")) {
+      return headers;
+    }
+    try (JsonParser p = Json.factory().createParser(json)) {
+      if (p.nextToken() != JsonToken.START_OBJECT) {
+        throw new OutboxException("headers column must hold a JSON object, found: " + json);
+      }
+      while (p.nextToken() == JsonToken.FIELD_NAME) {
+        String name = p.currentName();
+        p.nextToken();
+        headers.put(name, p.getValueAsString());
+      }
+    } catch (IOException e) {
+      throw new OutboxException("headers column is not valid JSON: " + e.getMessage(), e);
+    }
+    return headers;
+  }
+}

@@ -1,0 +1,36 @@
+-- MIC Outbox: the outbox table for PostgreSQL 11 or later.
+-- Run it as it is (table "outbox"), or let JdbcOutboxStore.createSchema() run it for another table name.
+-- Every statement is idempotent, so Flyway or Liquibase users can copy it into a migration unchanged.
+
+CREATE TABLE IF NOT EXISTS outbox (
+    id              uuid         PRIMARY KEY,
+    aggregate_type  varchar(255) NOT NULL,
+    aggregate_id    varchar(255) NOT NULL,
+    topic           varchar(255) NOT NULL,
+    payload         json         NOT NULL,   -- json keeps the text exactly as appended
+    headers         json         NOT NULL DEFAULT '{}',
+    priority        integer      NOT NULL DEFAULT 0,
+    status          varchar(16)  NOT NULL DEFAULT 'PENDING'
+                    CHECK (status IN ('PENDING', 'PROCESSING', 'DISPATCHED', 'DLQ')),
+    attempts        integer      NOT NULL DEFAULT 0,
+    next_attempt_at timestamptz  NOT NULL DEFAULT clock_timestamp(),
+    lease_owner     varchar(128),
+    lease_until     timestamptz,
+    created_at      timestamptz  NOT NULL DEFAULT clock_timestamp(),
+    dispatched_at   timestamptz,
+    last_error      text
+);
+
+-- Serves the claim and fetch queries: only live rows, in dispatch order.
+CREATE INDEX IF NOT EXISTS outbox_claim_idx
+    ON outbox (priority DESC, created_at, id)
+    WHERE status IN ('PENDING', 'PROCESSING');
+
+-- Serves ordered mode: "is there an older non-terminal event of this aggregate?"
+CREATE INDEX IF NOT EXISTS outbox_aggregate_idx
+    ON outbox (aggregate_type, aggregate_id, status, created_at, id);
+
+-- Serves retention: purge of dispatched rows by age.
+CREATE INDEX IF NOT EXISTS outbox_dispatched_idx
+    ON outbox (dispatched_at)
+    WHERE status = 'DISPATCHED';
