@@ -33,12 +33,17 @@ final class PostgresTestDatabase {
 
   /** A new pool; {@code initSql} runs on every connection (e.g. to set an odd session time zone). */
   static HikariDataSource dataSource(int poolSize, String initSql) {
+    return dataSource(poolSize, initSql, true);
+  }
+
+  static HikariDataSource dataSource(int poolSize, String initSql, boolean autoCommit) {
     Target t = target();
     HikariConfig config = new HikariConfig();
     config.setJdbcUrl(t.url());
     config.setUsername(t.user());
     config.setPassword(t.password());
     config.setMaximumPoolSize(poolSize);
+    config.setAutoCommit(autoCommit);
     config.setPoolName("test-" + UUID.randomUUID().toString().substring(0, 8));
     if (initSql != null) {
       config.setConnectionInitSql(initSql);

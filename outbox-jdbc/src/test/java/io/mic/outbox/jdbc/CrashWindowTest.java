@@ -1,0 +1,103 @@
+package io.mic.outbox.jdbc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.zaxxer.hikari.HikariDataSource;
+import io.mic.outbox.OutboxDispatcher;
+import io.mic.outbox.OutboxEvent;
+import io.mic.outbox.OutboxStatus;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Crash after publication and before the mark (and after the claim, before publication): a real
+ * dispatcher process is killed with SIGKILL in the middle of a batch. Nothing may be lost; the events it
+ * published come again (at-least-once), bounded by its batch; nothing is taken over before its lease ends.
+ */
+class CrashWindowTest {
+  private static final Duration LEASE = Duration.ofSeconds(3);
+  private static HikariDataSource dataSource;
+
+  @BeforeAll
+  static void connect() {
+    dataSource = PostgresTestDatabase.dataSource(4, null);
+  }
+
+  @AfterAll
+  static void disconnect() {
+    dataSource.close();
+  }
+
+  @Test
+  @Timeout(value = 60, unit = TimeUnit.SECONDS)
+  void killedDispatcherLosesNothingAndItsLeaseIsTakenOver(@TempDir Path dir) throws Exception {
+    String table = PostgresTestDatabase.uniqueTable("outbox_crash");
+    JdbcOutboxStore store = JdbcOutboxStore.builder().dataSource(dataSource).table(table).build();
+    store.createSchema();
+    try {
+      List<OutboxEvent> events = new ArrayList<>();
+      for (int i = 0; i < 20; i++) {
+        events.add(OutboxEvent.builder().aggregate("order", "o" + i).topic("order.created").payload("{}").build());
+      }
+      try (Connection c = dataSource.getConnection()) {
+        c.setAutoCommit(false);
+        store.append(c, events);
+        c.commit();
+      }
+
+      Path log = dir.resolve("published.log");
+      Files.createFile(log);
+      PostgresTestDatabase.Target db = PostgresTestDatabase.target();
+      Process child = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+          "-cp", System.getProperty("java.class.path"), CrashingDispatcherMain.class.getName(),
+          db.url(), db.user(), db.password(), table, String.valueOf(LEASE.toMillis()), log.toString())
+          .redirectErrorStream(true).redirectOutput(dir.resolve("child.out").toFile()).start();
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+      while (Files.readAllLines(log).size() < 5 && System.nanoTime() < deadline) {
+        Thread.sleep(20);
+      }
+      child.destroyForcibly(); // SIGKILL: no shutdown hook, no finally block runs
+      assertThat(child.waitFor(10, TimeUnit.SECONDS)).isTrue();
+
+      Set<UUID> publishedByChild = Files.readAllLines(log).stream().map(UUID::fromString).collect(Collectors.toSet());
+      assertThat(publishedByChild).hasSizeBetween(5, 19);
+      assertThat(store.countByStatus()).as("the dead worker's claim holds until its lease ends")
+          .containsEntry(OutboxStatus.PROCESSING, 20L);
+
+      List<UUID> publishedBySurvivor = new ArrayList<>();
+      OutboxDispatcher survivor = OutboxDispatcher.builder().store(store).useClaim(true).batchSize(100)
+          .dispatchFn(e -> publishedBySurvivor.add(e.id())).build();
+      assertThat(survivor.dispatchOnce().isEmpty()).as("nothing is taken over while the lease holds").isTrue();
+      while (store.countByStatus().get(OutboxStatus.DISPATCHED) < 20) {
+        if (survivor.dispatchOnce().isEmpty()) {
+          Thread.sleep(50);
+        }
+      }
+      assertThat(publishedBySurvivor).as("every event, none twice by the survivor")
+          .containsExactlyInAnyOrderElementsOf(events.stream().map(OutboxEvent::id).toList());
+      Set<UUID> duplicates = new HashSet<>(publishedByChild);
+      duplicates.retainAll(publishedBySurvivor);
+      assertThat(duplicates).as("duplicates are exactly what the dead worker published but did not mark")
+          .isEqualTo(publishedByChild);
+      for (OutboxEvent e : events) {
+        assertThat(store.find(e.id()).orElseThrow().attempts()).as("one attempt per claim").isEqualTo(2);
+      }
+    } finally {
+      PostgresTestDatabase.drop(dataSource, table);
+    }
+  }
+}
