@@ -1,0 +1,267 @@
+package io.mic.outbox;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import io.mic.outbox.testkit.OffsetClock;
+import java.time.Duration;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** What the dispatchers do regardless of the store: configuration, lifecycle, listener, watchdog. */
+@Timeout(value = 30, unit = TimeUnit.SECONDS)
+class DispatcherTest {
+  private final InMemoryOutboxStore store = new InMemoryOutboxStore(new OffsetClock());
+
+  private static OutboxEvent event(String aggregateId) {
+    return OutboxEvent.builder().aggregate("order", aggregateId).topic("order.created").payload("{}").build();
+  }
+
+  private OutboxDispatcher.Builder sync() {
+    return OutboxDispatcher.builder().store(store).dispatchFn(e -> {});
+  }
+
+  @Test
+  void defaultsArePublicConstants() {
+    assertThat(OutboxDispatcher.DEFAULT_LEASE_TTL).isEqualTo(Duration.ofSeconds(60));
+    assertThat(OutboxDispatcher.DEFAULT_BATCH_SIZE).isEqualTo(100);
+    assertThat(OutboxDispatcher.DEFAULT_MAX_ATTEMPTS).isEqualTo(10);
+    assertThat(OutboxDispatcher.DEFAULT_RETRY_INITIAL).isEqualTo(Duration.ofSeconds(1));
+    assertThat(OutboxDispatcher.DEFAULT_RETRY_MAX).isEqualTo(Duration.ofMinutes(5));
+    assertThat(AsyncOutboxDispatcher.DEFAULT_POLL_INTERVAL).isEqualTo(Duration.ofMillis(200));
+  }
+
+  @Test
+  void builderNamesTheOptionThatIsWrong() {
+    assertThatThrownBy(() -> OutboxDispatcher.builder().dispatchFn(e -> {}).build())
+        .isInstanceOf(InvalidConfigurationException.class).hasMessage("store is required: .store(outboxStore)");
+    assertThatThrownBy(() -> OutboxDispatcher.builder().store(store).build())
+        .hasMessageStartingWith("dispatchFn is required");
+    assertThatThrownBy(() -> sync().leaseTtl(Duration.ZERO).build()).hasMessage("leaseTtl must be > 0, was PT0S");
+    assertThatThrownBy(() -> sync().batchSize(0).build()).hasMessage("batchSize must be between 1 and 10000, was 0");
+    assertThatThrownBy(() -> sync().batchSize(10_001).build()).hasMessageContaining("was 10001");
+    assertThatThrownBy(() -> sync().maxAttempts(0).build()).hasMessage("maxAttempts must be >= 1, was 0");
+    assertThatThrownBy(() -> sync().retryBackoff(Duration.ofSeconds(-1), Duration.ofSeconds(1)).build())
+        .hasMessage("retryBackoff initial delay must be > 0, was PT-1S");
+    assertThatThrownBy(() -> sync().retryBackoff(Duration.ofSeconds(10), Duration.ofSeconds(1)).build())
+        .hasMessage("retryBackoff max delay must be >= the initial delay PT10S, was PT1S");
+    assertThatThrownBy(() -> sync().name("bad name").build()).hasMessageStartingWith("name must be");
+    AsyncOutboxDispatcher.Builder async = AsyncOutboxDispatcher.builder().store(store).dispatchFn(e -> {});
+    assertThatThrownBy(() -> async.workers(0).build()).hasMessage("workers must be between 1 and 256, was 0");
+    assertThatThrownBy(() -> async.workers(1).pollInterval(Duration.ZERO).build())
+        .hasMessage("pollInterval must be > 0, was PT0S");
+  }
+
+  @Test
+  void severalWorkersWithoutClaimsAreRefused() {
+    assertThatThrownBy(() -> AsyncOutboxDispatcher.builder().store(store).dispatchFn(e -> {})
+        .preserveAggregateOrder(true).workers(2).build())
+        .isInstanceOf(InvalidConfigurationException.class)
+        .hasMessage("preserveAggregateOrder(true) with workers(2) requires useClaim(true): without claims two"
+            + " workers can publish events of one aggregate at the same time and out of order");
+    assertThatThrownBy(() -> AsyncOutboxDispatcher.builder().store(store).dispatchFn(e -> {}).workers(3).build())
+        .hasMessageStartingWith("workers(3) requires useClaim(true)");
+    AsyncOutboxDispatcher.builder().store(store).dispatchFn(e -> {}).useClaim(true).preserveAggregateOrder(true)
+        .workers(4).build().close();
+  }
+
+  @Test
+  void listenerHearsEveryOutcomeAndCannotBreakDispatch() {
+    OutboxEvent ok = event("ok");
+    OutboxEvent bad = event("bad");
+    OutboxEvent poison = event("poison");
+    store.append(List.of(ok, bad, poison));
+    List<String> heard = new CopyOnWriteArrayList<>();
+    OutboxListener listener = new OutboxListener() {
+      @Override public void onDispatched(OutboxEvent e, Duration t) {
+        heard.add("dispatched " + e.aggregateId());
+        throw new IllegalStateException("listener bug");
+      }
+
+      @Override public void onRetryScheduled(OutboxEvent e, Duration delay, String error) {
+        heard.add("retry " + e.aggregateId() + " " + error);
+      }
+
+      @Override public void onDeadLettered(OutboxEvent e, String error) {
+        heard.add("dead " + e.aggregateId() + " " + error);
+      }
+
+      @Override public void onBatch(DispatchResult r, Duration elapsed) {
+        heard.add("batch " + r);
+      }
+    };
+    DispatchResult r = OutboxDispatcher.builder().store(store).listener(listener).useClaim(true).maxAttempts(2)
+        .dispatchFn(e -> {
+          if (e.aggregateId().equals("bad")) {
+            throw new IllegalStateException("nope");
+          }
+          if (e.aggregateId().equals("poison")) {
+            throw new IllegalArgumentException("never");
+          }
+        }).build().dispatchOnce();
+    assertThat(r).isEqualTo(new DispatchResult(3, 1, 2, 0, 0, 0));
+    assertThat(heard).containsExactly(
+        "retry bad java.lang.IllegalStateException: nope",
+        "retry poison java.lang.IllegalArgumentException: never",
+        "dispatched ok",
+        "batch DispatchResult[fetched=3, dispatched=1, retried=2, deadLettered=0, released=0, leaseLost=0]");
+    assertThat(store.find(ok.id()).orElseThrow().status()).isEqualTo(OutboxStatus.DISPATCHED);
+  }
+
+  @Test
+  void wakeUpDispatchesAtOnceDespiteALongPollInterval() throws Exception {
+    List<UUID> published = new CopyOnWriteArrayList<>();
+    try (AsyncOutboxDispatcher d = AsyncOutboxDispatcher.builder().store(store).dispatchFn(e -> published.add(e.id()))
+        .pollInterval(Duration.ofHours(1)).build()) {
+      d.start();
+      Thread.sleep(200); // the worker has polled once and sleeps for an hour
+      OutboxEvent e = event("1");
+      store.append(e);
+      d.wakeUp();
+      await().atMost(Duration.ofSeconds(5)).until(() -> published.contains(e.id()));
+    }
+  }
+
+  @Test
+  void closeLetsTheInFlightBatchFinish() {
+    OutboxEvent a = event("a");
+    OutboxEvent b = event("b");
+    store.append(List.of(a, b));
+    CountDownLatch publishing = new CountDownLatch(1);
+    AsyncOutboxDispatcher d = AsyncOutboxDispatcher.builder().store(store).useClaim(true).dispatchFn(e -> {
+      publishing.countDown();
+      Thread.sleep(300);
+    }).build();
+    d.start();
+    await().atMost(Duration.ofSeconds(5)).until(() -> publishing.getCount() == 0);
+    d.close();
+    assertThat(store.countByStatus()).containsEntry(OutboxStatus.DISPATCHED, 2L);
+    assertThatThrownBy(d::start).isInstanceOf(IllegalStateException.class).hasMessageContaining("closed");
+  }
+
+  @Test
+  void closeInterruptsAHungPublishAndReleasesItsBatchUntried() {
+    OutboxEvent a = event("a");
+    OutboxEvent b = event("b");
+    store.append(List.of(a, b));
+    CountDownLatch publishing = new CountDownLatch(1);
+    AsyncOutboxDispatcher d = AsyncOutboxDispatcher.builder().store(store).useClaim(true)
+        .shutdownTimeout(Duration.ofMillis(200)).dispatchFn(e -> {
+          publishing.countDown();
+          Thread.sleep(60_000); // a broker call that never returns
+        }).build();
+    d.start();
+    await().atMost(Duration.ofSeconds(5)).until(() -> publishing.getCount() == 0);
+    long t0 = System.nanoTime();
+    d.close();
+    assertThat(Duration.ofNanos(System.nanoTime() - t0)).isLessThan(Duration.ofSeconds(5));
+    for (OutboxEvent e : List.of(a, b)) {
+      OutboxEvent s = store.find(e.id()).orElseThrow();
+      assertThat(s.status()).isEqualTo(OutboxStatus.PENDING);
+      assertThat(s.attempts()).as("released without counting an attempt").isZero();
+    }
+  }
+
+  @Test
+  void watchdogReportsAPublicationThatOutlivesHalfTheLease() {
+    store.append(event("slow"));
+    List<String> stalls = new CopyOnWriteArrayList<>();
+    try (AsyncOutboxDispatcher d = AsyncOutboxDispatcher.builder().store(store).useClaim(true).name("wd")
+        .leaseTtl(Duration.ofMillis(400)).dispatchFn(e -> Thread.sleep(900))
+        .listener(new OutboxListener() {
+          @Override public void onPublishStalled(OutboxEvent e, String worker, Duration running) {
+            stalls.add(worker + " " + e.aggregateId() + " " + (running.toMillis() >= 200));
+          }
+        }).build()) {
+      d.start();
+      await().atMost(Duration.ofSeconds(5)).until(() -> !stalls.isEmpty());
+    }
+    assertThat(stalls).containsExactly("wd-dispatcher-1 slow true");
+  }
+
+  @Test
+  void aFailingStoreNeverKillsTheWorker() {
+    AtomicInteger failuresLeft = new AtomicInteger(2);
+    OutboxStore flaky = new DelegatingStore(store) {
+      @Override public List<OutboxEvent> claim(String owner, int limit, Duration ttl, boolean ordered) {
+        if (failuresLeft.getAndDecrement() > 0) {
+          throw new IllegalStateException("database unreachable");
+        }
+        return super.claim(owner, limit, ttl, ordered);
+      }
+    };
+    OutboxEvent e = event("1");
+    store.append(e);
+    List<Throwable> pollErrors = new CopyOnWriteArrayList<>();
+    try (AsyncOutboxDispatcher d = AsyncOutboxDispatcher.builder().store(flaky).useClaim(true).dispatchFn(x -> {})
+        .pollInterval(Duration.ofMillis(10)).listener(new OutboxListener() {
+          @Override public void onPollFailed(Throwable error) {
+            pollErrors.add(error);
+          }
+        }).build()) {
+      d.start();
+      await().atMost(Duration.ofSeconds(10))
+          .until(() -> store.find(e.id()).orElseThrow().status() == OutboxStatus.DISPATCHED);
+    }
+    assertThat(pollErrors).hasSize(2).allSatisfy(t -> assertThat(t).hasMessage("database unreachable"));
+  }
+
+  @Test
+  void aUsersExecutorIsNotShutDown() {
+    ExecutorService mine = Executors.newFixedThreadPool(2);
+    try {
+      AsyncOutboxDispatcher d = AsyncOutboxDispatcher.builder().store(store).useClaim(true).workers(2)
+          .executor(mine).dispatchFn(e -> {}).build();
+      d.start();
+      d.close();
+      assertThat(mine.isShutdown()).isFalse();
+    } finally {
+      mine.shutdownNow();
+    }
+  }
+
+  @Test
+  void workerThreadsAreNamed() throws Exception {
+    List<String> names = new CopyOnWriteArrayList<>();
+    store.append(event("1"));
+    try (AsyncOutboxDispatcher d = AsyncOutboxDispatcher.builder().store(store).name("billing")
+        .dispatchFn(e -> names.add(Thread.currentThread().getName())).build()) {
+      d.start();
+      await().atMost(Duration.ofSeconds(5)).until(() -> !names.isEmpty());
+    }
+    assertThat(names).containsExactly("billing-dispatcher-1");
+  }
+
+  /** Forwards every call; tests override one method to inject a failure. */
+  private static class DelegatingStore implements OutboxStore {
+    private final OutboxStore d;
+
+    DelegatingStore(OutboxStore d) {
+      this.d = d;
+    }
+
+    @Override public List<OutboxEvent> fetchPending(int limit, boolean o) { return d.fetchPending(limit, o); }
+    @Override public List<OutboxEvent> claim(String w, int l, Duration t, boolean o) { return d.claim(w, l, t, o); }
+    @Override public Set<UUID> markDispatched(Collection<OutboxEvent> e) { return d.markDispatched(e); }
+    @Override public boolean scheduleRetry(OutboxEvent e, Duration x, String s) { return d.scheduleRetry(e, x, s); }
+    @Override public boolean markDead(OutboxEvent e, String s) { return d.markDead(e, s); }
+    @Override public Set<UUID> release(Collection<OutboxEvent> e, Duration x) { return d.release(e, x); }
+    @Override public Set<UUID> renewLeases(Collection<OutboxEvent> e, Duration x) { return d.renewLeases(e, x); }
+    @Override public Optional<OutboxEvent> find(UUID id) { return d.find(id); }
+    @Override public Map<OutboxStatus, Long> countByStatus() { return d.countByStatus(); }
+    @Override public Optional<Duration> oldestPendingAge() { return d.oldestPendingAge(); }
+  }
+}
