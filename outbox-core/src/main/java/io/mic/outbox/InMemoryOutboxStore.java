@@ -114,6 +114,44 @@ public final class InMemoryOutboxStore implements OutboxStore {
   }
 
   @Override
+  public synchronized List<OutboxEvent> claimRuns(String owner, int limit, Duration leaseTtl, int maxRun) {
+    Objects.requireNonNull(owner, "owner");
+    Instant now = now();
+    List<List<Row>> runs = new ArrayList<>();
+    for (Row head : candidates(now, true, true)) {
+      List<Row> run = new ArrayList<>();
+      for (Row row : openByAggregate.get(aggregateKey(head.event))) {
+        // behind the head only due PENDING events: an expired run is retaken head first, one by one
+        boolean fits = row == head || (row.status == OutboxStatus.PENDING && !row.nextAttemptAt.isAfter(now));
+        if (run.size() == maxRun || !fits) {
+          break;
+        }
+        run.add(row);
+      }
+      runs.add(run);
+    }
+    List<OutboxEvent> result = new ArrayList<>();
+    for (int position = 0; result.size() < limit; position++) {
+      boolean any = false;
+      for (List<Row> run : runs) {
+        if (position < run.size() && result.size() < limit) {
+          Row row = run.get(position);
+          row.status = OutboxStatus.PROCESSING;
+          row.attempts++;
+          row.leaseOwner = owner;
+          row.leaseUntil = now.plus(leaseTtl);
+          result.add(row.snapshot());
+          any = true;
+        }
+      }
+      if (!any) {
+        break;
+      }
+    }
+    return result;
+  }
+
+  @Override
   public synchronized Set<UUID> markDispatched(Collection<OutboxEvent> events) {
     Instant now = now();
     Set<UUID> marked = new HashSet<>();

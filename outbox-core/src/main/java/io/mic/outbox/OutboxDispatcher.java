@@ -6,6 +6,7 @@ import io.mic.outbox.internal.SafeListener;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -39,6 +40,7 @@ public final class OutboxDispatcher {
   public static final int DEFAULT_BATCH_SIZE = 100;
   public static final int MAX_BATCH_SIZE = 10_000;
   public static final int DEFAULT_MAX_ATTEMPTS = 10;
+  public static final int DEFAULT_AGGREGATE_RUN = 100;
   public static final Duration DEFAULT_RETRY_INITIAL = Duration.ofSeconds(1);
   public static final Duration DEFAULT_RETRY_MAX = Duration.ofMinutes(5);
   public static final String DEFAULT_NAME = "mic-outbox";
@@ -51,6 +53,7 @@ public final class OutboxDispatcher {
   private final Duration leaseTtl;
   private final boolean ordered;
   private final int batchSize;
+  private final int aggregateRun;
   private final int maxAttempts;
   private final Backoff backoff;
   private final OutboxListener listener;
@@ -66,6 +69,7 @@ public final class OutboxDispatcher {
     this.leaseTtl = b.leaseTtl;
     this.ordered = b.preserveAggregateOrder;
     this.batchSize = b.batchSize;
+    this.aggregateRun = b.aggregateRun;
     this.maxAttempts = b.maxAttempts;
     this.backoff = b.backoff();
     this.listener = new SafeListener(b.listener);
@@ -84,9 +88,7 @@ public final class OutboxDispatcher {
    */
   public DispatchResult dispatchOnce() {
     long start = System.nanoTime();
-    List<OutboxEvent> batch = useClaim
-        ? store.claim(ownerPrefix + claims.incrementAndGet(), batchSize, leaseTtl, ordered)
-        : store.fetchPending(batchSize, ordered);
+    List<OutboxEvent> batch = fetch();
     if (batch.isEmpty()) {
       LOG.trace("{}: nothing due", worker);
       return DispatchResult.EMPTY;
@@ -101,6 +103,20 @@ public final class OutboxDispatcher {
     listener.onBatch(result, Duration.ofNanos(System.nanoTime() - start));
     LOG.debug("{}: {}", worker, result);
     return result;
+  }
+
+  private List<OutboxEvent> fetch() {
+    if (!useClaim) {
+      return store.fetchPending(batchSize, ordered);
+    }
+    String owner = ownerPrefix + claims.incrementAndGet();
+    return ordered && aggregateRun > 1
+        ? store.claimRuns(owner, batchSize, leaseTtl, aggregateRun)
+        : store.claim(owner, batchSize, leaseTtl, ordered);
+  }
+
+  private static List<String> aggregateOf(OutboxEvent e) {
+    return List.of(e.aggregateType(), e.aggregateId());
   }
 
   /** The name used in lease owners and logs. */
@@ -120,6 +136,9 @@ public final class OutboxDispatcher {
     private final List<OutboxEvent> batch;
     private final List<OutboxEvent> published = new ArrayList<>();
     private final Map<UUID, Long> publishNanos = new HashMap<>();
+    /** Ordered mode: aggregates whose run stopped in this batch; their later events go back untried. */
+    private final Set<List<String>> stopped = new HashSet<>();
+    private final List<OutboxEvent> held = new ArrayList<>();
     private long leaseStart;
     private int dispatched;
     private int retried;
@@ -135,8 +154,15 @@ public final class OutboxDispatcher {
     void publishAll() {
       if (dispatchFn instanceof BatchDispatchFn batchFn) {
         publishAtOnce(batchFn);
-        return;
+      } else {
+        publishInTurn();
       }
+      if (!held.isEmpty()) {
+        release(held, "an earlier event of its aggregate did not go through");
+      }
+    }
+
+    private void publishInTurn() {
       for (int i = 0; i < batch.size(); i++) {
         OutboxEvent event = batch.get(i);
         if (Thread.currentThread().isInterrupted()) {
@@ -150,9 +176,11 @@ public final class OutboxDispatcher {
         if (useClaim && event.leaseOwner() == null) {
           continue; // its lease was lost while renewing: another worker has it now
         }
+        if (isStopped(event)) {
+          continue;
+        }
         if (useClaim && event.attempts() > maxAttempts) {
-          dead(event, "claimed " + event.attempts() + " times without an outcome (maxAttempts " + maxAttempts
-              + "): its worker probably crashed or stalled while publishing it");
+          dead(event, exhausted(event));
           continue;
         }
         String stop = publish(event);
@@ -161,6 +189,15 @@ public final class OutboxDispatcher {
           return;
         }
       }
+    }
+
+    /** In ordered mode, holds back an event whose predecessor in this batch did not go through. */
+    private boolean isStopped(OutboxEvent event) {
+      if (ordered && stopped.contains(aggregateOf(event))) {
+        held.add(event);
+        return true;
+      }
+      return false;
     }
 
     /** @return why the batch must stop here (this event and the rest go back untried), or null */
@@ -194,23 +231,52 @@ public final class OutboxDispatcher {
       return null;
     }
 
-    /** The whole batch in one call; successes are marked together afterwards, in every mode. */
+    private String exhausted(OutboxEvent event) {
+      return "claimed " + event.attempts() + " times without an outcome (maxAttempts " + maxAttempts
+          + "): its worker probably crashed or stalled while publishing it";
+    }
+
+    /**
+     * The batch through a {@link BatchDispatchFn}, in waves: all first events of their aggregate, then all
+     * second ones, so a run is never published concurrently. Without ordering, one wave holds everything.
+     */
     private void publishAtOnce(BatchDispatchFn batchFn) {
-      List<OutboxEvent> todo = new ArrayList<>();
+      List<List<OutboxEvent>> waves = new ArrayList<>();
+      Map<List<String>, Integer> positions = new HashMap<>();
       for (OutboxEvent event : batch) {
+        int position = ordered ? positions.merge(aggregateOf(event), 1, Integer::sum) - 1 : 0;
+        while (waves.size() <= position) {
+          waves.add(new ArrayList<>());
+        }
+        waves.get(position).add(event);
+      }
+      for (int w = 0; w < waves.size(); w++) {
+        if (!publishWave(batchFn, waves.get(w))) {
+          waves.subList(w + 1, waves.size()).forEach(rest -> release(rest, "broker unavailable"));
+          return;
+        }
+      }
+    }
+
+    /** @return false when the batch must stop (broker unavailable or dispatcher stopping) */
+    private boolean publishWave(BatchDispatchFn batchFn, List<OutboxEvent> wave) {
+      List<OutboxEvent> todo = new ArrayList<>();
+      for (OutboxEvent event : wave) {
+        if (isStopped(event)) {
+          continue;
+        }
         if (useClaim && event.attempts() > maxAttempts) {
-          dead(event, "claimed " + event.attempts() + " times without an outcome (maxAttempts " + maxAttempts
-              + "): its worker probably crashed or stalled while publishing it");
+          dead(event, exhausted(event));
         } else {
           todo.add(event);
         }
       }
       if (todo.isEmpty()) {
-        return;
+        return true;
       }
       if (Thread.currentThread().isInterrupted()) {
         release(todo, "dispatcher stopping");
-        return;
+        return false;
       }
       long t0 = System.nanoTime();
       current = new Publication(todo.get(0), t0);
@@ -221,15 +287,15 @@ public final class OutboxDispatcher {
         LOG.warn("{}: broker unavailable while publishing a batch of {}; released without counting an"
             + " attempt: {}", worker, todo.size(), ErrorText.of(e));
         release(todo, "broker unavailable");
-        return;
+        return false;
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
         release(todo, "dispatcher stopping");
-        return;
+        return false;
       } catch (Exception e) {
         if (Thread.currentThread().isInterrupted()) {
           release(todo, "dispatcher stopping");
-          return;
+          return false;
         }
         failures = new HashMap<>();
         for (OutboxEvent event : todo) {
@@ -247,6 +313,7 @@ public final class OutboxDispatcher {
           published.add(event);
         } else if (error instanceof PublishUnavailableException) {
           unavailable.add(event);
+          stop(event);
         } else {
           failed(event, error);
         }
@@ -255,6 +322,13 @@ public final class OutboxDispatcher {
         LOG.warn("{}: broker unavailable for {} of {} events; released without counting an attempt", worker,
             unavailable.size(), todo.size());
         release(unavailable, "broker unavailable");
+      }
+      return true;
+    }
+
+    private void stop(OutboxEvent event) {
+      if (ordered) {
+        stopped.add(aggregateOf(event));
       }
     }
 
@@ -266,6 +340,7 @@ public final class OutboxDispatcher {
         return;
       }
       Duration delay = backoff.delay(attempt);
+      stop(event); // a retry-waiting head blocks the rest of its run
       if (store.scheduleRetry(event, delay, text)) {
         retried++;
         LOG.debug("{}: event {} failed (attempt {}/{}), retry in {}: {}", worker, event.id(), attempt,
@@ -337,6 +412,7 @@ public final class OutboxDispatcher {
     }
 
     private void lost(OutboxEvent event) {
+      stop(event);
       leaseLost++;
       LOG.debug("{}: lease on event {} lost; another worker owns it now", worker, event.id());
       listener.onLeaseLost(event);

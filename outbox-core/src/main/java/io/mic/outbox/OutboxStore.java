@@ -52,6 +52,22 @@ public interface OutboxStore {
   List<OutboxEvent> claim(String owner, int limit, Duration leaseTtl, boolean preserveAggregateOrder);
 
   /**
+   * Ordered claim mode for aggregates with deep backlogs: like {@code claim(owner, limit, leaseTtl, true)},
+   * but behind each claimed head it also claims up to {@code maxRun - 1} events that directly follow it in
+   * its aggregate, as long as each of them is {@code PENDING} and due (a run of an expired claim is taken
+   * over head first, one event at a time). A run is claimed atomically with its head,
+   * so other workers still see nothing behind the head; the dispatcher publishes the run in order and
+   * stops it at the first failure.
+   *
+   * <p>When the batch cannot hold every run, earlier positions win: all heads first, then every second
+   * event, and so on. The result is in that order (position in the run, then the heads' dispatch order).
+   * A store that does not support runs may keep this default, which claims heads only.
+   */
+  default List<OutboxEvent> claimRuns(String owner, int limit, Duration leaseTtl, int maxRun) {
+    return claim(owner, limit, leaseTtl, true);
+  }
+
+  /**
    * Marks these events {@code DISPATCHED} (one statement for the whole collection on SQL stores).
    *
    * @return the ids actually marked; an id missing from the result lost its lease or changed state

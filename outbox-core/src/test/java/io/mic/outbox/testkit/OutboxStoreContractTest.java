@@ -612,7 +612,7 @@ public abstract class OutboxStoreContractTest {
         throw new IllegalStateException("poison");
       }
       published.add(e.id());
-    }).preserveAggregateOrder(true).useClaim(true).maxAttempts(1).build();
+    }).preserveAggregateOrder(true).useClaim(true).maxAttempts(1).aggregateRun(1).build();
     assertThat(d.dispatchOnce().deadLettered()).isEqualTo(1);
     assertThat(d.dispatchOnce().dispatched()).isEqualTo(1);
     assertThat(published).containsExactly(x2.id());
@@ -633,6 +633,124 @@ public abstract class OutboxStoreContractTest {
     assertThat(published).containsExactly(y1.id(), x1.id(), x2.id());
   }
 
+  // ---------------------------------------------------------------- ordered runs (hot aggregates)
+
+  @Test
+  void claimRunsTakesConsecutiveEventsBehindEachHeadBreadthFirst() {
+    OutboxEvent x1 = event("x");
+    OutboxEvent x2 = event("x");
+    OutboxEvent y1 = event("y");
+    OutboxEvent x3 = event("x");
+    OutboxEvent y2 = event("y");
+    OutboxEvent x4 = event("x");
+    append(x1, x2, y1, x3, y2, x4);
+    List<OutboxEvent> claimed = store.claimRuns("w1", 10, Duration.ofMinutes(1), 3);
+    assertThat(ids(claimed)).containsExactly(x1.id(), y1.id(), x2.id(), y2.id(), x3.id());
+    assertThat(claimed).allSatisfy(e -> {
+      assertThat(e.status()).isEqualTo(OutboxStatus.PROCESSING);
+      assertThat(e.leaseOwner()).isEqualTo("w1");
+      assertThat(e.attempts()).isEqualTo(1);
+    });
+    assertThat(store.claimRuns("w2", 10, Duration.ofMinutes(1), 3)).as("x4 waits behind the leased run").isEmpty();
+  }
+
+  @Test
+  void claimRunsFillsTheBatchByPositionFirst() {
+    OutboxEvent x1 = event("x");
+    OutboxEvent x2 = event("x");
+    OutboxEvent y1 = event("y");
+    OutboxEvent y2 = event("y");
+    append(x1, x2, y1, y2);
+    assertThat(ids(store.claimRuns("w", 3, Duration.ofMinutes(1), 10))).containsExactly(x1.id(), y1.id(), x2.id());
+  }
+
+  @Test
+  void runStopsAtAnEventThatIsNotDue() {
+    OutboxEvent z1 = event("z");
+    OutboxEvent z2 = event("z");
+    OutboxEvent z3 = event("z");
+    append(z1, z2, z3);
+    List<OutboxEvent> run = store.claimRuns("a", 10, Duration.ofMinutes(1), 10);
+    assertThat(ids(run)).containsExactly(z1.id(), z2.id(), z3.id());
+    assertThat(store.scheduleRetry(run.get(1), Duration.ofSeconds(60), "later")).isTrue();
+    assertThat(store.release(List.of(run.get(0), run.get(2)), Duration.ZERO)).hasSize(2);
+    assertThat(ids(store.claimRuns("b", 10, Duration.ofMinutes(1), 10))).containsExactly(z1.id());
+  }
+
+  @Test
+  void expiredRunIsTakenOverHeadFirstOneByOne() {
+    OutboxEvent z1 = event("z");
+    OutboxEvent z2 = event("z");
+    OutboxEvent z3 = event("z");
+    append(z1, z2, z3);
+    store.claimRuns("crashed", 10, Duration.ofSeconds(10), 2);
+    elapse(Duration.ofSeconds(11));
+    List<OutboxEvent> head = store.claimRuns("b", 10, Duration.ofSeconds(10), 10);
+    assertThat(ids(head)).as("z2 is still the crashed claim's; z3 waits behind it").containsExactly(z1.id());
+    assertThat(head.get(0).attempts()).isEqualTo(2);
+    store.markDispatched(head);
+    List<OutboxEvent> next = store.claimRuns("b", 10, Duration.ofSeconds(10), 10);
+    assertThat(ids(next)).containsExactly(z2.id(), z3.id());
+    assertThat(next.get(0).attempts()).isEqualTo(2);
+    assertThat(next.get(1).attempts()).isEqualTo(1);
+  }
+
+  @Test
+  void hotAggregateDrainsInOneClaimAndStopsItsRunAtAFailure() {
+    List<OutboxEvent> hot = new ArrayList<>();
+    for (int i = 0; i < 50; i++) {
+      hot.add(event("hot"));
+    }
+    append(hot);
+    List<UUID> published = new ArrayList<>();
+    AtomicBoolean failTenth = new AtomicBoolean(true);
+    OutboxDispatcher d = dispatcher(e -> {
+      if (e.id().equals(hot.get(9).id()) && failTenth.getAndSet(false)) {
+        throw new IllegalStateException("once");
+      }
+      published.add(e.id());
+    }).useClaim(true).preserveAggregateOrder(true).aggregateRun(100).batchSize(100)
+        .retryBackoff(Duration.ofSeconds(10), Duration.ofSeconds(10)).build();
+
+    assertThat(d.dispatchOnce()).isEqualTo(new DispatchResult(50, 9, 1, 0, 40, 0));
+    assertThat(stored(hot.get(10)).status()).isEqualTo(OutboxStatus.PENDING);
+    assertThat(stored(hot.get(10)).attempts()).as("held back untried").isZero();
+    assertThat(d.dispatchOnce().isEmpty()).as("the rest waits behind the retrying event").isTrue();
+    elapse(Duration.ofSeconds(13));
+    assertThat(d.dispatchOnce()).isEqualTo(new DispatchResult(41, 41, 0, 0, 0, 0));
+    assertThat(published).containsExactlyElementsOf(ids(hot));
+  }
+
+  @Test
+  void batchPublisherGetsRunsInWavesAndAFailureStopsItsAggregate() {
+    OutboxEvent x1 = event("x");
+    OutboxEvent x2 = event("x");
+    OutboxEvent x3 = event("x");
+    OutboxEvent y1 = event("y");
+    OutboxEvent y2 = event("y");
+    OutboxEvent y3 = event("y");
+    append(x1, x2, x3, y1, y2, y3);
+    List<List<UUID>> waves = new ArrayList<>();
+    io.mic.outbox.BatchDispatchFn fn = new io.mic.outbox.BatchDispatchFn() {
+      @Override public void dispatch(OutboxEvent event) {
+        throw new AssertionError("the batch path must be used");
+      }
+
+      @Override public Map<UUID, Exception> dispatchBatch(List<OutboxEvent> events) {
+        waves.add(ids(events));
+        return events.stream().anyMatch(e -> e.id().equals(y2.id()))
+            ? Map.of(y2.id(), new IllegalStateException("rejected")) : Map.of();
+      }
+    };
+    DispatchResult r = dispatcher(fn).useClaim(true).preserveAggregateOrder(true)
+        .retryBackoff(Duration.ofSeconds(10), Duration.ofSeconds(10)).build().dispatchOnce();
+    assertThat(waves).containsExactly(List.of(x1.id(), y1.id()), List.of(x2.id(), y2.id()), List.of(x3.id()));
+    assertThat(r).isEqualTo(new DispatchResult(6, 4, 1, 0, 1, 0));
+    assertThat(stored(y3).status()).isEqualTo(OutboxStatus.PENDING);
+    assertThat(stored(y3).attempts()).isZero();
+    assertThat(stored(x3).status()).isEqualTo(OutboxStatus.DISPATCHED);
+  }
+
   // ---------------------------------------------------------------- concurrency
 
   /**
@@ -642,8 +760,17 @@ public abstract class OutboxStoreContractTest {
   @Test
   @Timeout(value = 120, unit = TimeUnit.SECONDS)
   void concurrentClaimingDispatchersKeepPerAggregateOrder() throws Exception {
-    int aggregates = 150;
-    int perAggregate = 12;
+    concurrentOrderedDispatch(150, 12);
+  }
+
+  /** A few hot aggregates: claims take runs, and a failure inside a run must hold back the rest. */
+  @Test
+  @Timeout(value = 120, unit = TimeUnit.SECONDS)
+  void concurrentClaimingDispatchersKeepTheOrderOfHotAggregates() throws Exception {
+    concurrentOrderedDispatch(5, 150);
+  }
+
+  private void concurrentOrderedDispatch(int aggregates, int perAggregate) throws Exception {
     int workers = 4;
     Map<String, List<UUID>> expected = new ConcurrentHashMap<>();
     List<OutboxEvent> all = new ArrayList<>();

@@ -67,6 +67,13 @@ public interface Dialect {
   /** Claims due events in one statement. Parameters: limit, lease owner, lease micros. Returns the rows. */
   String claim(String table, boolean ordered);
 
+  /**
+   * Claims heads and, behind each, up to a run of due {@code PENDING} events of the same aggregate (see
+   * {@code OutboxStore.claimRuns}). Parameters: head limit, run length minus one, overall limit, lease
+   * owner, lease micros. Returns the rows in any order.
+   */
+  String claimRuns(String table);
+
   /** Marks claimed events dispatched. Parameters: ids, lease owner. Returns the ids marked. */
   String markDispatchedClaimed(String table);
 

@@ -8,6 +8,7 @@ import io.mic.outbox.OutboxStatus;
 import io.mic.outbox.OutboxStore;
 import io.mic.outbox.internal.UuidV7;
 import io.mic.outbox.jdbc.internal.HeadersJson;
+import io.mic.outbox.jdbc.internal.Runs;
 import io.mic.outbox.jdbc.internal.TableName;
 import java.io.IOException;
 import java.io.InputStream;
@@ -209,6 +210,25 @@ public final class JdbcOutboxStore implements OutboxStore {
     });
     claimed.sort(DISPATCH_ORDER); // RETURNING has no order of its own
     return claimed;
+  }
+
+  @Override
+  public List<OutboxEvent> claimRuns(String owner, int limit, Duration leaseTtl, int maxRun) {
+    Objects.requireNonNull(owner, "owner");
+    if (maxRun <= 1) {
+      return claim(owner, limit, leaseTtl, true);
+    }
+    List<OutboxEvent> claimed = inAutoCommit(c -> {
+      try (PreparedStatement ps = c.prepareStatement(dialect.claimRuns(table))) {
+        ps.setInt(1, limit);
+        ps.setInt(2, maxRun - 1);
+        ps.setInt(3, limit);
+        ps.setString(4, owner);
+        ps.setLong(5, micros(leaseTtl));
+        return readAll(ps);
+      }
+    });
+    return Runs.inWaves(claimed);
   }
 
   @Override

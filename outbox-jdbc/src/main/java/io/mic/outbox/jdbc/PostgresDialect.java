@@ -78,6 +78,31 @@ public class PostgresDialect implements Dialect {
   }
 
   @Override
+  public String claimRuns(String table) {
+    // Heads are locked with SKIP LOCKED; the events behind them are read unlocked (nobody else can claim
+    // them while their head is live) and locked by the UPDATE, which checks them again.
+    return "WITH heads AS MATERIALIZED (SELECT o.id, o.aggregate_type, o.aggregate_id, o.created_at, o.priority"
+        + " FROM " + table + " o WHERE " + CLAIMABLE + isHead(table) + ORDER
+        + " LIMIT ? FOR UPDATE OF o SKIP LOCKED),"
+        + " ranked AS (SELECT h.*, row_number() OVER (ORDER BY h.priority DESC, h.created_at, h.id) AS head_rank"
+        + " FROM heads h),"
+        + " followers AS (SELECT r.head_rank, f.id, f.pos FROM ranked r CROSS JOIN LATERAL ("
+        + "SELECT n.id, row_number() OVER w AS pos,"
+        + " bool_and(n.status = 'PENDING' AND n.next_attempt_at <= now()) OVER w AS contiguous"
+        + " FROM (SELECT m.id, m.status, m.next_attempt_at, m.created_at FROM " + table + " m"
+        + " WHERE m.aggregate_type = r.aggregate_type AND m.aggregate_id = r.aggregate_id AND m." + LIVE
+        + " AND (m.created_at, m.id) > (r.created_at, r.id) ORDER BY m.created_at, m.id LIMIT ?) n"
+        + " WINDOW w AS (ORDER BY n.created_at, n.id)) f WHERE f.contiguous),"
+        + " picked AS MATERIALIZED (SELECT id FROM (SELECT id, head_rank, 0 AS pos FROM ranked"
+        + " UNION ALL SELECT id, head_rank, pos FROM followers) x ORDER BY pos, head_rank LIMIT ?)"
+        + " UPDATE " + table + " t SET status = 'PROCESSING', attempts = t.attempts + 1, lease_owner = ?,"
+        + " lease_until = now() + ? * interval '1 microsecond' FROM picked WHERE t.id = picked.id"
+        + " AND ((t.status = 'PENDING' AND t.next_attempt_at <= now())"
+        + " OR (t.status = 'PROCESSING' AND t.lease_until < now()))"
+        + " RETURNING " + prefixed("t.");
+  }
+
+  @Override
   public String markDispatchedClaimed(String table) {
     return "UPDATE " + table + " SET status = 'DISPATCHED', dispatched_at = now(), lease_owner = NULL,"
         + " lease_until = NULL WHERE id = ANY(?) AND status = 'PROCESSING' AND lease_owner = ? RETURNING id";
