@@ -1,0 +1,312 @@
+package io.mic.outbox.bench;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import io.mic.outbox.OutboxDispatcher;
+import io.mic.outbox.OutboxEvent;
+import io.mic.outbox.jdbc.Dialect;
+import io.mic.outbox.jdbc.JdbcOutboxStore;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.ThreadLocalRandom;
+
+/**
+ * Measures JdbcOutboxStore against raw SQL on the same PostgreSQL, in the same run, and writes a Markdown
+ * report. Each scenario runs {@code rounds} times, interleaved with the others; the report gives medians
+ * and the ratios the project tracks.
+ *
+ * <pre>
+ * mvn -B -q -DskipTests package -pl outbox-benchmarks -am
+ * java -jar outbox-benchmarks/target/outbox-benchmarks.jar [--url U] [--user U] [--password P]
+ *      [--events 200000] [--aggregates 10000] [--rounds 3] [--out bench-results/postgres.md]
+ * </pre>
+ */
+public final class PostgresBenchmark {
+  private static final int BATCH = 500;
+  private static final String HOT = "hot aggregates (10 x 2,000 events): ";
+  private static final int HOT_AGGREGATES = 10;
+  private static final int HOT_EVENTS = 20_000;
+  private final Map<String, String> options;
+  private final HikariDataSource dataSource;
+  private final Map<String, List<Double>> rates = new LinkedHashMap<>();
+  private final int events;
+  private final int aggregates;
+
+  private PostgresBenchmark(Map<String, String> options) {
+    this.options = options;
+    this.events = Integer.parseInt(options.getOrDefault("events", "200000"));
+    this.aggregates = Integer.parseInt(options.getOrDefault("aggregates", "10000"));
+    HikariConfig config = new HikariConfig();
+    config.setJdbcUrl(options.getOrDefault("url", "jdbc:postgresql://127.0.0.1:5432/test"));
+    config.setUsername(options.getOrDefault("user", "postgres"));
+    config.setPassword(options.getOrDefault("password", ""));
+    config.setMaximumPoolSize(4);
+    this.dataSource = new HikariDataSource(config);
+  }
+
+  public static void main(String[] args) throws Exception {
+    Map<String, String> options = new LinkedHashMap<>();
+    for (int i = 0; i + 1 < args.length; i += 2) {
+      if (!args[i].startsWith("--")) {
+        throw new IllegalArgumentException("expected --option value, got " + args[i]);
+      }
+      options.put(args[i].substring(2), args[i + 1]);
+    }
+    PostgresBenchmark bench = new PostgresBenchmark(options);
+    try (bench.dataSource) {
+      bench.run(Integer.parseInt(options.getOrDefault("rounds", "3")));
+    }
+  }
+
+  private void run(int rounds) throws Exception {
+    for (int round = 1; round <= rounds; round++) {
+      System.err.printf("round %d/%d%n", round, rounds);
+      record("drain: raw SQL claim + mark (baseline)", drainRaw());
+      record("drain: OutboxDispatcher, claim, throughput mode", drainDispatcher(false));
+      record("drain: OutboxDispatcher, claim, ordered mode", drainDispatcher(true));
+      record(HOT + "throughput mode (baseline)", drainHot(false, 1));
+      record(HOT + "ordered, heads only (aggregateRun 1)", drainHot(true, 1));
+      record(HOT + "ordered, runs (aggregateRun 100, default)", drainHot(true, 100));
+      record("append: plain JDBC batch INSERT, 500 per tx (baseline)", appendBatch(false));
+      record("append: JdbcOutboxStore.append(c, events), 500 per tx", appendBatch(true));
+      record("append: plain INSERT, 1 per tx (baseline)", appendSingle(false));
+      record("append: JdbcOutboxStore.append(c, event), 1 per tx", appendSingle(true));
+    }
+    String report = report();
+    System.out.println(report);
+    Path out = Path.of(options.getOrDefault("out", "bench-results/postgres.md"));
+    if (out.getParent() != null) {
+      Files.createDirectories(out.getParent());
+    }
+    Files.writeString(out, report);
+    System.err.println("written to " + out.toAbsolutePath());
+  }
+
+  // ------------------------------------------------------------------ drain
+
+  private String loadBacklog() throws SQLException {
+    return loadBacklog(events, aggregates);
+  }
+
+  private String loadBacklog(int events, int aggregates) throws SQLException {
+    String table = "bench_outbox_" + UUID.randomUUID().toString().substring(0, 8);
+    JdbcOutboxStore.builder().dataSource(dataSource).table(table).build().createSchema();
+    try (Connection c = dataSource.getConnection(); Statement s = c.createStatement()) {
+      s.execute("INSERT INTO " + table + " (id, aggregate_type, aggregate_id, topic, payload, headers, priority,"
+          + " created_at, next_attempt_at) SELECT gen_random_uuid(), 'order', 'agg-' || (g % " + aggregates + "),"
+          + " 'order.changed', json_build_object('order', g % " + aggregates + ", 'n', g, 'note', 'benchmark'),"
+          + " '{}', 0, clock_timestamp(), clock_timestamp() FROM generate_series(1, " + events + ") AS g");
+      s.execute("VACUUM ANALYZE " + table);
+    }
+    return table;
+  }
+
+  private double drainRaw() throws SQLException {
+    String table = loadBacklog();
+    try (Connection c = dataSource.getConnection();
+        PreparedStatement claim = c.prepareStatement(Dialect.POSTGRESQL.claim('"' + table + '"', false));
+        PreparedStatement mark = c.prepareStatement(Dialect.POSTGRESQL.markDispatchedClaimed('"' + table + '"'))) {
+      long t0 = System.nanoTime();
+      int done = 0;
+      while (true) {
+        String owner = "raw#" + done;
+        claim.setInt(1, BATCH);
+        claim.setString(2, owner);
+        claim.setLong(3, 60_000_000L);
+        List<UUID> ids = new ArrayList<>(BATCH);
+        try (ResultSet rs = claim.executeQuery()) {
+          while (rs.next()) {
+            ids.add(rs.getObject(1, UUID.class));
+          }
+        }
+        if (ids.isEmpty()) {
+          break;
+        }
+        mark.setArray(1, c.createArrayOf("uuid", ids.toArray()));
+        mark.setString(2, owner);
+        mark.executeQuery().close();
+        done += ids.size();
+      }
+      return check(done, events, t0);
+    } finally {
+      drop(table);
+    }
+  }
+
+  private double drainDispatcher(boolean ordered) throws SQLException {
+    return drain(loadBacklog(), ordered, OutboxDispatcher.DEFAULT_AGGREGATE_RUN, events);
+  }
+
+  private double drainHot(boolean ordered, int run) throws SQLException {
+    return drain(loadBacklog(HOT_EVENTS, HOT_AGGREGATES), ordered, run, HOT_EVENTS);
+  }
+
+  private double drain(String table, boolean ordered, int run, int expected) throws SQLException {
+    try {
+      JdbcOutboxStore store = JdbcOutboxStore.builder().dataSource(dataSource).table(table).build();
+      OutboxDispatcher dispatcher = OutboxDispatcher.builder().store(store).dispatchFn(e -> {})
+          .useClaim(true).preserveAggregateOrder(ordered).aggregateRun(run).batchSize(BATCH).build();
+      long t0 = System.nanoTime();
+      int done = 0;
+      int n;
+      while ((n = dispatcher.dispatchOnce().dispatched()) > 0) {
+        done += n;
+      }
+      return check(done, expected, t0);
+    } finally {
+      drop(table);
+    }
+  }
+
+  // ------------------------------------------------------------------ append
+
+  private List<OutboxEvent> newEvents(int n) {
+    List<OutboxEvent> list = new ArrayList<>(n);
+    for (int i = 0; i < n; i++) {
+      int agg = ThreadLocalRandom.current().nextInt(1000);
+      list.add(OutboxEvent.builder().aggregate("order", "agg-" + agg).topic("order.changed")
+          .payload("{\"order\":" + agg + ",\"n\":" + i + ",\"note\":\"benchmark\"}").header("tenant", "acme").build());
+    }
+    return list;
+  }
+
+  private double appendBatch(boolean viaStore) throws SQLException {
+    int total = Math.min(events, 50_000);
+    return append(newEvents(total), BATCH, viaStore);
+  }
+
+  private double appendSingle(boolean viaStore) throws SQLException {
+    return append(newEvents(2_000), 1, viaStore);
+  }
+
+  private double append(List<OutboxEvent> list, int perTx, boolean viaStore) throws SQLException {
+    String table = "bench_append_" + UUID.randomUUID().toString().substring(0, 8);
+    JdbcOutboxStore store = JdbcOutboxStore.builder().dataSource(dataSource).table(table).build();
+    store.createSchema();
+    String plain = "INSERT INTO \"" + table + "\" (id, aggregate_type, aggregate_id, topic, payload, headers, priority)"
+        + " VALUES (?, ?, ?, ?, CAST(? AS json), CAST(? AS json), ?)";
+    try (Connection c = dataSource.getConnection()) {
+      c.setAutoCommit(false);
+      long t0 = System.nanoTime();
+      for (int from = 0; from < list.size(); from += perTx) {
+        List<OutboxEvent> tx = list.subList(from, Math.min(list.size(), from + perTx));
+        if (viaStore) {
+          if (tx.size() == 1) {
+            store.append(c, tx.get(0));
+          } else {
+            store.append(c, tx);
+          }
+        } else {
+          try (PreparedStatement ps = c.prepareStatement(plain)) {
+            for (OutboxEvent e : tx) {
+              ps.setObject(1, e.id());
+              ps.setString(2, e.aggregateType());
+              ps.setString(3, e.aggregateId());
+              ps.setString(4, e.topic());
+              ps.setString(5, e.payload());
+              ps.setString(6, "{\"tenant\":\"acme\"}");
+              ps.setInt(7, e.priority());
+              if (tx.size() == 1) {
+                ps.executeUpdate();
+              } else {
+                ps.addBatch();
+              }
+            }
+            if (tx.size() > 1) {
+              ps.executeBatch();
+            }
+          }
+        }
+        c.commit();
+      }
+      return list.size() / ((System.nanoTime() - t0) / 1e9);
+    } finally {
+      drop(table);
+    }
+  }
+
+  // ------------------------------------------------------------------ reporting
+
+  private double check(int done, int expected, long t0) {
+    double rate = done / ((System.nanoTime() - t0) / 1e9);
+    if (done != expected) {
+      throw new IllegalStateException("drained " + done + " of " + expected + " events");
+    }
+    return rate;
+  }
+
+  private void drop(String table) throws SQLException {
+    try (Connection c = dataSource.getConnection(); Statement s = c.createStatement()) {
+      s.execute("DROP TABLE IF EXISTS \"" + table + "\"");
+    }
+  }
+
+  private void record(String scenario, double rate) {
+    rates.computeIfAbsent(scenario, k -> new ArrayList<>()).add(rate);
+    System.err.printf("  %-60s %,10.0f events/s%n", scenario, rate);
+  }
+
+  private double median(String scenario) {
+    List<Double> r = new ArrayList<>(rates.get(scenario));
+    r.sort(null);
+    return r.get(r.size() / 2);
+  }
+
+  private String report() throws SQLException {
+    StringBuilder md = new StringBuilder();
+    md.append("# PostgreSQL benchmark\n\n");
+    md.append("Run ").append(Instant.now()).append(" on ").append(Runtime.getRuntime().availableProcessors())
+        .append(" cores, Java ").append(System.getProperty("java.version")).append(", ").append(settings())
+        .append(".\nBacklog: ").append(events).append(" events over ").append(aggregates)
+        .append(" aggregates, batch ").append(BATCH).append(", no-op publisher, one dispatcher thread.\n\n");
+    md.append("| scenario | median events/s | all rounds |\n|---|---:|---|\n");
+    rates.forEach((k, v) -> md.append("| ").append(k).append(" | ").append(String.format("%,.0f", median(k)))
+        .append(" | ").append(v.stream().map(x -> String.format("%,.0f", x)).toList()).append(" |\n"));
+    String[][] ratios = {
+        {"dispatcher / raw SQL (target >= 0.80)", "drain: OutboxDispatcher, claim, throughput mode",
+            "drain: raw SQL claim + mark (baseline)"},
+        {"ordered / throughput mode (target >= 0.50)", "drain: OutboxDispatcher, claim, ordered mode",
+            "drain: OutboxDispatcher, claim, throughput mode"},
+        {"hot aggregates: ordered with runs / throughput mode", HOT + "ordered, runs (aggregateRun 100, default)",
+            HOT + "throughput mode (baseline)"},
+        {"hot aggregates: ordered with runs / heads only", HOT + "ordered, runs (aggregateRun 100, default)",
+            HOT + "ordered, heads only (aggregateRun 1)"},
+        {"append batch / plain JDBC batch (target >= 0.80)", "append: JdbcOutboxStore.append(c, events), 500 per tx",
+            "append: plain JDBC batch INSERT, 500 per tx (baseline)"},
+        {"append single / plain INSERT, 1 per tx", "append: JdbcOutboxStore.append(c, event), 1 per tx",
+            "append: plain INSERT, 1 per tx (baseline)"}};
+    md.append("\n| ratio | value |\n|---|---:|\n");
+    for (String[] r : ratios) {
+      md.append("| ").append(r[0]).append(" | ").append(String.format("%.2f", median(r[1]) / median(r[2])))
+          .append(" |\n");
+    }
+    return md.toString();
+  }
+
+  private String settings() throws SQLException {
+    try (Connection c = dataSource.getConnection(); Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery("SELECT current_setting('server_version'), current_setting('synchronous_commit'),"
+            + " current_setting('shared_buffers')")) {
+      rs.next();
+      return "PostgreSQL " + rs.getString(1) + " (synchronous_commit=" + rs.getString(2) + ", shared_buffers="
+          + rs.getString(3) + ")";
+    }
+  }
+
+  static {
+    System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn");
+  }
+
+}
