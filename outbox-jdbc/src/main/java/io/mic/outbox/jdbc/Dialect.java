@@ -1,20 +1,63 @@
 package io.mic.outbox.jdbc;
 
+import java.sql.Connection;
 import java.sql.DatabaseMetaData;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.util.Collections;
+import java.util.List;
+import java.util.UUID;
 
 /**
- * What differs between databases: capabilities and the text of each statement. One implementation per
- * database overrides only what differs; {@link #detect(DatabaseMetaData)} picks one from the connection,
- * and {@code JdbcOutboxStore.builder().dialect(...)} overrides the choice.
+ * What differs between databases: capabilities, SQL fragments and the text of each statement. The
+ * defaults here are the portable form (claim by {@code SELECT … FOR UPDATE SKIP LOCKED}, then
+ * {@code UPDATE} in the same transaction); each database's class overrides only what differs.
+ * {@link #detect(DatabaseMetaData)} picks one from the connection, and
+ * {@code JdbcOutboxStore.builder().dialect(...)} overrides the choice.
  *
- * <p>Statements receive the table name already validated and quoted. Every value is a bind parameter;
- * the order of the parameters is documented on each method and fixed for all dialects.
+ * <p>Statements receive table names already validated and quoted; every value is a bind parameter in the
+ * order documented on each method. The outbox table's alias is {@code o} where one is used.
  */
 public interface Dialect {
 
-  /** PostgreSQL 12 or later. */
+  /** PostgreSQL 12 or later: claims and batched marks in one statement each. */
   Dialect POSTGRESQL = new PostgresDialect();
+  /** MariaDB 10.6 or later, and MySQL 8.0.16 or later. */
+  Dialect MARIADB = new MariaDbDialect();
+  /** H2 2.x, in process: for tests and demos. */
+  Dialect H2 = new H2Dialect();
+
+  /** Picks the dialect for a database, or fails naming the database and what is supported. */
+  static Dialect detect(DatabaseMetaData meta) throws SQLException {
+    String product = meta.getDatabaseProductName();
+    int major = meta.getDatabaseMajorVersion();
+    int minor = meta.getDatabaseMinorVersion();
+    String found = product + " " + meta.getDatabaseProductVersion();
+    if ("PostgreSQL".equalsIgnoreCase(product)) {
+      return require(POSTGRESQL, major >= 12, found, "PostgreSQL 12 or later (SKIP LOCKED, MATERIALIZED CTEs)");
+    }
+    if ("MariaDB".equalsIgnoreCase(product)) {
+      return require(MARIADB, major > 10 || (major == 10 && minor >= 6), found, "MariaDB 10.6 or later (SKIP LOCKED)");
+    }
+    if ("MySQL".equalsIgnoreCase(product)) {
+      return require(MARIADB, major >= 8, found, "MySQL 8.0.16 or later (SKIP LOCKED, CHECK constraints)");
+    }
+    if ("H2".equalsIgnoreCase(product)) {
+      return require(H2, major >= 2, found, "H2 2.x");
+    }
+    throw new UnsupportedDatabaseException("database " + found + " is not supported: MIC Outbox supports"
+        + " PostgreSQL 12+, MariaDB 10.6+, MySQL 8.0.16+ and H2 2.x; pass .dialect(...) to use your own Dialect");
+  }
+
+  private static Dialect require(Dialect dialect, boolean supported, String found, String needed) {
+    if (!supported) {
+      throw new UnsupportedDatabaseException(found + " is too old: MIC Outbox needs " + needed);
+    }
+    return dialect;
+  }
 
   /** A short name for logs and errors, e.g. {@code PostgreSQL}. */
   String name();
@@ -23,85 +66,271 @@ public interface Dialect {
   String schemaResource();
 
   /** The character that quotes identifiers. */
-  char identifierQuote();
-
-  /** Picks the dialect for a database, or fails naming the database and what is supported. */
-  static Dialect detect(DatabaseMetaData meta) throws SQLException {
-    String product = meta.getDatabaseProductName();
-    int major = meta.getDatabaseMajorVersion();
-    if ("PostgreSQL".equalsIgnoreCase(product)) {
-      if (major < 12) {
-        throw new UnsupportedDatabaseException(product + " " + meta.getDatabaseProductVersion()
-            + " is too old: MIC Outbox needs PostgreSQL 12 or later (SKIP LOCKED, MATERIALIZED CTEs)");
-      }
-      return POSTGRESQL;
-    }
-    throw new UnsupportedDatabaseException("database " + product + " " + meta.getDatabaseProductVersion()
-        + " is not supported yet: MIC Outbox supports PostgreSQL 12+; pass .dialect(...) to use your own"
-        + " Dialect implementation");
+  default char identifierQuote() {
+    return '"';
   }
 
-  // ---- appends
+  // ------------------------------------------------------------------ capabilities
 
   /**
-   * Inserts one event; {@code created_at} and {@code next_attempt_at} from the database clock at the
-   * moment of the insert. Parameters: id, aggregate_type, aggregate_id, topic, payload, headers, priority.
+   * {@code true} when a claim and a batched mark each run as one {@code UPDATE … RETURNING} statement
+   * ({@link #claim}, {@link #claimRuns}, {@link #markDispatchedReturning}, …); {@code false} for the
+   * portable lock-then-update transactions.
+   */
+  default boolean updateReturning() {
+    return false;
+  }
+
+  /** Whether appends lock aggregates through the {@code <table>_locks} table rather than the database's own locks. */
+  default boolean usesLockTable() {
+    return true;
+  }
+
+  /** Isolation of the store's own transactions: READ COMMITTED keeps InnoDB from taking gap locks. */
+  default int isolation() {
+    return Connection.TRANSACTION_READ_COMMITTED;
+  }
+
+  /** Whether this failure is a unique-key violation (a duplicate event id). */
+  default boolean isDuplicateKey(SQLException e) {
+    return "23505".equals(e.getSQLState());
+  }
+
+  // ------------------------------------------------------------------ values
+
+  default void setId(PreparedStatement ps, int index, UUID id) throws SQLException {
+    ps.setObject(index, id);
+  }
+
+  default UUID getId(ResultSet rs, int index) throws SQLException {
+    return rs.getObject(index, UUID.class);
+  }
+
+  default Instant getInstant(ResultSet rs, int index) throws SQLException {
+    OffsetDateTime t = rs.getObject(index, OffsetDateTime.class);
+    return t == null ? null : t.toInstant();
+  }
+
+  /** Binds the sorted, distinct lock keys of {@link #lockAggregates}. */
+  default void bindLockKeys(PreparedStatement ps, List<String> keys) throws SQLException {
+    for (int i = 0; i < keys.size(); i++) {
+      ps.setString(i + 1, keys.get(i));
+    }
+  }
+
+  // ------------------------------------------------------------------ fragments
+
+  /** The database clock (for reads, leases and delays). */
+  String now();
+
+  /** {@code ts} plus a bound number of microseconds. */
+  String plusMicros(String ts);
+
+  /** {@code ts} minus a bound number of microseconds. */
+  String minusMicros(String ts);
+
+  /** Microseconds from {@code ts} to the database clock. */
+  String microsSince(String ts);
+
+  /** A bound JSON text as a value of the payload and headers columns. */
+  default String jsonParam() {
+    return "?";
+  }
+
+  /** The claim and fetch order; it must match the claim index. */
+  default String dispatchOrder() {
+    return "o.priority DESC, o.created_at, o.id";
+  }
+
+  /** A cheap filter on live rows that lets the claim index be used, or an empty string. */
+  default String liveRows() {
+    return "";
+  }
+
+  /** Only the oldest live event of its aggregate: a leased or retry-waiting head hides the rest. */
+  default String isHead(String table) {
+    return " AND NOT EXISTS (SELECT 1 FROM " + table + " p WHERE p.aggregate_type = o.aggregate_type"
+        + " AND p.aggregate_id = o.aggregate_id AND p.status IN ('PENDING', 'PROCESSING')"
+        + " AND (p.created_at, p.id) < (o.created_at, o.id))";
+  }
+
+  default String due() {
+    return "o.status = 'PENDING' AND o.next_attempt_at <= " + now();
+  }
+
+  default String claimable() {
+    return "((o.status = 'PENDING' AND o.next_attempt_at <= " + now() + ")"
+        + " OR (o.status = 'PROCESSING' AND o.lease_until < " + now() + "))";
+  }
+
+  // ------------------------------------------------------------------ appends
+
+  /**
+   * Inserts one event, {@code created_at} and {@code next_attempt_at} from the database clock read after
+   * the aggregate lock. Parameters: id, aggregate_type, aggregate_id, topic, payload, headers, priority.
    */
   String insert(String table);
 
-  /**
-   * Like {@link #insert} but first takes a transaction-scoped lock on the event's aggregate, so events
-   * of one aggregate get {@code created_at} in commit order. Parameters as {@link #insert}, then the
-   * aggregate lock key.
-   */
-  String insertLocked(String table);
+  /** Locks {@code keys} aggregates, in the order bound, until the transaction ends. */
+  String lockAggregates(String lockTable, int keys);
 
-  /** Locks several aggregates at once, in a fixed order so that two batches never deadlock. Parameter: the keys. */
-  String lockAggregates();
-
-  // ---- dispatch
+  // ------------------------------------------------------------------ dispatch, portable form
 
   /** Reads due {@code PENDING} events. Parameter: limit. */
-  String fetchPending(String table, boolean ordered);
+  default String fetchPending(String table, boolean ordered) {
+    return "SELECT " + COLUMNS + " FROM " + table + " o WHERE " + liveRows() + due()
+        + (ordered ? isHead(table) : "") + " ORDER BY " + dispatchOrder() + " LIMIT ?";
+  }
 
-  /** Claims due events in one statement. Parameters: limit, lease owner, lease micros. Returns the rows. */
-  String claim(String table, boolean ordered);
+  /** Locks the ids of claimable events, skipping those another claim holds. Parameter: limit. */
+  default String lockClaimable(String table) {
+    return "SELECT o.id FROM " + table + " o WHERE " + liveRows() + claimable()
+        + " ORDER BY " + dispatchOrder() + " LIMIT ? FOR UPDATE SKIP LOCKED";
+  }
 
   /**
-   * Claims heads and, behind each, up to a run of due {@code PENDING} events of the same aggregate (see
-   * {@code OutboxStore.claimRuns}). Parameters: head limit, run length minus one, overall limit, lease
-   * owner, lease micros. Returns the rows in any order.
+   * Reads, without locking, the claimable heads of aggregates. A locking read would also lock every row
+   * the head probe reads (InnoDB has no {@code FOR UPDATE OF}), so heads are locked afterwards by
+   * {@link #lockClaimableIds}. Parameter: limit.
    */
-  String claimRuns(String table);
+  default String headCandidates(String table) {
+    return "SELECT o.id FROM " + table + " o WHERE " + liveRows() + claimable() + isHead(table)
+        + " ORDER BY " + dispatchOrder() + " LIMIT ?";
+  }
 
-  /** Marks claimed events dispatched. Parameters: ids, lease owner. Returns the ids marked. */
-  String markDispatchedClaimed(String table);
+  /** Locks those of the given events that are still claimable, skipping held ones. Parameters: the ids. */
+  default String lockClaimableIds(String table, int ids) {
+    return "SELECT o.id FROM " + table + " o WHERE o.id IN " + placeholders(ids) + " AND " + claimable()
+        + " FOR UPDATE SKIP LOCKED";
+  }
 
-  /** Marks unclaimed events dispatched, counting their attempt. Parameter: ids. Returns the ids marked. */
-  String markDispatchedUnclaimed(String table);
+  /**
+   * The live events behind a head, in order, with a flag telling whether each is a due {@code PENDING}
+   * event (a run stops at the first that is not). Parameters: the head's id, the most to return.
+   */
+  default String followers(String table) {
+    return "SELECT m.id, CASE WHEN m.status = 'PENDING' AND m.next_attempt_at <= " + now() + " THEN 1 ELSE 0 END"
+        + " FROM " + table + " m JOIN " + table + " h ON h.id = ?"
+        + " WHERE m.aggregate_type = h.aggregate_type AND m.aggregate_id = h.aggregate_id"
+        + " AND m.status IN ('PENDING', 'PROCESSING') AND (m.created_at, m.id) > (h.created_at, h.id)"
+        + " ORDER BY m.created_at, m.id LIMIT ?";
+  }
+
+  /**
+   * Leases the chosen events, checking each is still claimable. Parameters: lease owner, lease micros,
+   * then the ids.
+   */
+  default String lease(String table, int ids) {
+    return "UPDATE " + table + " o SET status = 'PROCESSING', attempts = attempts + 1, lease_owner = ?,"
+        + " lease_until = " + plusMicros(now()) + " WHERE id IN " + placeholders(ids) + " AND " + claimable();
+  }
+
+  /** Reads the events a claim leased. Parameters: the ids, then the lease owner. */
+  default String selectLeased(String table, int ids) {
+    return "SELECT " + COLUMNS + " FROM " + table + " WHERE id IN " + placeholders(ids) + " AND lease_owner = ?";
+  }
+
+  /**
+   * Locks those of the given events that the caller still holds: {@code PROCESSING} under its lease when
+   * {@code claimed}, else still {@code PENDING}. Parameters: the ids, then the lease owner when claimed.
+   */
+  default String lockHeld(String table, int ids, boolean claimed) {
+    return "SELECT id FROM " + table + " WHERE id IN " + placeholders(ids) + " AND " + fence(claimed) + " FOR UPDATE";
+  }
+
+  /** Marks held events dispatched, counting the attempt of unclaimed ones. Parameters: the ids. */
+  default String markDispatched(String table, int ids, boolean claimed) {
+    return "UPDATE " + table + " SET status = 'DISPATCHED', dispatched_at = " + now()
+        + ", lease_owner = NULL, lease_until = NULL" + (claimed ? "" : ", attempts = attempts + 1")
+        + " WHERE id IN " + placeholders(ids);
+  }
+
+  /** Puts held events back untried. Parameters: delay micros, then the ids. */
+  default String release(String table, int ids, boolean claimed) {
+    return "UPDATE " + table + " SET status = 'PENDING', next_attempt_at = " + plusMicros(now())
+        + ", lease_owner = NULL, lease_until = NULL" + (claimed ? ", attempts = attempts - 1" : "")
+        + " WHERE id IN " + placeholders(ids);
+  }
+
+  /** Extends the leases of held events. Parameters: lease micros, then the ids. */
+  default String renew(String table, int ids) {
+    return "UPDATE " + table + " SET lease_until = " + plusMicros(now()) + " WHERE id IN " + placeholders(ids);
+  }
+
+  // ------------------------------------------------------------------ dispatch, one statement (updateReturning)
+
+  /** Claims due events. Parameters: limit, lease owner, lease micros. Returns the rows. */
+  default String claim(String table, boolean ordered) {
+    throw new UnsupportedOperationException(name() + " claims in a lock-then-update transaction");
+  }
+
+  /** Claims heads with their runs. Parameters: head limit, run length - 1, limit, owner, lease micros. */
+  default String claimRuns(String table) {
+    throw new UnsupportedOperationException(name() + " claims in a lock-then-update transaction");
+  }
+
+  /** Marks dispatched. Parameters: the ids array, then the owner when claimed. Returns the ids marked. */
+  default String markDispatchedReturning(String table, boolean claimed) {
+    throw new UnsupportedOperationException(name() + " marks in a lock-then-update transaction");
+  }
+
+  /** Releases. Parameters: delay micros, ids array, then the owner when claimed. Returns the ids. */
+  default String releaseReturning(String table, boolean claimed) {
+    throw new UnsupportedOperationException(name() + " marks in a lock-then-update transaction");
+  }
+
+  /** Renews leases. Parameters: lease micros, ids array, owner. Returns the ids. */
+  default String renewReturning(String table) {
+    throw new UnsupportedOperationException(name() + " marks in a lock-then-update transaction");
+  }
+
+  // ------------------------------------------------------------------ single-row marks and reads
 
   /** Schedules a retry. Parameters: delay micros, error, id, then the lease owner when claimed. */
-  String scheduleRetry(String table, boolean claimed);
+  default String scheduleRetry(String table, boolean claimed) {
+    return "UPDATE " + table + " SET status = 'PENDING', next_attempt_at = " + plusMicros(now())
+        + ", last_error = ?, lease_owner = NULL, lease_until = NULL" + (claimed ? "" : ", attempts = attempts + 1")
+        + " WHERE id = ? AND " + fence(claimed);
+  }
 
-  /** Moves to DLQ. Parameters: error, id, then the lease owner when claimed. */
-  String markDead(String table, boolean claimed);
-
-  /** Releases untried events. Parameters: delay micros, ids, then the lease owner when claimed. */
-  String release(String table, boolean claimed);
-
-  /** Extends leases. Parameters: lease micros, ids, lease owner. Returns the ids renewed. */
-  String renewLeases(String table);
-
-  // ---- reads
+  /** Moves to the DLQ. Parameters: error, id, then the lease owner when claimed. */
+  default String markDead(String table, boolean claimed) {
+    return "UPDATE " + table + " SET status = 'DLQ', last_error = ?, lease_owner = NULL, lease_until = NULL"
+        + (claimed ? "" : ", attempts = attempts + 1") + " WHERE id = ? AND " + fence(claimed);
+  }
 
   /** Parameter: id. */
-  String find(String table);
+  default String find(String table) {
+    return "SELECT " + COLUMNS + " FROM " + table + " WHERE id = ?";
+  }
 
-  String countByStatus(String table);
+  default String countByStatus(String table) {
+    return "SELECT status, COUNT(*) FROM " + table + " GROUP BY status";
+  }
 
-  /** One row: the age in microseconds of the oldest live event, or null. */
-  String oldestPendingAgeMicros(String table);
+  /** One row: microseconds since the oldest live event was created, or null. */
+  default String oldestPendingAgeMicros(String table) {
+    return "SELECT " + microsSince("MIN(created_at)") + " FROM " + table
+        + " WHERE status IN ('PENDING', 'PROCESSING')";
+  }
 
-  /** Shifts every stored time back; for tests that need time to pass. Parameter: micros. */
-  String shiftTimes(String table);
+  /** Shifts every stored time back; for tests that need time to pass. Parameters: micros, four times. */
+  default String shiftTimes(String table) {
+    return "UPDATE " + table + " SET created_at = " + minusMicros("created_at")
+        + ", next_attempt_at = " + minusMicros("next_attempt_at")
+        + ", lease_until = " + minusMicros("lease_until")
+        + ", dispatched_at = " + minusMicros("dispatched_at");
+  }
+
+  /** The columns every read returns, in this order. */
+  String COLUMNS = "id, aggregate_type, aggregate_id, topic, payload, headers, priority, status, attempts,"
+      + " next_attempt_at, lease_owner, lease_until, created_at, dispatched_at, last_error";
+
+  static String fence(boolean claimed) {
+    return claimed ? "status = 'PROCESSING' AND lease_owner = ?" : "status = 'PENDING'";
+  }
+
+  static String placeholders(int n) {
+    return "(" + String.join(", ", Collections.nCopies(n, "?")) + ")";
+  }
 }

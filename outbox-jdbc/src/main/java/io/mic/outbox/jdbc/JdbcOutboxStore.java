@@ -34,6 +34,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
+import java.util.function.IntFunction;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import javax.sql.DataSource;
@@ -74,6 +75,7 @@ public final class JdbcOutboxStore implements OutboxStore {
   private final Dialect dialect;
   private final TableName tableName;
   private final String table;
+  private final String lockTable;
   private final boolean lockAggregateOnAppend;
 
   private JdbcOutboxStore(Builder b, Dialect dialect) {
@@ -81,6 +83,7 @@ public final class JdbcOutboxStore implements OutboxStore {
     this.dialect = dialect;
     this.tableName = b.tableName;
     this.table = tableName.quoted(dialect.identifierQuote());
+    this.lockTable = tableName.sibling("locks", dialect.identifierQuote());
     this.lockAggregateOnAppend = b.lockAggregateOnAppend;
   }
 
@@ -121,12 +124,14 @@ public final class JdbcOutboxStore implements OutboxStore {
         throw new OutboxException("schema resource " + resource + " is missing from the classpath");
       }
       String ddl = new String(in.readAllBytes(), StandardCharsets.UTF_8).replaceAll("(?m)--.*$", "");
-      // the resource names the default table "outbox" and its indexes "outbox_<name>_idx"
-      Matcher m = Pattern.compile("\\boutbox(_\\w+_idx)?\\b").matcher(ddl);
+      // the resource names the default table "outbox", its indexes "outbox_<name>_idx", its other tables "outbox_<name>"
+      Matcher m = Pattern.compile("\\boutbox(_\\w+)?\\b").matcher(ddl);
       StringBuilder out = new StringBuilder();
+      char q = dialect.identifierQuote();
       while (m.find()) {
-        String name = m.group(1) == null ? table
-            : tableName.derived(m.group(1).substring(1), dialect.identifierQuote());
+        String suffix = m.group(1) == null ? null : m.group(1).substring(1);
+        String name = suffix == null ? table
+            : suffix.endsWith("_idx") ? tableName.derived(suffix, q) : tableName.sibling(suffix, q);
         m.appendReplacement(out, Matcher.quoteReplacement(name));
       }
       return m.appendTail(out).toString();
@@ -144,17 +149,7 @@ public final class JdbcOutboxStore implements OutboxStore {
    */
   public void append(Connection connection, OutboxEvent event) {
     Objects.requireNonNull(event, "event");
-    requireTransaction(connection);
-    try (PreparedStatement ps = connection.prepareStatement(
-        lockAggregateOnAppend ? dialect.insertLocked(table) : dialect.insert(table))) {
-      bindInsert(ps, event);
-      if (lockAggregateOnAppend) {
-        ps.setString(8, lockKey(event));
-      }
-      ps.executeUpdate();
-    } catch (SQLException e) {
-      throw appendFailed(e, List.of(event));
-    }
+    append(connection, List.of(event));
   }
 
   /**
@@ -169,18 +164,24 @@ public final class JdbcOutboxStore implements OutboxStore {
     }
     try {
       if (lockAggregateOnAppend) {
-        try (PreparedStatement lock = connection.prepareStatement(dialect.lockAggregates())) {
-          lock.setArray(1, connection.createArrayOf("text",
-              events.stream().map(JdbcOutboxStore::lockKey).distinct().toArray()));
+        List<String> keys = events.stream().map(JdbcOutboxStore::lockKey).distinct().sorted().toList();
+        try (PreparedStatement lock = connection.prepareStatement(dialect.lockAggregates(lockTable, keys.size()))) {
+          dialect.bindLockKeys(lock, keys);
           lock.execute();
         }
       }
       try (PreparedStatement ps = connection.prepareStatement(dialect.insert(table))) {
         for (OutboxEvent e : events) {
           bindInsert(ps, e);
-          ps.addBatch();
+          if (events.size() == 1) {
+            ps.executeUpdate();
+          } else {
+            ps.addBatch();
+          }
         }
-        ps.executeBatch();
+        if (events.size() > 1) {
+          ps.executeBatch();
+        }
       }
     } catch (SQLException e) {
       throw appendFailed(e, events);
@@ -200,16 +201,104 @@ public final class JdbcOutboxStore implements OutboxStore {
   @Override
   public List<OutboxEvent> claim(String owner, int limit, Duration leaseTtl, boolean preserveAggregateOrder) {
     Objects.requireNonNull(owner, "owner");
-    List<OutboxEvent> claimed = inAutoCommit(c -> {
-      try (PreparedStatement ps = c.prepareStatement(dialect.claim(table, preserveAggregateOrder))) {
-        ps.setInt(1, limit);
-        ps.setString(2, owner);
-        ps.setLong(3, micros(leaseTtl));
-        return readAll(ps);
-      }
-    });
-    claimed.sort(DISPATCH_ORDER); // RETURNING has no order of its own
+    List<OutboxEvent> claimed = dialect.updateReturning()
+        ? inAutoCommit(c -> {
+          try (PreparedStatement ps = c.prepareStatement(dialect.claim(table, preserveAggregateOrder))) {
+            ps.setInt(1, limit);
+            ps.setString(2, owner);
+            ps.setLong(3, micros(leaseTtl));
+            return readAll(ps);
+          }
+        })
+        : inTransaction(c -> lockAndLease(c, owner, limit, leaseTtl, preserveAggregateOrder));
+    claimed.sort(DISPATCH_ORDER); // neither RETURNING nor IN (...) keeps an order
     return claimed;
+  }
+
+  /** The portable claim: lock claimable ids with SKIP LOCKED, lease them, read them back. */
+  private List<OutboxEvent> lockAndLease(Connection c, String owner, int limit, Duration leaseTtl, boolean ordered)
+      throws SQLException {
+    return lease(c, owner, leaseTtl, lockClaimable(c, limit, ordered));
+  }
+
+  private List<UUID> lockClaimable(Connection c, int limit, boolean ordered) throws SQLException {
+    if (!ordered) {
+      return ids(c, dialect.lockClaimable(table), ps -> ps.setInt(1, limit));
+    }
+    // A head stays the head once read: new events sort after it, and only an operator's redrive can
+    // bring an older event back to life.
+    List<UUID> candidates = ids(c, dialect.headCandidates(table), ps -> ps.setInt(1, limit));
+    return candidates.isEmpty() ? candidates
+        : ids(c, dialect.lockClaimableIds(table, candidates.size()), ps -> bindIds(ps, 1, candidates));
+  }
+
+  private List<UUID> ids(Connection c, String statement, Binder binder) throws SQLException {
+    List<UUID> ids = new ArrayList<>();
+    try (PreparedStatement ps = c.prepareStatement(statement)) {
+      binder.bind(ps);
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          ids.add(dialect.getId(rs, 1));
+        }
+      }
+    }
+    return ids;
+  }
+
+  private List<OutboxEvent> lease(Connection c, String owner, Duration leaseTtl, List<UUID> ids) throws SQLException {
+    if (ids.isEmpty()) {
+      return new ArrayList<>();
+    }
+    try (PreparedStatement ps = c.prepareStatement(dialect.lease(table, ids.size()))) {
+      ps.setString(1, owner);
+      ps.setLong(2, micros(leaseTtl));
+      bindIds(ps, 3, ids);
+      ps.executeUpdate();
+    }
+    try (PreparedStatement ps = c.prepareStatement(dialect.selectLeased(table, ids.size()))) {
+      ps.setString(bindIds(ps, 1, ids), owner);
+      return readAll(ps);
+    }
+  }
+
+  /**
+   * The portable run claim: lock the heads, then, if the batch has room, read the due events behind each
+   * (nobody else can claim them while their head is locked) and lease heads and followers together,
+   * breadth first.
+   */
+  private List<OutboxEvent> lockAndLeaseRuns(Connection c, String owner, int limit, Duration leaseTtl, int maxRun)
+      throws SQLException {
+    List<UUID> heads = lockClaimable(c, limit, true);
+    List<List<UUID>> runs = new ArrayList<>();
+    for (UUID head : heads) {
+      runs.add(new ArrayList<>(List.of(head)));
+    }
+    if (!heads.isEmpty() && heads.size() < limit) {
+      try (PreparedStatement ps = c.prepareStatement(dialect.followers(table))) {
+        for (List<UUID> run : runs) {
+          dialect.setId(ps, 1, run.get(0));
+          ps.setInt(2, maxRun - 1);
+          try (ResultSet rs = ps.executeQuery()) {
+            while (rs.next() && rs.getInt(2) == 1) {
+              run.add(dialect.getId(rs, 1));
+            }
+          }
+        }
+      }
+    }
+    List<UUID> picked = new ArrayList<>();
+    for (int position = 0; picked.size() < limit; position++) {
+      int before = picked.size();
+      for (List<UUID> run : runs) {
+        if (position < run.size() && picked.size() < limit) {
+          picked.add(run.get(position));
+        }
+      }
+      if (picked.size() == before) {
+        break;
+      }
+    }
+    return lease(c, owner, leaseTtl, picked);
   }
 
   @Override
@@ -217,6 +306,9 @@ public final class JdbcOutboxStore implements OutboxStore {
     Objects.requireNonNull(owner, "owner");
     if (maxRun <= 1) {
       return claim(owner, limit, leaseTtl, true);
+    }
+    if (!dialect.updateReturning()) {
+      return Runs.inWaves(inTransaction(c -> lockAndLeaseRuns(c, owner, limit, leaseTtl, maxRun)));
     }
     List<OutboxEvent> claimed = inAutoCommit(c -> {
       try (PreparedStatement ps = c.prepareStatement(dialect.claimRuns(table))) {
@@ -233,16 +325,14 @@ public final class JdbcOutboxStore implements OutboxStore {
 
   @Override
   public Set<UUID> markDispatched(Collection<OutboxEvent> events) {
-    Set<UUID> marked = new HashSet<>();
-    byLease(events).forEach((owner, group) -> marked.addAll(ids(
-        owner == null ? dialect.markDispatchedUnclaimed(table) : dialect.markDispatchedClaimed(table),
-        ps -> {
-          ps.setArray(1, ps.getConnection().createArrayOf("uuid", idArray(group)));
+    return forHeld(events, (owner, ids) -> dialect.updateReturning()
+        ? returningIds(dialect.markDispatchedReturning(table, owner != null), ps -> {
+          ps.setArray(1, uuidArray(ps, ids));
           if (owner != null) {
             ps.setString(2, owner);
           }
-        })));
-    return marked;
+        })
+        : lockHeldThen(owner, ids, held -> dialect.markDispatched(table, held, owner != null), (ps, next) -> next));
   }
 
   @Override
@@ -251,7 +341,7 @@ public final class JdbcOutboxStore implements OutboxStore {
     return update(dialect.scheduleRetry(table, claimed), ps -> {
       ps.setLong(1, micros(delay));
       ps.setString(2, error);
-      ps.setObject(3, event.id());
+      dialect.setId(ps, 3, event.id());
       if (claimed) {
         ps.setString(4, event.leaseOwner());
       }
@@ -263,7 +353,7 @@ public final class JdbcOutboxStore implements OutboxStore {
     boolean claimed = event.leaseOwner() != null;
     return update(dialect.markDead(table, claimed), ps -> {
       ps.setString(1, error);
-      ps.setObject(2, event.id());
+      dialect.setId(ps, 2, event.id());
       if (claimed) {
         ps.setString(3, event.leaseOwner());
       }
@@ -272,37 +362,44 @@ public final class JdbcOutboxStore implements OutboxStore {
 
   @Override
   public Set<UUID> release(Collection<OutboxEvent> events, Duration delay) {
-    Set<UUID> released = new HashSet<>();
-    byLease(events).forEach((owner, group) -> released.addAll(ids(dialect.release(table, owner != null), ps -> {
-      ps.setLong(1, micros(delay));
-      ps.setArray(2, ps.getConnection().createArrayOf("uuid", idArray(group)));
-      if (owner != null) {
-        ps.setString(3, owner);
-      }
-    })));
-    return released;
+    return forHeld(events, (owner, ids) -> dialect.updateReturning()
+        ? returningIds(dialect.releaseReturning(table, owner != null), ps -> {
+          ps.setLong(1, micros(delay));
+          ps.setArray(2, uuidArray(ps, ids));
+          if (owner != null) {
+            ps.setString(3, owner);
+          }
+        })
+        : lockHeldThen(owner, ids, held -> dialect.release(table, held, owner != null), (ps, next) -> {
+          ps.setLong(next, micros(delay));
+          return next + 1;
+        }));
   }
 
   @Override
   public Set<UUID> renewLeases(Collection<OutboxEvent> events, Duration leaseTtl) {
-    Set<UUID> renewed = new HashSet<>();
-    byLease(events).forEach((owner, group) -> {
-      if (owner != null) {
-        renewed.addAll(ids(dialect.renewLeases(table), ps -> {
-          ps.setLong(1, micros(leaseTtl));
-          ps.setArray(2, ps.getConnection().createArrayOf("uuid", idArray(group)));
-          ps.setString(3, owner);
-        }));
+    return forHeld(events, (owner, ids) -> {
+      if (owner == null) {
+        return Set.of(); // nothing to renew without a lease
       }
+      return dialect.updateReturning()
+          ? returningIds(dialect.renewReturning(table), ps -> {
+            ps.setLong(1, micros(leaseTtl));
+            ps.setArray(2, uuidArray(ps, ids));
+            ps.setString(3, owner);
+          })
+          : lockHeldThen(owner, ids, held -> dialect.renew(table, held), (ps, next) -> {
+            ps.setLong(next, micros(leaseTtl));
+            return next + 1;
+          });
     });
-    return renewed;
   }
 
   @Override
   public Optional<OutboxEvent> find(UUID id) {
     return inAutoCommit(c -> {
       try (PreparedStatement ps = c.prepareStatement(dialect.find(table))) {
-        ps.setObject(1, id);
+        dialect.setId(ps, 1, id);
         return readAll(ps).stream().findFirst();
       }
     });
@@ -331,7 +428,8 @@ public final class JdbcOutboxStore implements OutboxStore {
           ResultSet rs = s.executeQuery(dialect.oldestPendingAgeMicros(table))) {
         rs.next();
         long micros = rs.getLong(1);
-        return rs.wasNull() ? Optional.<Duration>empty() : Optional.of(Duration.of(Math.max(0, micros), ChronoUnit.MICROS));
+        return rs.wasNull() ? Optional.<Duration>empty()
+            : Optional.of(Duration.of(Math.max(0, micros), ChronoUnit.MICROS));
       }
     });
   }
@@ -347,6 +445,57 @@ public final class JdbcOutboxStore implements OutboxStore {
 
   // ------------------------------------------------------------------ internals
 
+  /** Runs {@code op} once per lease owner (null: unclaimed events) and collects the ids it changed. */
+  private static Set<UUID> forHeld(Collection<OutboxEvent> events, HeldOp op) {
+    Map<String, List<UUID>> groups = new LinkedHashMap<>();
+    for (OutboxEvent e : events) {
+      groups.computeIfAbsent(e.leaseOwner(), k -> new ArrayList<>()).add(e.id());
+    }
+    Set<UUID> changed = new HashSet<>();
+    groups.forEach((owner, ids) -> changed.addAll(op.apply(owner, ids)));
+    return changed;
+  }
+
+  /**
+   * The portable mark: in one transaction, lock the events the caller still holds, then update exactly
+   * those. {@code extra} binds the statement's leading parameters and returns the next index.
+   */
+  private Set<UUID> lockHeldThen(String owner, List<UUID> ids, IntFunction<String> statement, ExtraBinder extra) {
+    return inTransaction(c -> {
+      List<UUID> held = new ArrayList<>();
+      try (PreparedStatement ps = c.prepareStatement(dialect.lockHeld(table, ids.size(), owner != null))) {
+        int next = bindIds(ps, 1, ids);
+        if (owner != null) {
+          ps.setString(next, owner);
+        }
+        try (ResultSet rs = ps.executeQuery()) {
+          while (rs.next()) {
+            held.add(dialect.getId(rs, 1));
+          }
+        }
+      }
+      if (!held.isEmpty()) {
+        try (PreparedStatement ps = c.prepareStatement(statement.apply(held.size()))) {
+          bindIds(ps, extra.bind(ps, 1), held);
+          ps.executeUpdate();
+        }
+      }
+      return new HashSet<>(held);
+    });
+  }
+
+  private int bindIds(PreparedStatement ps, int from, List<UUID> ids) throws SQLException {
+    int i = from;
+    for (UUID id : ids) {
+      dialect.setId(ps, i++, id);
+    }
+    return i;
+  }
+
+  private static java.sql.Array uuidArray(PreparedStatement ps, List<UUID> ids) throws SQLException {
+    return ps.getConnection().createArrayOf("uuid", ids.toArray());
+  }
+
   private static void requireTransaction(Connection connection) {
     Objects.requireNonNull(connection, "connection");
     try {
@@ -361,7 +510,7 @@ public final class JdbcOutboxStore implements OutboxStore {
   }
 
   private void bindInsert(PreparedStatement ps, OutboxEvent e) throws SQLException {
-    ps.setObject(1, e.id());
+    dialect.setId(ps, 1, e.id());
     ps.setString(2, e.aggregateType());
     ps.setString(3, e.aggregateId());
     ps.setString(4, e.topic());
@@ -376,11 +525,12 @@ public final class JdbcOutboxStore implements OutboxStore {
   }
 
   private OutboxException appendFailed(SQLException e, Collection<OutboxEvent> events) {
-    if ("23505".equals(e.getSQLState()) || (e.getNextException() != null
-        && "23505".equals(e.getNextException().getSQLState()))) {
-      UUID id = events.size() == 1 ? events.iterator().next().id() : duplicateIn(e, events);
-      if (id != null) {
-        return new DuplicateEventException(id);
+    for (SQLException x = e; x != null; x = x.getNextException()) {
+      if (dialect.isDuplicateKey(x)) {
+        UUID id = events.size() == 1 ? events.iterator().next().id() : duplicateIn(x, events);
+        if (id != null) {
+          return new DuplicateEventException(id);
+        }
       }
     }
     return new OutboxException("append of " + events.size() + " event(s) to " + tableName + " failed: "
@@ -388,20 +538,9 @@ public final class JdbcOutboxStore implements OutboxStore {
   }
 
   private static UUID duplicateIn(SQLException e, Collection<OutboxEvent> events) {
-    String text = String.valueOf(e.getMessage()) + (e.getNextException() == null ? "" : e.getNextException().getMessage());
-    return events.stream().map(OutboxEvent::id).filter(id -> text.contains(id.toString())).findFirst().orElse(null);
-  }
-
-  private static Map<String, List<OutboxEvent>> byLease(Collection<OutboxEvent> events) {
-    Map<String, List<OutboxEvent>> groups = new LinkedHashMap<>();
-    for (OutboxEvent e : events) {
-      groups.computeIfAbsent(e.leaseOwner(), k -> new ArrayList<>()).add(e);
-    }
-    return groups;
-  }
-
-  private static Object[] idArray(List<OutboxEvent> events) {
-    return events.stream().map(OutboxEvent::id).toArray();
+    String text = String.valueOf(e.getMessage());
+    return events.stream().map(OutboxEvent::id).filter(id -> text.contains(id.toString())).findFirst()
+        .orElse(events.iterator().next().id());
   }
 
   private static long micros(Duration d) {
@@ -418,9 +557,9 @@ public final class JdbcOutboxStore implements OutboxStore {
     return events;
   }
 
-  private static OutboxEvent read(ResultSet rs) throws SQLException {
+  private OutboxEvent read(ResultSet rs) throws SQLException {
     return OutboxEvent.builder()
-        .id(rs.getObject(1, UUID.class))
+        .id(dialect.getId(rs, 1))
         .aggregate(rs.getString(2), rs.getString(3))
         .topic(rs.getString(4))
         .payload(rs.getString(5))
@@ -428,17 +567,12 @@ public final class JdbcOutboxStore implements OutboxStore {
         .priority(rs.getInt(7))
         .status(OutboxStatus.valueOf(rs.getString(8)))
         .attempts(rs.getInt(9))
-        .nextAttemptAt(instant(rs, 10))
-        .lease(rs.getString(11), instant(rs, 12))
-        .createdAt(instant(rs, 13))
-        .dispatchedAt(instant(rs, 14))
+        .nextAttemptAt(dialect.getInstant(rs, 10))
+        .lease(rs.getString(11), dialect.getInstant(rs, 12))
+        .createdAt(dialect.getInstant(rs, 13))
+        .dispatchedAt(dialect.getInstant(rs, 14))
         .lastError(rs.getString(15))
         .build();
-  }
-
-  private static Instant instant(ResultSet rs, int column) throws SQLException {
-    OffsetDateTime t = rs.getObject(column, OffsetDateTime.class);
-    return t == null ? null : t.toInstant();
   }
 
   private int update(String statement, Binder binder) {
@@ -450,14 +584,14 @@ public final class JdbcOutboxStore implements OutboxStore {
     });
   }
 
-  private Set<UUID> ids(String statement, Binder binder) {
+  private Set<UUID> returningIds(String statement, Binder binder) {
     return inAutoCommit(c -> {
       Set<UUID> ids = new HashSet<>();
       try (PreparedStatement ps = c.prepareStatement(statement)) {
         binder.bind(ps);
         try (ResultSet rs = ps.executeQuery()) {
           while (rs.next()) {
-            ids.add(rs.getObject(1, UUID.class));
+            ids.add(dialect.getId(rs, 1));
           }
         }
       }
@@ -465,9 +599,9 @@ public final class JdbcOutboxStore implements OutboxStore {
     });
   }
 
-  /** Runs one unit of store work on its own connection and commits it, whatever the pool's default. */
+  /** One statement on its own connection, committed whatever the pool's default. */
   private <T> T inAutoCommit(Work<T> work) {
-    try (Connection c = dataSource.getConnection()) {
+    return withConnection(c -> {
       boolean autoCommit = c.getAutoCommit();
       try {
         T result = work.run(c);
@@ -481,6 +615,37 @@ public final class JdbcOutboxStore implements OutboxStore {
         }
         throw e;
       }
+    });
+  }
+
+  /** Several statements in one transaction at the dialect's isolation; the connection is restored after. */
+  private <T> T inTransaction(Work<T> work) {
+    return withConnection(c -> {
+      boolean autoCommit = c.getAutoCommit();
+      int isolation = c.getTransactionIsolation();
+      try {
+        if (isolation != dialect.isolation()) {
+          c.setTransactionIsolation(dialect.isolation());
+        }
+        c.setAutoCommit(false);
+        T result = work.run(c);
+        c.commit();
+        return result;
+      } catch (SQLException | RuntimeException e) {
+        c.rollback();
+        throw e;
+      } finally {
+        c.setAutoCommit(autoCommit);
+        if (isolation != dialect.isolation()) {
+          c.setTransactionIsolation(isolation);
+        }
+      }
+    });
+  }
+
+  private <T> T withConnection(Work<T> work) {
+    try (Connection c = dataSource.getConnection()) {
+      return work.run(c);
     } catch (SQLException e) {
       throw new OutboxStoreException("outbox table " + tableName + ": " + e.getMessage()
           + " (SQLState " + e.getSQLState() + ")", e);
@@ -495,6 +660,16 @@ public final class JdbcOutboxStore implements OutboxStore {
   @FunctionalInterface
   private interface Binder {
     void bind(PreparedStatement ps) throws SQLException;
+  }
+
+  @FunctionalInterface
+  private interface ExtraBinder {
+    int bind(PreparedStatement ps, int from) throws SQLException;
+  }
+
+  @FunctionalInterface
+  private interface HeldOp {
+    Set<UUID> apply(String owner, List<UUID> ids);
   }
 
   /** Builds a {@link JdbcOutboxStore}; {@code dataSource} is required. */

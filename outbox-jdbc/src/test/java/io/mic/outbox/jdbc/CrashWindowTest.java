@@ -34,7 +34,7 @@ class CrashWindowTest {
 
   @BeforeAll
   static void connect() {
-    dataSource = PostgresTestDatabase.dataSource(4, null);
+    dataSource = TestDatabase.POSTGRES.dataSource(4, null);
   }
 
   @AfterAll
@@ -45,7 +45,7 @@ class CrashWindowTest {
   @Test
   @Timeout(value = 60, unit = TimeUnit.SECONDS)
   void killedDispatcherLosesNothingAndItsLeaseIsTakenOver(@TempDir Path dir) throws Exception {
-    String table = PostgresTestDatabase.uniqueTable("outbox_crash");
+    String table = TestDatabase.uniqueName("outbox_crash");
     JdbcOutboxStore store = JdbcOutboxStore.builder().dataSource(dataSource).table(table).build();
     store.createSchema();
     try {
@@ -61,7 +61,7 @@ class CrashWindowTest {
 
       Path log = dir.resolve("published.log");
       Files.createFile(log);
-      PostgresTestDatabase.Target db = PostgresTestDatabase.target();
+      TestDatabase.Target db = TestDatabase.POSTGRES.target();
       Process child = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
           "-cp", System.getProperty("java.class.path"), CrashingDispatcherMain.class.getName(),
           db.url(), db.user(), db.password(), table, String.valueOf(LEASE.toMillis()), log.toString())
@@ -97,7 +97,7 @@ class CrashWindowTest {
         assertThat(store.find(e.id()).orElseThrow().attempts()).as("one attempt per claim").isEqualTo(2);
       }
     } finally {
-      PostgresTestDatabase.drop(dataSource, table);
+      TestDatabase.dropOutbox(dataSource, table);
     }
   }
 }

@@ -5,22 +5,30 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 
 /**
- * The same contract with a database session time zone of UTC+13:45 and a JVM default of UTC-03:30, so
- * any conversion through local time shows up as a wrong order or a wrong delay.
+ * The contract with a database session time zone of UTC+13:45 and a JVM default of UTC-03:30, so any
+ * conversion through local time shows up as a wrong order or a wrong delay.
  */
-class PostgresOddTimeZoneContractTest extends PostgresOutboxStoreContractTest {
-  private static TimeZone jvmZone;
+class PostgresOddTimeZoneContractTest extends JdbcContractTest {
+  private TimeZone jvmZone;
+
+  @Override
+  protected TestDatabase database() {
+    return TestDatabase.POSTGRES;
+  }
+
+  @Override
+  protected String connectionInitSql() {
+    return "SET TIME ZONE 'Pacific/Chatham'";
+  }
 
   @BeforeAll
-  static void oddZones() {
+  void oddJvmZone() {
     jvmZone = TimeZone.getDefault();
     TimeZone.setDefault(TimeZone.getTimeZone("America/St_Johns"));
-    dataSource.close();
-    dataSource = PostgresTestDatabase.dataSource(10, "SET TIME ZONE 'Pacific/Chatham'");
   }
 
   @AfterAll
-  static void restoreZone() {
+  void restoreJvmZone() {
     TimeZone.setDefault(jvmZone);
   }
 }

@@ -43,6 +43,16 @@ public record TableName(String schema, String table) {
     return quote + name + quote;
   }
 
+  /** A table beside this one, {@code <table>_<suffix>} in the same schema, quoted. */
+  public String sibling(String suffix, char quote) {
+    String name = table + "_" + suffix;
+    if (name.length() > MAX_PART_LENGTH) {
+      name = name.substring(0, MAX_PART_LENGTH);
+    }
+    String t = quote + name + quote;
+    return schema == null ? t : quote + schema + quote + "." + t;
+  }
+
   @Override
   public String toString() {
     return schema == null ? table : schema + "." + table;

@@ -1,0 +1,56 @@
+package io.mic.outbox.jdbc;
+
+/**
+ * H2 2.x, in process, for tests and demos. H2's {@code FOR UPDATE} locks every row a claim reads, so
+ * concurrent claims stay disjoint but take turns. H2 reads its clock once per transaction, so an insert
+ * takes {@code created_at} after the latest event of its aggregate, which, under the aggregate lock, keeps
+ * commit order.
+ */
+public class H2Dialect implements Dialect {
+
+  protected H2Dialect() {}
+
+  @Override
+  public String name() {
+    return "H2";
+  }
+
+  @Override
+  public String schemaResource() {
+    return "io/mic/outbox/jdbc/schema/h2.sql";
+  }
+
+  @Override
+  public String now() {
+    return "CURRENT_TIMESTAMP";
+  }
+
+  @Override
+  public String plusMicros(String ts) {
+    return "DATEADD(MICROSECOND, ?, " + ts + ")";
+  }
+
+  @Override
+  public String minusMicros(String ts) {
+    return "DATEADD(MICROSECOND, -CAST(? AS BIGINT), " + ts + ")";
+  }
+
+  @Override
+  public String microsSince(String ts) {
+    return "DATEDIFF(MICROSECOND, " + ts + ", CURRENT_TIMESTAMP)";
+  }
+
+  @Override
+  public String insert(String table) {
+    return "INSERT INTO " + table + " (id, aggregate_type, aggregate_id, topic, payload, headers, priority,"
+        + " created_at, next_attempt_at) SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ts, ts FROM (SELECT"
+        + " GREATEST(CURRENT_TIMESTAMP, COALESCE(DATEADD(MICROSECOND, 1, MAX(created_at)), CURRENT_TIMESTAMP))"
+        + " AS ts FROM " + table + " WHERE aggregate_type = ?2 AND aggregate_id = ?3) AS clock";
+  }
+
+  @Override
+  public String lockAggregates(String lockTable, int keys) {
+    return "MERGE INTO " + lockTable + " (lock_key) KEY (lock_key) VALUES "
+        + String.join(", ", java.util.Collections.nCopies(keys, "(?)"));
+  }
+}

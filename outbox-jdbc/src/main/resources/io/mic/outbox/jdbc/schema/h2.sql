@@ -1,0 +1,32 @@
+-- MIC Outbox: the outbox table for H2 2.x, the embedded database for tests and demos.
+-- Run it as it is (table "outbox"), or let JdbcOutboxStore.createSchema() run it for another table name.
+
+CREATE TABLE IF NOT EXISTS outbox (
+    id              UUID         PRIMARY KEY,
+    aggregate_type  VARCHAR(255) NOT NULL,
+    aggregate_id    VARCHAR(255) NOT NULL,
+    topic           VARCHAR(255) NOT NULL,
+    payload         CHARACTER LARGE OBJECT NOT NULL,
+    headers         CHARACTER LARGE OBJECT NOT NULL,
+    priority        INTEGER      NOT NULL DEFAULT 0,
+    status          VARCHAR(16)  NOT NULL DEFAULT 'PENDING'
+                    CHECK (status IN ('PENDING', 'PROCESSING', 'DISPATCHED', 'DLQ')),
+    attempts        INTEGER      NOT NULL DEFAULT 0,
+    next_attempt_at TIMESTAMP(6) WITH TIME ZONE NOT NULL,
+    lease_owner     VARCHAR(128),
+    lease_until     TIMESTAMP(6) WITH TIME ZONE,
+    created_at      TIMESTAMP(6) WITH TIME ZONE NOT NULL,
+    dispatched_at   TIMESTAMP(6) WITH TIME ZONE,
+    last_error      CHARACTER LARGE OBJECT
+);
+
+CREATE INDEX IF NOT EXISTS outbox_claim_idx ON outbox (status, priority DESC, created_at, id);
+
+CREATE INDEX IF NOT EXISTS outbox_aggregate_idx ON outbox (aggregate_type, aggregate_id, status, created_at, id);
+
+CREATE INDEX IF NOT EXISTS outbox_dispatched_idx ON outbox (status, dispatched_at);
+
+-- Appends lock their aggregate's row until their transaction ends (see docs/ordering.md).
+CREATE TABLE IF NOT EXISTS outbox_locks (
+    lock_key VARCHAR(520) PRIMARY KEY
+);
