@@ -117,7 +117,7 @@ public final class PostgresBenchmark {
     String table = loadBacklog();
     try (Connection c = dataSource.getConnection();
         PreparedStatement claim = c.prepareStatement(Dialect.POSTGRESQL.claim('"' + table + '"', false));
-        PreparedStatement mark = c.prepareStatement(Dialect.POSTGRESQL.markDispatchedClaimed('"' + table + '"'))) {
+        PreparedStatement mark = c.prepareStatement(Dialect.POSTGRESQL.markDispatchedReturning('"' + table + '"', true))) {
       long t0 = System.nanoTime();
       int done = 0;
       while (true) {
