@@ -1,7 +1,6 @@
 package io.mic.outbox;
 
 import io.mic.outbox.OutboxDispatcher.Publication;
-import io.mic.outbox.internal.SafeListener;
 import io.mic.outbox.internal.Waiter;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -81,7 +80,7 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
     this.leaseTtl = b.leaseTtl;
     this.pollInterval = b.pollInterval;
     this.shutdownTimeout = b.shutdownTimeout;
-    this.listener = new SafeListener(b.listener);
+    this.listener = OutboxListeners.of(b.listener);
     List<OutboxDispatcher> list = new ArrayList<>();
     for (int i = 1; i <= b.workers; i++) {
       list.add(new OutboxDispatcher(b, name + "-dispatcher-" + i));

@@ -2,7 +2,6 @@ package io.mic.outbox;
 
 import io.mic.outbox.internal.Backoff;
 import io.mic.outbox.internal.ErrorText;
-import io.mic.outbox.internal.SafeListener;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -72,7 +71,7 @@ public final class OutboxDispatcher {
     this.aggregateRun = b.aggregateRun;
     this.maxAttempts = b.maxAttempts;
     this.backoff = b.backoff();
-    this.listener = new SafeListener(b.listener);
+    this.listener = OutboxListeners.of(b.listener);
     this.worker = worker;
     this.ownerPrefix = worker + "@" + Long.toHexString(ThreadLocalRandom.current().nextLong() >>> 16) + "#";
   }
