@@ -1,2 +1,5 @@
-/** The NATS JetStream publisher. Work in progress: see the project's open issues. */
+/**
+ * The NATS JetStream publisher: {@link io.mic.outbox.nats.NatsJetStreamPublisher} is the dispatcher's
+ * {@link io.mic.outbox.DispatchFn} (and {@link io.mic.outbox.BatchDispatchFn}) for JetStream.
+ */
 package io.mic.outbox.nats;

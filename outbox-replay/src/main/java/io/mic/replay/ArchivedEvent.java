@@ -1,0 +1,40 @@
+package io.mic.replay;
+
+import java.time.Instant;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * One record of an archive, as a replay publishes it.
+ *
+ * <pre>{@code
+ * ArchivedEvent e = new ArchivedEvent("0190a1b2-...", "order.created", "order", "42",
+ *     Instant.parse("2026-09-29T08:00:00.123Z"), "{\"orderId\":42}", Map.of("tenant", "acme"));
+ * }</pre>
+ *
+ * @param id the original event id, the stable idempotency key ({@code x-original-event-id})
+ * @param aggregateType may be {@code null} when the archive has none
+ * @param aggregateId may be {@code null} when the archive has none
+ * @param createdAt when the original event was created, in UTC
+ * @param payload the archived JSON value as compact JSON text (meaning unchanged, whitespace removed)
+ * @param headers the original event's headers, in archive order
+ */
+public record ArchivedEvent(String id, String topic, String aggregateType, String aggregateId,
+    Instant createdAt, String payload, Map<String, String> headers) {
+
+  public ArchivedEvent {
+    Objects.requireNonNull(id, "id");
+    Objects.requireNonNull(topic, "topic");
+    Objects.requireNonNull(createdAt, "createdAt");
+    Objects.requireNonNull(payload, "payload");
+    headers = headers == null ? Map.of() : Collections.unmodifiableMap(new LinkedHashMap<>(headers));
+  }
+
+  /** Ids and time only: payloads may hold personal data and never reach logs. */
+  @Override
+  public String toString() {
+    return "ArchivedEvent{id=" + id + ", topic=" + topic + ", createdAt=" + createdAt + "}";
+  }
+}

@@ -1,0 +1,292 @@
+package io.mic.replay;
+
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.JsonToken;
+import io.mic.replay.internal.ClickHouseHttp;
+import io.mic.replay.internal.ClickHouseSql;
+import io.mic.replay.internal.JsonText;
+import io.mic.replay.internal.RecordParser;
+import io.mic.replay.internal.ReplayOrder;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.net.URI;
+import java.net.URISyntaxException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Objects;
+import java.util.TreeSet;
+
+/**
+ * A ClickHouse table as archive, read over the HTTP interface (port 8123). Columns: {@code id},
+ * {@code topic}, {@code created_at} ({@code DateTime}, with or without a time zone, or
+ * {@code DateTime64(p)}), {@code payload} (JSON text in a {@code String}), and optionally
+ * {@code aggregate_type}, {@code aggregate_id}, {@code headers} (a JSON object as text).
+ *
+ * <pre>{@code
+ * ReplaySource source = ClickHouseArchiveSource.builder()
+ *     .url("http://clickhouse.svc:8123")
+ *     .table("outbox_archive")
+ *     .credentials(System.getenv("CLICKHOUSE_USER"), System.getenv("CLICKHOUSE_PASSWORD"))
+ *     .build();
+ * }</pre>
+ *
+ * <p>The topic filter, the time range and {@code ORDER BY created_at, id} run in ClickHouse; rows are
+ * streamed ({@code FORMAT JSONEachRow}), so memory does not grow with the table. The table name is
+ * validated and quoted, the topic escaped. A {@code DateTime} column has whole seconds: the range is
+ * rounded inwards ({@code --from 08:00:00.5} starts at 08:00:01).
+ */
+public final class ClickHouseArchiveSource implements ReplaySource {
+  public static final String DEFAULT_TABLE = "outbox_archive";
+  public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(10);
+  public static final Duration DEFAULT_QUERY_TIMEOUT = Duration.ofMinutes(10);
+
+  private final URI uri;
+  private final String table;
+  private final String quotedTable;
+  private final ClickHouseHttp http;
+
+  private ClickHouseArchiveSource(Builder b, URI uri, String quotedTable) {
+    this.uri = uri;
+    this.table = b.table;
+    this.quotedTable = quotedTable;
+    this.http = new ClickHouseHttp(uri, b.user, b.password, b.connectTimeout, b.queryTimeout);
+  }
+
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  @Override
+  public ReplayCursor open(ReplayQuery query, ReplayProgress progress) {
+    Objects.requireNonNull(query, "query");
+    try {
+      Map<String, String> columns = describe();
+      for (String required : new TreeSet<>(ClickHouseSql.REQUIRED_COLUMNS)) {
+        if (!columns.containsKey(required)) {
+          throw new ReplayInputException("ClickHouse table " + table + " has no column '" + required
+              + "': an archive needs id, topic, created_at and payload (and may have aggregate_type,"
+              + " aggregate_id, headers)");
+        }
+      }
+      ClickHouseSql.TimeColumn time = ClickHouseSql.timeColumn(columns.get("created_at"));
+      if (time == null) {
+        throw new ReplayInputException("column created_at of ClickHouse table " + table + " is "
+            + columns.get("created_at") + "; expected DateTime, DateTime('UTC') or DateTime64(3)");
+      }
+      String sql = ClickHouseSql.select(quotedTable, time, query, columns.keySet());
+      return new RowCursor(http.query(sql, "the replay query"), progress);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new ReplayInputException("interrupted while querying ClickHouse", e);
+    }
+  }
+
+  private Map<String, String> describe() throws InterruptedException {
+    Map<String, String> columns = new HashMap<>();
+    try (InputStream body = http.query(ClickHouseSql.describe(quotedTable), "the description of table " + table);
+        BufferedReader reader = new BufferedReader(new InputStreamReader(body, StandardCharsets.UTF_8))) {
+      for (String line = reader.readLine(); line != null; line = reader.readLine()) {
+        if (line.isBlank()) {
+          continue;
+        }
+        try (JsonParser p = JsonText.FACTORY.createParser(line)) {
+          String name = null;
+          String type = null;
+          p.nextToken();
+          while (p.nextToken() == JsonToken.FIELD_NAME) {
+            String field = p.currentName();
+            p.nextToken();
+            if (field.equals("name")) {
+              name = p.getText();
+            } else if (field.equals("type")) {
+              type = p.getText();
+            } else {
+              p.skipChildren();
+            }
+          }
+          if (name != null && type != null) {
+            columns.put(name, type);
+          }
+        }
+      }
+    } catch (JsonProcessingException e) {
+      throw new ReplayInputException("ClickHouse sent an unreadable description of table " + table + ": "
+          + e.getOriginalMessage());
+    } catch (IOException e) {
+      throw new ReplayInputException("cannot read the description of ClickHouse table " + table + ": " + e, e);
+    }
+    return columns;
+  }
+
+  @Override
+  public String toString() {
+    return "ClickHouse table " + table + " at " + uri;
+  }
+
+  /** Rows as they stream in; checks the order ClickHouse promised, as the replay relies on it. */
+  private final class RowCursor implements ReplayCursor {
+    private final InputStream body;
+    private final BufferedReader reader;
+    private final ReplayProgress progress;
+    private ArchivedEvent previous;
+    private long rows;
+
+    RowCursor(InputStream body, ReplayProgress progress) {
+      this.body = body;
+      this.reader = new BufferedReader(new InputStreamReader(body, StandardCharsets.UTF_8), 1 << 16);
+      this.progress = progress;
+    }
+
+    @Override
+    public ArchivedEvent next() {
+      String line;
+      try {
+        line = reader.readLine();
+      } catch (IOException e) {
+        throw new ReplayInputException("the ClickHouse result broke off after " + rows + " rows: " + e, e);
+      }
+      if (line == null) {
+        progress.read(rows, rows);
+        return null;
+      }
+      rows++;
+      if (!line.startsWith("{")) {
+        // ClickHouse reports an error that happens mid-stream as plain text after the rows it sent
+        throw new ReplayInputException("ClickHouse failed after " + (rows - 1) + " rows of table " + table
+            + ": " + line);
+      }
+      ArchivedEvent event = parse(line);
+      if (previous != null && ReplayOrder.ORDER.compare(previous, event) > 0) {
+        throw new ReplayInputException("ClickHouse row " + rows + " of table " + table + " (id " + event.id()
+            + ") is out of (created_at, id) order: the replay order cannot be guaranteed");
+      }
+      previous = event;
+      if ((rows & 0xFFF) == 0) {
+        progress.read(rows, rows);
+      }
+      return event;
+    }
+
+    private ArchivedEvent parse(String line) {
+      try (JsonParser p = JsonText.FACTORY.createParser(line)) {
+        p.nextToken();
+        return RecordParser.CLICKHOUSE.read(p);
+      } catch (RecordParser.BadRecordException e) {
+        throw new ReplayInputException("ClickHouse table " + table + " row " + rows + ": " + e.getMessage());
+      } catch (IOException e) {
+        throw new ReplayInputException("ClickHouse table " + table + " row " + rows + " is not JSON: " + e.getMessage());
+      }
+    }
+
+    @Override
+    public void close() {
+      try {
+        body.close();
+      } catch (IOException e) {
+        // closing aborts the transfer; there is nothing to keep
+      }
+    }
+  }
+
+  /** Options of a {@link ClickHouseArchiveSource}; {@link #build()} validates them. */
+  public static final class Builder {
+    private String url;
+    private String table = DEFAULT_TABLE;
+    private String user;
+    private String password;
+    private Duration connectTimeout = DEFAULT_CONNECT_TIMEOUT;
+    private Duration queryTimeout = DEFAULT_QUERY_TIMEOUT;
+
+    private Builder() {}
+
+    /** Required: the HTTP interface, e.g. {@code http://clickhouse.svc:8123}; no credentials in it. */
+    public Builder url(String url) {
+      this.url = url;
+      return this;
+    }
+
+    /** The archive table, {@code name} or {@code database.name} (default {@code outbox_archive}). */
+    public Builder table(String table) {
+      this.table = table;
+      return this;
+    }
+
+    /** The ClickHouse user and password; {@code null} user: the server's default user. */
+    public Builder credentials(String user, String password) {
+      this.user = user;
+      this.password = password;
+      return this;
+    }
+
+    /** How long connecting may take (default 10 s). */
+    public Builder connectTimeout(Duration connectTimeout) {
+      this.connectTimeout = connectTimeout;
+      return this;
+    }
+
+    /** How long ClickHouse may take to start answering, sort included (default 10 min). */
+    public Builder queryTimeout(Duration queryTimeout) {
+      this.queryTimeout = queryTimeout;
+      return this;
+    }
+
+    /** @throws ReplayConfigurationException naming the option that is wrong */
+    public ClickHouseArchiveSource build() {
+      URI uri = validUrl();
+      if (table == null) {
+        throw new ReplayConfigurationException("table", "table is required, e.g. outbox_archive");
+      }
+      String quoted;
+      try {
+        quoted = ClickHouseSql.quotedTable(table);
+      } catch (IllegalArgumentException e) {
+        throw new ReplayConfigurationException("table", "table " + e.getMessage());
+      }
+      if (user != null && (user.isEmpty() || user.chars().anyMatch(c -> c < 0x20 || c > 0x7e))) {
+        throw new ReplayConfigurationException("user", "user must be visible ASCII characters, was '" + user + "'");
+      }
+      if (password != null && password.chars().anyMatch(c -> c < 0x20 || c == 0x7f)) {
+        throw new ReplayConfigurationException("password", "password contains a control character");
+      }
+      requirePositive("connectTimeout", connectTimeout);
+      requirePositive("queryTimeout", queryTimeout);
+      return new ClickHouseArchiveSource(this, uri, quoted);
+    }
+
+    private URI validUrl() {
+      if (url == null || url.isBlank()) {
+        throw new ReplayConfigurationException("url", "url is required, e.g. http://127.0.0.1:8123");
+      }
+      URI uri;
+      try {
+        uri = new URI(url);
+      } catch (URISyntaxException e) {
+        throw new ReplayConfigurationException("url", "url is not a valid URL (" + e.getReason()
+            + "), e.g. http://127.0.0.1:8123");
+      }
+      if (uri.getRawUserInfo() != null) {
+        // never repeat the URL here: it holds a password
+        throw new ReplayConfigurationException("url", "url must not contain credentials: pass them as"
+            + " --clickhouse-user/--clickhouse-password or CLICKHOUSE_USER/CLICKHOUSE_PASSWORD");
+      }
+      if (!("http".equalsIgnoreCase(uri.getScheme()) || "https".equalsIgnoreCase(uri.getScheme()))
+          || uri.getHost() == null || uri.getRawQuery() != null || uri.getRawFragment() != null) {
+        throw new ReplayConfigurationException("url", "url '" + url + "' must be http(s)://host[:port][/path]"
+            + " without a query string, e.g. http://127.0.0.1:8123 (name the database in the table:"
+            + " db.outbox_archive)");
+      }
+      return uri.getRawPath() == null || uri.getRawPath().isEmpty() ? uri.resolve("/") : uri;
+    }
+
+    private static void requirePositive(String option, Duration d) {
+      if (d == null || d.isNegative() || d.isZero()) {
+        throw new ReplayConfigurationException(option, option + " must be > 0, was " + d);
+      }
+    }
+  }
+}

@@ -1,0 +1,283 @@
+package io.mic.replay;
+
+import io.mic.replay.internal.Urls;
+import io.nats.client.Connection;
+import io.nats.client.ErrorListener;
+import io.nats.client.JetStream;
+import io.nats.client.JetStreamApiException;
+import io.nats.client.JetStreamManagement;
+import io.nats.client.JetStreamOptions;
+import io.nats.client.Nats;
+import io.nats.client.Options;
+import io.nats.client.PublishOptions;
+import io.nats.client.api.PublishAck;
+import io.nats.client.impl.Headers;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.regex.Pattern;
+
+/**
+ * Publishes a replay to a NATS JetStream stream, which must exist and capture the topic.
+ *
+ * <pre>{@code
+ * try (NatsReplaySink sink = NatsReplaySink.builder().url("nats://127.0.0.1:4222").stream("ORDERS").build()) {
+ *   EventReplay.builder().source(source).topic("order.created").from(from).to(to).sink(sink).build().run();
+ * }
+ * }</pre>
+ *
+ * <p>Messages go out in replay order over one connection, so the stream stores them in that order, with
+ * up to {@link Builder#maxPendingAcks} waiting for their PubAck. Each carries
+ * {@code Nats-Expected-Stream}, so a message can only land in the named stream. At the first message that
+ * is not acknowledged (refused, or no PubAck within the ack timeout) the sink stops sending and reports it;
+ * messages already in flight behind it may still have been stored, and a resumed run with the same batch
+ * id republishes them under the same {@code Nats-Msg-Id}, which JetStream drops inside its duplicate window.
+ */
+public final class NatsReplaySink implements ReplaySink {
+  public static final Duration DEFAULT_ACK_TIMEOUT = Duration.ofSeconds(10);
+  public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(5);
+  public static final int DEFAULT_MAX_PENDING_ACKS = 256;
+  public static final int STREAM_NOT_FOUND = 10059;
+
+  private static final Pattern STREAM_NAME = Pattern.compile("[A-Za-z0-9_-]{1,255}");
+
+  private final String url;
+  private final String stream;
+  private final Duration ackTimeout;
+  private final Duration connectTimeout;
+  private final int maxPendingAcks;
+  private Connection connection;
+  private final boolean ownsConnection;
+  private JetStream jetStream;
+
+  private NatsReplaySink(Builder b) {
+    this.url = b.url;
+    this.connection = b.connection;
+    this.ownsConnection = b.connection == null;
+    this.stream = b.stream;
+    this.ackTimeout = b.ackTimeout;
+    this.connectTimeout = b.connectTimeout;
+    this.maxPendingAcks = b.maxPendingAcks;
+  }
+
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /** Connects, then checks that the stream exists and captures the topic. */
+  @Override
+  public void prepare(ReplayQuery query) throws InterruptedException {
+    try {
+      if (connection == null) {
+        connection = Nats.connect(Options.builder().server(url).connectionName("mic-events-replay")
+            .connectionTimeout(connectTimeout).maxReconnects(0)
+            .errorListener(new ErrorListener() {}) // failures are reported by the replay, not logged twice
+            .build());
+      }
+      jetStream = connection.jetStream(JetStreamOptions.builder().requestTimeout(ackTimeout).build());
+      JetStreamManagement jsm = connection.jetStreamManagement();
+      List<String> subjects = jsm.getStreamInfo(stream).getConfiguration().getSubjects();
+      if (!jsm.getStreamNames(query.topic()).contains(stream)) {
+        throw new ReplayConfigurationException("stream", "NATS stream '" + stream + "' does not capture subject '"
+            + query.topic() + "' (its subjects: " + subjects + "): add the subject to the stream or name the"
+            + " stream that captures it");
+      }
+    } catch (JetStreamApiException e) {
+      if (e.getApiErrorCode() == STREAM_NOT_FOUND) {
+        throw new ReplayConfigurationException("stream", "NATS stream '" + stream + "' does not exist at "
+            + where() + ": create it (its subjects must include '" + query.topic() + "') or name an existing"
+            + " stream");
+      }
+      throw new ReplaySinkException(0, 0, "JetStream at " + where() + " refused to describe stream '" + stream
+          + "': " + e.getMessage(), e);
+    } catch (IOException e) {
+      // the client quotes the URL with its password in its messages: report the root cause only
+      throw new ReplaySinkException(0, 0, "cannot use JetStream at " + where() + " (" + rootCause(e)
+          + "): check the URL, that the server runs and that JetStream is enabled", null);
+    }
+  }
+
+  private String where() {
+    return url != null ? Urls.redact(url) : "the given connection";
+  }
+
+  /** The root cause, or the message when it does not quote a URL (and so maybe a password). */
+  private static String rootCause(Throwable e) {
+    Throwable root = e;
+    while (root.getCause() != null && root.getCause() != root) {
+      root = root.getCause();
+    }
+    if (root != e) {
+      return root.toString();
+    }
+    String message = e.getMessage();
+    return message == null || message.contains("://") ? "no server answered" : message;
+  }
+
+  @Override
+  public void publish(List<ReplayMessage> messages) throws InterruptedException {
+    if (jetStream == null) {
+      throw new IllegalStateException("prepare() must be called before publish()");
+    }
+    ArrayDeque<InFlight> window = new ArrayDeque<>();
+    Failure first = null;
+    List<Integer> ackedAfterAFailure = new ArrayList<>();
+    for (int i = 0; i < messages.size() && first == null; i++) {
+      if (window.size() >= maxPendingAcks) {
+        first = settle(window.poll());
+      }
+      if (first == null) {
+        try {
+          window.add(new InFlight(i, messages.get(i), send(messages.get(i))));
+        } catch (RuntimeException e) {
+          first = new Failure(i, describe(messages.get(i)) + ": " + e.getMessage(), e);
+        }
+      }
+    }
+    // stop sending at the first failure, but learn the outcome of everything still in flight
+    while (!window.isEmpty()) {
+      InFlight next = window.poll();
+      Failure f = settle(next);
+      if (f != null && (first == null || f.index < first.index)) {
+        first = f;
+      } else if (f == null && first != null) {
+        ackedAfterAFailure.add(next.index);
+      }
+    }
+    if (first != null) {
+      int firstIndex = first.index;
+      int acknowledgedAfter = (int) ackedAfterAFailure.stream().filter(i -> i > firstIndex).count();
+      throw new ReplaySinkException(first.index, acknowledgedAfter, first.message, first.cause);
+    }
+  }
+
+  private CompletableFuture<PublishAck> send(ReplayMessage m) {
+    Headers headers = new Headers();
+    m.headers().forEach(headers::put);
+    PublishOptions options = PublishOptions.builder().messageId(m.msgId()).expectedStream(stream).build();
+    return jetStream.publishAsync(m.subject(), headers, m.payloadBytes(), options)
+        .orTimeout(ackTimeout.toMillis(), TimeUnit.MILLISECONDS);
+  }
+
+  /** Waits for one PubAck; bounded by the ack timeout. */
+  private Failure settle(InFlight f) throws InterruptedException {
+    try {
+      f.ack.get();
+      return null;
+    } catch (ExecutionException e) {
+      Throwable cause = e.getCause();
+      while (cause.getClass() == RuntimeException.class && cause.getCause() != null) {
+        cause = cause.getCause(); // the client wraps its checked exceptions
+      }
+      String reason = cause instanceof TimeoutException
+          ? "no PubAck within " + ackTimeout + " (the outcome is unknown)"
+          : cause.getMessage();
+      return new Failure(f.index, describe(f.message) + ": " + reason, cause);
+    }
+  }
+
+  private static String describe(ReplayMessage m) {
+    return "event " + m.event().id() + " on subject '" + m.subject() + "'";
+  }
+
+  @Override
+  public void close() {
+    if (ownsConnection && connection != null) {
+      try {
+        connection.close();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt(); // the connection is closing anyway; let the caller see the interrupt
+      }
+      connection = null;
+    }
+  }
+
+  private record InFlight(int index, ReplayMessage message, CompletableFuture<PublishAck> ack) {}
+
+  private record Failure(int index, String message, Throwable cause) {}
+
+  /** Options of a {@link NatsReplaySink}; {@link #build()} validates them. */
+  public static final class Builder {
+    private String url;
+    private Connection connection;
+    private String stream;
+    private Duration ackTimeout = DEFAULT_ACK_TIMEOUT;
+    private Duration connectTimeout = DEFAULT_CONNECT_TIMEOUT;
+    private int maxPendingAcks = DEFAULT_MAX_PENDING_ACKS;
+
+    private Builder() {}
+
+    /** The server, e.g. {@code nats://127.0.0.1:4222}; the sink connects in {@code prepare} and closes on {@code close}. */
+    public Builder url(String url) {
+      this.url = url;
+      return this;
+    }
+
+    /** Or the application's connection, which the sink never closes. */
+    public Builder connection(Connection connection) {
+      this.connection = connection;
+      return this;
+    }
+
+    /** Required: the stream that must capture the topic. */
+    public Builder stream(String stream) {
+      this.stream = stream;
+      return this;
+    }
+
+    /** How long to wait for each PubAck (default 10 s). */
+    public Builder ackTimeout(Duration ackTimeout) {
+      this.ackTimeout = ackTimeout;
+      return this;
+    }
+
+    /** How long connecting may take (default 5 s). */
+    public Builder connectTimeout(Duration connectTimeout) {
+      this.connectTimeout = connectTimeout;
+      return this;
+    }
+
+    /** At most this many messages wait for their PubAck at once (default 256; 1 = one at a time). */
+    public Builder maxPendingAcks(int maxPendingAcks) {
+      this.maxPendingAcks = maxPendingAcks;
+      return this;
+    }
+
+    /** @throws ReplayConfigurationException naming the option that is wrong */
+    public NatsReplaySink build() {
+      if ((url == null) == (connection == null)) {
+        throw new ReplayConfigurationException("url", "set exactly one of url (e.g. nats://127.0.0.1:4222) and"
+            + " connection");
+      }
+      if (url != null) {
+        try {
+          Options.builder().server(url).build();
+        } catch (IllegalArgumentException e) {
+          throw new ReplayConfigurationException("url", "url '" + Urls.redact(url) + "' is not a NATS server"
+              + " URL: use e.g. nats://127.0.0.1:4222");
+        }
+      }
+      if (stream == null || !STREAM_NAME.matcher(stream).matches()) {
+        throw new ReplayConfigurationException("stream", "stream must be a JetStream stream name (letters,"
+            + " digits, '_' or '-'), was " + (stream == null ? "missing" : "'" + stream + "'"));
+      }
+      if (ackTimeout == null || ackTimeout.isNegative() || ackTimeout.isZero()) {
+        throw new ReplayConfigurationException("ackTimeout", "ackTimeout must be > 0, was " + ackTimeout);
+      }
+      if (connectTimeout == null || connectTimeout.isNegative() || connectTimeout.isZero()) {
+        throw new ReplayConfigurationException("connectTimeout", "connectTimeout must be > 0, was " + connectTimeout);
+      }
+      if (maxPendingAcks < 1 || maxPendingAcks > 10_000) {
+        throw new ReplayConfigurationException("maxPendingAcks", "maxPendingAcks must be between 1 and 10000,"
+            + " was " + maxPendingAcks);
+      }
+      return new NatsReplaySink(this);
+    }
+  }
+}

@@ -1,0 +1,19 @@
+package io.mic.replay;
+
+import java.time.Instant;
+
+/**
+ * What a replay selects: one topic and an inclusive time range {@code from <= created_at <= to}.
+ *
+ * <pre>{@code
+ * new ReplayQuery("order.created", Instant.parse("2026-09-29T08:00:00Z"), Instant.parse("2026-09-29T10:00:00Z"));
+ * }</pre>
+ */
+public record ReplayQuery(String topic, Instant from, Instant to) {
+
+  /** Whether {@code event} belongs to the selection. */
+  public boolean matches(ArchivedEvent event) {
+    Instant t = event.createdAt();
+    return topic.equals(event.topic()) && !t.isBefore(from) && !t.isAfter(to);
+  }
+}

@@ -1,0 +1,36 @@
+package io.mic.replay;
+
+import java.util.List;
+
+/**
+ * Where a replay publishes: {@link NatsReplaySink}, {@link DryRunSink}, or your own.
+ *
+ * <pre>{@code
+ * ReplaySink sink = NatsReplaySink.builder().url("nats://127.0.0.1:4222").stream("ORDERS").build();
+ * }</pre>
+ */
+public interface ReplaySink extends AutoCloseable {
+
+  /**
+   * Called once before the archive is read, to fail fast: e.g. the stream does not exist.
+   *
+   * @throws ReplayConfigurationException the destination is misconfigured
+   * @throws ReplaySinkException the destination cannot be reached (index 0: nothing published)
+   */
+  default void prepare(ReplayQuery query) throws InterruptedException {}
+
+  /**
+   * Publishes the messages in order and returns once every one was acknowledged.
+   *
+   * @throws ReplaySinkException naming the first message that was not acknowledged
+   */
+  void publish(List<ReplayMessage> messages) throws InterruptedException;
+
+  /** Whether this sink only shows what would be published (the command's summary says so). */
+  default boolean isDryRun() {
+    return false;
+  }
+
+  @Override
+  default void close() {}
+}

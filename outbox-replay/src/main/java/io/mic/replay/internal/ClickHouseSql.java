@@ -1,0 +1,130 @@
+package io.mic.replay.internal;
+
+import io.mic.replay.ReplayQuery;
+import java.time.Instant;
+import java.time.LocalDateTime;
+import java.time.ZoneOffset;
+import java.util.Locale;
+import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * The SQL a ClickHouse replay sends. Identifiers are validated and quoted; the one string value (the
+ * topic) is escaped as a literal, and times are rendered by this class from {@link Instant}s. Query
+ * parameters ({@code {name:Type}}) would be nicer but older servers (18.x, Debian's package) lack them.
+ */
+public final class ClickHouseSql {
+  public static final Set<String> REQUIRED_COLUMNS = Set.of("id", "topic", "created_at", "payload");
+
+  private static final Pattern IDENTIFIER = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,63}");
+  private static final Pattern DATETIME = Pattern.compile("(?:Nullable\\()?DateTime(?:\\('[^']*'\\))?\\)?");
+  private static final Pattern DATETIME64 =
+      Pattern.compile("(?:Nullable\\()?DateTime64\\((\\d)(?:, *'[^']*')?\\)\\)?");
+  /** The range every DateTime64 precision can represent; bounds outside it are clamped. */
+  private static final Instant DATETIME64_MIN = Instant.parse("1900-01-01T00:00:00Z");
+  private static final Instant DATETIME64_MAX = Instant.parse("2262-04-11T00:00:00Z");
+  private static final long DATETIME_MAX_SECONDS = 0xFFFF_FFFFL;
+
+  private ClickHouseSql() {}
+
+  /** How the {@code created_at} column stores time. */
+  public enum TimeColumn { DATETIME, DATETIME64 }
+
+  /**
+   * Validates {@code table} ({@code name} or {@code database.name}) and returns it quoted.
+   *
+   * @throws IllegalArgumentException naming the problem
+   */
+  public static String quotedTable(String table) {
+    String[] parts = table.split("\\.", -1);
+    if (parts.length > 2) {
+      throw new IllegalArgumentException("'" + table + "' has more than one dot: use table or database.table");
+    }
+    StringBuilder quoted = new StringBuilder();
+    for (String part : parts) {
+      if (!IDENTIFIER.matcher(part).matches()) {
+        throw new IllegalArgumentException("'" + table + "' is not a valid table name: use letters, digits and"
+            + " '_' (not starting with a digit, at most 64), optionally prefixed by a database and a dot,"
+            + " e.g. outbox_archive or events.outbox_archive");
+      }
+      quoted.append(quoted.length() == 0 ? "" : ".").append('`').append(part).append('`');
+    }
+    return quoted.toString();
+  }
+
+  /** A ClickHouse string literal: quotes and backslashes escaped. */
+  public static String literal(String value) {
+    StringBuilder s = new StringBuilder(value.length() + 2).append('\'');
+    for (int i = 0; i < value.length(); i++) {
+      char c = value.charAt(i);
+      switch (c) {
+        case '\\' -> s.append("\\\\");
+        case '\'' -> s.append("\\'");
+        case '\n' -> s.append("\\n");
+        case '\r' -> s.append("\\r");
+        case '\0' -> s.append("\\0");
+        default -> s.append(c);
+      }
+    }
+    return s.append('\'').toString();
+  }
+
+  /** The kind of a {@code created_at} column type, or {@code null} when it is neither DateTime nor DateTime64. */
+  public static TimeColumn timeColumn(String type) {
+    if (DATETIME.matcher(type).matches()) {
+      return TimeColumn.DATETIME;
+    }
+    Matcher m = DATETIME64.matcher(type);
+    return m.matches() ? TimeColumn.DATETIME64 : null;
+  }
+
+  public static String describe(String quotedTable) {
+    return "DESCRIBE TABLE " + quotedTable + " FORMAT JSONEachRow";
+  }
+
+  /**
+   * The replay query: selected rows in replay order, streamed as JSON lines. The id is compared as text
+   * (a UUID column would otherwise sort by its internal halves) and the time is returned as UTC text.
+   */
+  public static String select(String quotedTable, TimeColumn time, ReplayQuery query, Set<String> columns) {
+    return "SELECT toString(id) AS original_id, topic, "
+        + optional(columns, "aggregate_type", "NULL") + ", "
+        + optional(columns, "aggregate_id", "NULL") + ", "
+        + "toString(created_at, 'UTC') AS created_at_utc, payload, "
+        + optional(columns, "headers", "''")
+        + " FROM " + quotedTable
+        + " WHERE topic = " + literal(query.topic())
+        + " AND created_at >= " + bound(time, query.from(), true)
+        + " AND created_at <= " + bound(time, query.to(), false)
+        + " ORDER BY created_at, original_id"
+        + " FORMAT JSONEachRow";
+  }
+
+  private static String optional(Set<String> columns, String name, String otherwise) {
+    return columns.contains(name) ? name : otherwise + " AS " + name;
+  }
+
+  /**
+   * A time bound as a ClickHouse expression. DateTime has whole seconds: an inclusive lower bound rounds
+   * up and an upper bound rounds down, so {@code 08:00:00.500} never lets {@code 08:00:00} in.
+   */
+  static String bound(TimeColumn time, Instant instant, boolean lower) {
+    if (time == TimeColumn.DATETIME) {
+      long seconds = instant.getEpochSecond();
+      if (lower && instant.getNano() > 0) {
+        seconds++;
+      }
+      seconds = Math.max(0, Math.min(DATETIME_MAX_SECONDS, seconds));
+      return "toDateTime(" + seconds + ")";
+    }
+    Instant clamped = instant.isBefore(DATETIME64_MIN) ? DATETIME64_MIN
+        : instant.isAfter(DATETIME64_MAX) ? DATETIME64_MAX : instant;
+    LocalDateTime t = LocalDateTime.ofInstant(clamped, ZoneOffset.UTC);
+    String iso = Timestamps.format(clamped);             // 2026-09-29T08:00:00.123Z
+    String fraction = iso.substring(20, iso.length() - 1); // 3, 6 or 9 digits
+    String text = String.format(Locale.ROOT, "%04d-%02d-%02d %02d:%02d:%02d.%s", t.getYear(), t.getMonthValue(),
+        t.getDayOfMonth(), t.getHour(), t.getMinute(), t.getSecond(), fraction);
+    return "toDateTime64('" + text + "', " + fraction.length() + ", 'UTC')";
+  }
+}

@@ -1,0 +1,145 @@
+package io.mic.replay.internal;
+
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.JsonToken;
+import io.mic.replay.ArchivedEvent;
+import io.mic.replay.ReplayInputException;
+import java.io.BufferedInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.AccessDeniedException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.zip.GZIPInputStream;
+
+/**
+ * Reads the records of a JSON archive one by one: JSON Lines (one object per line, blank lines allowed) or
+ * one JSON array of objects, optionally gzip-compressed (recognised by its magic bytes, whatever the file
+ * name). Errors name the file and the line.
+ *
+ * <p>One streaming parser reads the bytes in both layouts (JSON Lines is a sequence of root values to
+ * it): it decodes and checks UTF-8 itself and knows the line of every token, without a String per line.
+ */
+public final class JsonArchiveReader implements AutoCloseable {
+  private static final int BUFFER = 1 << 16;
+
+  /** Stands for a record of another topic, skipped without being read in full. */
+  public static final ArchivedEvent OTHER_TOPIC = new ArchivedEvent("-", "-", null, null, Instant.EPOCH,
+      "null", null);
+
+  private final String name;
+  private final JsonParser parser;
+  private final boolean array;
+  private long recordLine;
+  private long previousEndLine;
+  private boolean finished;
+
+  private JsonArchiveReader(String name, JsonParser parser) {
+    this.name = name;
+    this.parser = parser;
+    this.array = parser.currentToken() == JsonToken.START_ARRAY;
+  }
+
+  public static JsonArchiveReader open(Path path) {
+    String name = path.toString();
+    InputStream in = null;
+    try {
+      in = new BufferedInputStream(Files.newInputStream(path), BUFFER);
+      in.mark(2);
+      boolean gzip = in.read() == 0x1f && in.read() == 0x8b;
+      in.reset();
+      if (gzip) {
+        in = new BufferedInputStream(new GZIPInputStream(in, BUFFER), BUFFER);
+      }
+      JsonParser parser = JsonText.FACTORY.createParser(in);
+      try {
+        parser.nextToken();
+      } catch (JsonProcessingException e) {
+        parser.close();
+        throw new ReplayInputException(problem(name, e));
+      }
+      return new JsonArchiveReader(name, parser);
+    } catch (NoSuchFileException e) {
+      closeQuietly(in);
+      throw new ReplayInputException(name + ": no such file");
+    } catch (AccessDeniedException e) {
+      closeQuietly(in);
+      throw new ReplayInputException(name + ": permission denied");
+    } catch (IOException e) {
+      closeQuietly(in);
+      throw new ReplayInputException(name + ": cannot read: " + e.getMessage(), e);
+    }
+  }
+
+  /** The next record, or {@code null} at the end of the archive. */
+  public ArchivedEvent next() {
+    return next(null);
+  }
+
+  /**
+   * The next record, {@link #OTHER_TOPIC} for a record of another topic than {@code topic} (when not
+   * {@code null}), or {@code null} at the end of the archive.
+   */
+  public ArchivedEvent next(String topic) {
+    if (finished) {
+      return null;
+    }
+    try {
+      JsonToken token = array || recordLine > 0 ? parser.nextToken() : parser.currentToken();
+      if (token == null || (array && token == JsonToken.END_ARRAY)) {
+        if (array && parser.nextToken() != null) {
+          recordLine = line();
+          throw new RecordParser.BadRecordException("unexpected content after the array of records");
+        }
+        finished = true;
+        return null;
+      }
+      recordLine = line();
+      if (!array && recordLine == previousEndLine) {
+        throw new RecordParser.BadRecordException("a second record starts on this line: put one record per line");
+      }
+      ArchivedEvent event = RecordParser.ARCHIVE.read(parser, topic);
+      previousEndLine = line();
+      return event == null ? OTHER_TOPIC : event;
+    } catch (JsonProcessingException e) {
+      throw new ReplayInputException(problem(name, e));
+    } catch (RecordParser.BadRecordException e) {
+      throw new ReplayInputException(name + " line " + recordLine + ": " + e.getMessage());
+    } catch (IOException e) {
+      throw new ReplayInputException(name + " line " + line() + ": cannot read: " + e.getMessage(), e);
+    }
+  }
+
+  private long line() {
+    return parser.currentTokenLocation().getLineNr();
+  }
+
+  private static String problem(String name, JsonProcessingException e) {
+    String message = e.getOriginalMessage();
+    String what = message != null && message.startsWith("Invalid UTF-8") ? "not valid UTF-8"
+        : "not valid JSON: " + message + " (column " + e.getLocation().getColumnNr() + ")";
+    return name + " line " + e.getLocation().getLineNr() + ": " + what;
+  }
+
+  @Override
+  public void close() {
+    try {
+      parser.close();
+    } catch (IOException e) {
+      // nothing was written: a failed close loses nothing
+    }
+  }
+
+  private static void closeQuietly(InputStream in) {
+    if (in != null) {
+      try {
+        in.close();
+      } catch (IOException e) {
+        // the open already failed; that is the error to report
+      }
+    }
+  }
+}

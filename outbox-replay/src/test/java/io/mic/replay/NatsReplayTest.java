@@ -1,0 +1,229 @@
+package io.mic.replay;
+
+import static java.nio.charset.StandardCharsets.UTF_8;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.nats.client.Connection;
+import io.nats.client.JetStreamApiException;
+import io.nats.client.JetStreamSubscription;
+import io.nats.client.Message;
+import io.nats.client.PullSubscribeOptions;
+import io.nats.client.api.StreamConfiguration;
+import io.nats.client.impl.Headers;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The command publishing to a real JetStream server. */
+class NatsReplayTest {
+  @TempDir
+  Path dir;
+  private Connection nats;
+  private String stream;
+  private String topic;
+
+  @BeforeEach
+  void connect() throws Exception {
+    nats = TestServices.nats();
+    stream = TestServices.uniqueName();
+    topic = stream + ".order.created";
+  }
+
+  @AfterEach
+  void cleanUp() throws Exception {
+    try {
+      nats.jetStreamManagement().deleteStream(stream);
+    } catch (JetStreamApiException e) {
+      // the test never created it
+    }
+    nats.close();
+  }
+
+  private void createStream(int maxMessageSize) throws IOException, JetStreamApiException {
+    StreamConfiguration.Builder config = StreamConfiguration.builder().name(stream).subjects(stream + ".>")
+        .duplicateWindow(Duration.ofMinutes(2));
+    if (maxMessageSize > 0) {
+      config.maximumMessageSize(maxMessageSize);
+    }
+    nats.jetStreamManagement().addStream(config.build());
+  }
+
+  private String record(String id, String createdAt, String payload) {
+    return "{\"id\":\"" + id + "\",\"topic\":\"" + topic + "\",\"aggregate_type\":\"order\",\"aggregate_id\":\"42\","
+        + "\"created_at\":\"" + createdAt + "\",\"payload\":" + payload + ",\"headers\":{\"tenant\":\"acme\"}}";
+  }
+
+  private Path archive(String... lines) throws IOException {
+    Path file = dir.resolve("archive.jsonl");
+    Files.writeString(file, String.join("\n", lines) + "\n", UTF_8);
+    return file;
+  }
+
+  private Cli replay(Path archive, String batchId, String... more) {
+    List<String> args = new ArrayList<>(List.of("--from-json", archive.toString(), "--topic", topic,
+        "--from", "2026-09-29T08:00:00Z", "--to", "2026-09-29T10:00:00Z",
+        "--to-nats", TestServices.natsUrl(), "--nats-stream", stream, "--batch-id", batchId));
+    args.addAll(List.of(more));
+    return Cli.run(args.toArray(String[]::new));
+  }
+
+  private long storedCount() throws Exception {
+    return nats.jetStreamManagement().getStreamInfo(stream).getStreamState().getMsgCount();
+  }
+
+  @Test
+  void everyMessageCarriesTheReplayHeadersTheOriginalHeadersAndThePayload() throws Exception {
+    createStream(0);
+    Path file = archive(record("0190-a", "2026-09-29T08:00:00.001Z",
+        "{ \"city\": \"Z\\u00fcrich\", \"jp\": \"日本語\", \"amount\": 10.50 }"));
+
+    Cli cli = replay(file, "rebuild-1");
+
+    assertThat(cli.exitCode()).as(cli.stderr()).isZero();
+    assertThat(cli.stderr()).startsWith("published 1 events to NATS stream " + stream);
+    Message m = readAll(1).get(0);
+    assertThat(m.getSubject()).isEqualTo(topic);
+    assertThat(new String(m.getData(), UTF_8)).isEqualTo("{\"city\":\"Zürich\",\"jp\":\"日本語\",\"amount\":10.50}");
+    Headers h = m.getHeaders();
+    assertThat(h.getFirst("x-replay")).isEqualTo("true");
+    assertThat(h.getFirst("x-replay-batch-id")).isEqualTo("rebuild-1");
+    assertThat(h.getFirst("x-original-event-id")).isEqualTo("0190-a");
+    assertThat(h.getFirst("tenant")).isEqualTo("acme");
+    assertThat(h.getFirst("x-aggregate-type")).isEqualTo("order");
+    assertThat(h.getFirst("x-aggregate-id")).isEqualTo("42");
+    assertThat(h.getFirst("Nats-Msg-Id")).isEqualTo("0190-a:replay:rebuild-1");
+  }
+
+  @Test
+  void messagesAreStoredInReplayOrder() throws Exception {
+    createStream(0);
+    Path file = archive(record("c", "2026-09-29T09:00:00Z", "{}"), record("b", "2026-09-29T08:00:00Z", "{}"),
+        record("a", "2026-09-29T08:00:00Z", "{}"), record("d", "2026-09-29T10:00:00.001Z", "{}"));
+
+    assertThat(replay(file, "order").exitCode()).isZero();
+
+    assertThat(readAll(3).stream().map(m -> m.getHeaders().getFirst("x-original-event-id")))
+        .containsExactly("a", "b", "c");
+  }
+
+  @Test
+  void aStreamThatRefusesAMessageMidBatchStopsWithExit1TheCountAndTheFirstUnpublishedId() throws Exception {
+    createStream(512);
+    String big = "{\"blob\":\"" + "x".repeat(2000) + "\"}";
+    Path file = archive(record("e1", "2026-09-29T08:00:01Z", "{}"), record("e2", "2026-09-29T08:00:02Z", "{}"),
+        record("e3", "2026-09-29T08:00:03Z", big), record("e4", "2026-09-29T08:00:04Z", "{}"));
+
+    Cli cli = replay(file, "b-fail", "--max-pending-acks", "1");
+
+    assertThat(cli.exitCode()).isEqualTo(1);
+    assertThat(cli.stderr()).isEqualTo("mic-events-replay: publication failed: event e3 on subject '" + topic
+        + "': message size exceeds maximum allowed [10054]; published 2 events in order before it; first"
+        + " unpublished event: e3 (created_at 2026-09-29T08:00:03.000Z)\n"
+        + "mic-events-replay: to resume, run the same command with --batch-id b-fail\n");
+    assertThat(storedCount()).isEqualTo(2);
+  }
+
+  @Test
+  void withAWindowTheMessagesInFlightBehindTheFailureAreReportedToo() throws Exception {
+    createStream(512);
+    String big = "{\"blob\":\"" + "x".repeat(2000) + "\"}";
+    Path file = archive(record("e1", "2026-09-29T08:00:01Z", "{}"), record("e2", "2026-09-29T08:00:02Z", big),
+        record("e3", "2026-09-29T08:00:03Z", "{}"), record("e4", "2026-09-29T08:00:04Z", "{}"));
+
+    Cli cli = replay(file, "b-window");
+
+    assertThat(cli.exitCode()).isEqualTo(1);
+    assertThat(cli.stderr()).contains("published 1 events in order before it; first unpublished event: e2"
+        + " (created_at 2026-09-29T08:00:02.000Z); 2 later events were acknowledged too");
+    assertThat(storedCount()).isEqualTo(3);
+  }
+
+  @Test
+  void aResumedBatchIsDeduplicatedByJetStreamAndANewBatchIsNot() throws Exception {
+    createStream(512);
+    String big = "{\"blob\":\"" + "x".repeat(2000) + "\"}";
+    Path file = archive(record("e1", "2026-09-29T08:00:01Z", "{}"), record("e2", "2026-09-29T08:00:02Z", "{}"),
+        record("e3", "2026-09-29T08:00:03Z", big), record("e4", "2026-09-29T08:00:04Z", "{}"));
+    assertThat(replay(file, "resume-me", "--max-pending-acks", "1").exitCode()).isEqualTo(1);
+    // the operator raises the stream's limit and runs the same command again
+    nats.jetStreamManagement().updateStream(StreamConfiguration.builder(
+        nats.jetStreamManagement().getStreamInfo(stream).getConfiguration()).maximumMessageSize(1 << 20).build());
+
+    Cli resumed = replay(file, "resume-me");
+
+    assertThat(resumed.exitCode()).as(resumed.stderr()).isZero();
+    assertThat(storedCount()).isEqualTo(4);
+    assertThat(readAll(4).stream().map(m -> m.getHeaders().getFirst("x-original-event-id")))
+        .containsExactly("e1", "e2", "e3", "e4");
+
+    assertThat(replay(file, "another-batch").exitCode()).isZero();
+    assertThat(storedCount()).isEqualTo(8);
+  }
+
+  @Test
+  void aReplayIsNotDroppedAsADuplicateOfTheLivePublication() throws Exception {
+    createStream(0);
+    Headers live = new Headers().put("Nats-Msg-Id", "0190-live");
+    nats.jetStream().publish(topic, live, "{}".getBytes(UTF_8));
+
+    assertThat(replay(archive(record("0190-live", "2026-09-29T08:00:00Z", "{}")), "b").exitCode()).isZero();
+
+    assertThat(storedCount()).isEqualTo(2);
+  }
+
+  @Test
+  void aMissingStreamOrOneThatDoesNotCaptureTheTopicIsABadArgument() throws Exception {
+    Path file = archive(record("e1", "2026-09-29T08:00:01Z", "{}"));
+
+    Cli missing = replay(file, "b");
+    assertThat(missing.exitCode()).isEqualTo(2);
+    assertThat(missing.stderr()).isEqualTo("mic-events-replay: --nats-stream: NATS stream '" + stream
+        + "' does not exist at " + TestServices.natsUrl() + ": create it (its subjects must include '" + topic
+        + "') or name an existing stream\n");
+
+    nats.jetStreamManagement().addStream(StreamConfiguration.builder().name(stream).subjects(stream + ".other.>")
+        .build());
+    Cli elsewhere = replay(file, "b");
+    assertThat(elsewhere.exitCode()).isEqualTo(2);
+    assertThat(elsewhere.stderr()).isEqualTo("mic-events-replay: --nats-stream: NATS stream '" + stream
+        + "' does not capture subject '" + topic + "' (its subjects: [" + stream + ".other.>]): add the subject"
+        + " to the stream or name the stream that captures it\n");
+    assertThat(storedCount()).isZero();
+  }
+
+  @Test
+  void anUnreachableServerIsAPublicationFailureAndNoPasswordIsPrinted() throws Exception {
+    Path file = archive(record("e1", "2026-09-29T08:00:01Z", "{}"));
+
+    Cli cli = Cli.run("--from-json", file.toString(), "--topic", topic, "--from", "2026-09-29T08:00:00Z", "--to",
+        "2026-09-29T10:00:00Z", "--to-nats", "nats://replayer:s3cret@127.0.0.1:1", "--nats-stream", stream,
+        "--batch-id", "b");
+
+    assertThat(cli.exitCode()).isEqualTo(1);
+    assertThat(cli.stderr()).startsWith("mic-events-replay: publication failed: cannot use JetStream at"
+        + " nats://***@127.0.0.1:1 (").contains("; nothing was published\n").doesNotContain("s3cret");
+  }
+
+  private List<Message> readAll(int count) throws Exception {
+    JetStreamSubscription sub = nats.jetStream().subscribe(stream + ".>",
+        PullSubscribeOptions.builder().stream(stream).build());
+    List<Message> messages = new ArrayList<>();
+    long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+    while (messages.size() < count && System.nanoTime() < deadline) {
+      for (Message m : sub.fetch(count - messages.size(), Duration.ofSeconds(1))) {
+        m.ack();
+        messages.add(m);
+      }
+    }
+    sub.unsubscribe();
+    assertThat(messages).hasSize(count);
+    return messages;
+  }
+}
