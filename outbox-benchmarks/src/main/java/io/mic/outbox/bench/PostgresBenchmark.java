@@ -35,9 +35,9 @@ import java.util.concurrent.ThreadLocalRandom;
  */
 public final class PostgresBenchmark {
   private static final int BATCH = 500;
-  private static final String HOT = "hot aggregates (10 x 2,000 events): ";
+  private static final String HOT = "hot aggregates (10 x 300 events): ";
   private static final int HOT_AGGREGATES = 10;
-  private static final int HOT_EVENTS = 20_000;
+  private static final int HOT_EVENTS = 3_000;
   private final Map<String, String> options;
   private final HikariDataSource dataSource;
   private final Map<String, List<Double>> rates = new LinkedHashMap<>();
