@@ -71,6 +71,7 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
   private final Thread[] threads;
   private ScheduledExecutorService watchdog;
   private volatile boolean running;
+  private volatile boolean paused;
   private boolean started;
   private boolean closed;
 
@@ -123,6 +124,30 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
     waiter.wakeAll();
   }
 
+  /**
+   * Stops claiming new batches until {@link #resume()}; batches in flight finish normally. Committed events
+   * stay in the store and are dispatched after the resume; a paused dispatcher loses nothing.
+   */
+  public void pause() {
+    if (!paused) {
+      paused = true;
+      LOG.info("{}: paused", name);
+    }
+  }
+
+  /** Resumes polling at once after {@link #pause()}. */
+  public void resume() {
+    if (paused) {
+      paused = false;
+      LOG.info("{}: resumed", name);
+      waiter.wakeAll();
+    }
+  }
+
+  public boolean isPaused() {
+    return paused;
+  }
+
   /** Stops polling, lets in-flight batches finish within the shutdown timeout, then releases threads. */
   @Override
   public void close() {
@@ -165,6 +190,10 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
       boolean failing = false;
       while (running) {
         long seen = waiter.generation();
+        if (paused) {
+          awaitQuietly(dispatcher, seen, pollInterval, () -> !running || !paused);
+          continue;
+        }
         Duration pause = pollInterval;
         try {
           DispatchResult result = dispatcher.dispatchOnce();
@@ -193,17 +222,22 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
           LOG.error("{}: interrupted while running; interrupts are reserved for close(), polling goes on",
               dispatcher.worker());
         }
-        try {
-          waiter.await(seen, pause, () -> !running);
-        } catch (InterruptedException e) {
-          if (running) {
-            LOG.error("{}: interrupted while idle; polling goes on", dispatcher.worker());
-          }
-        }
+        awaitQuietly(dispatcher, seen, pause, () -> !running);
       }
     } finally {
       threads[index] = null;
       finished.countDown();
+    }
+  }
+
+  private void awaitQuietly(OutboxDispatcher dispatcher, long seen, Duration timeout,
+      java.util.function.BooleanSupplier stop) {
+    try {
+      waiter.await(seen, timeout, stop);
+    } catch (InterruptedException e) {
+      if (running) {
+        LOG.error("{}: interrupted while idle; polling goes on", dispatcher.worker());
+      }
     }
   }
 

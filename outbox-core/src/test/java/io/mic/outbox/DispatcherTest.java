@@ -136,6 +136,26 @@ class DispatcherTest {
   }
 
   @Test
+  void pausedDispatcherClaimsNothingAndResumesWithEverything() throws Exception {
+    List<UUID> published = new CopyOnWriteArrayList<>();
+    try (AsyncOutboxDispatcher d = AsyncOutboxDispatcher.builder().store(store).useClaim(true)
+        .dispatchFn(e -> published.add(e.id())).pollInterval(Duration.ofMillis(20)).build()) {
+      d.start();
+      d.pause();
+      assertThat(d.isPaused()).isTrue();
+      Thread.sleep(100); // a poll in flight when pause() was called has finished
+      OutboxEvent e = event("1");
+      store.append(e);
+      d.wakeUp();
+      Thread.sleep(300); // fifteen poll intervals
+      assertThat(published).isEmpty();
+      assertThat(store.find(e.id()).orElseThrow().status()).isEqualTo(OutboxStatus.PENDING);
+      d.resume();
+      await().atMost(Duration.ofSeconds(5)).until(() -> published.contains(e.id()));
+    }
+  }
+
+  @Test
   void closeLetsTheInFlightBatchFinish() {
     OutboxEvent a = event("a");
     OutboxEvent b = event("b");
