@@ -7,6 +7,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Instant;
 import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
 import java.util.Collections;
 import java.util.List;
 import java.util.UUID;
@@ -320,6 +321,108 @@ public interface Dialect {
         + ", next_attempt_at = " + minusMicros("next_attempt_at")
         + ", lease_until = " + minusMicros("lease_until")
         + ", dispatched_at = " + minusMicros("dispatched_at");
+  }
+
+  // ------------------------------------------------------------------ operations: retention and dead letters
+
+  /** Binds an instant to a parameter compared with the outbox's time columns. */
+  default void setInstant(PreparedStatement ps, int index, Instant instant) throws SQLException {
+    ps.setObject(index, instant.atOffset(ZoneOffset.UTC));
+  }
+
+  /** The UTC ISO-8601 text of {@code ts} with microseconds, e.g. {@code 2026-09-29T08:00:00.123456Z}. */
+  default String timestampText(String ts) {
+    return "CAST(" + ts + " AS VARCHAR(64))";
+  }
+
+  /**
+   * Deletes up to a bound number of rows matching {@code where}, first by {@code order} (the leading column
+   * of an index, so that the statement stops at the limit), in one statement. {@code key} lists the
+   * primary-key columns. Parameters: those of {@code where}, then the limit. The portable form needs a
+   * database that evaluates the key subquery once per statement.
+   */
+  default String deleteFirst(String table, String key, String where, String order) {
+    return "DELETE FROM " + table + " WHERE (" + key + ") IN (SELECT " + key + " FROM " + table
+        + " WHERE " + where + " ORDER BY " + order + " LIMIT ?)";
+  }
+
+  /** Deletes a batch of dispatched events older than a retention. Parameters: retention micros, limit. */
+  default String purgeDispatched(String table) {
+    // DISPATCHED is terminal: nothing changes these rows between the subquery and the delete
+    return deleteFirst(table, "id", "status = 'DISPATCHED' AND dispatched_at < " + minusMicros(now()),
+        "dispatched_at");
+  }
+
+  /**
+   * Dead letters matching {@code filter} (conditions on alias {@code o}, each starting with {@code AND}),
+   * oldest first. Parameters: the filter's, then the limit.
+   */
+  default String selectDeadLetters(String table, String filter) {
+    return "SELECT " + COLUMNS + " FROM " + table + " o WHERE o.status = 'DLQ'" + filter
+        + " ORDER BY o.created_at, o.id LIMIT ?";
+  }
+
+  /**
+   * The ids and {@code created_at} of the next dead letters matching {@code filter}, oldest first, after a
+   * {@code (created_at, id)} cursor when {@code afterCursor}. Parameters: the filter's, then the cursor's
+   * created_at and id, then the limit.
+   */
+  default String deadLetterPage(String table, String filter, boolean afterCursor) {
+    return "SELECT o.id, o.created_at FROM " + table + " o WHERE o.status = 'DLQ'" + filter
+        + (afterCursor ? " AND (o.created_at, o.id) > (?, ?)" : "") + " ORDER BY o.created_at, o.id LIMIT ?";
+  }
+
+  /**
+   * Puts those of the given events still in the {@code DLQ} back to {@code PENDING}, due now, with no
+   * attempts and no lease, and records the redrive in {@code last_error}. Parameters: the ids.
+   */
+  default String redrive(String table, int ids) {
+    return "UPDATE " + table + " SET status = 'PENDING', attempts = 0, next_attempt_at = " + now()
+        + ", lease_owner = NULL, lease_until = NULL, last_error = CONCAT('redriven at ', " + timestampText(now())
+        + ", ' after: ', COALESCE(last_error, ''))"
+        + " WHERE id IN " + placeholders(ids) + " AND status = 'DLQ'";
+  }
+
+  /** Deletes those of the given events still in the {@code DLQ}. Parameters: the ids. */
+  default String deleteDeadLetters(String table, int ids) {
+    return "DELETE FROM " + table + " WHERE id IN " + placeholders(ids) + " AND status = 'DLQ'";
+  }
+
+  // ------------------------------------------------------------------ consumer inbox
+
+  /** Classpath location of the inbox DDL for the default table name {@code outbox_inbox}. */
+  default String inboxSchemaResource() {
+    throw new UnsupportedOperationException(name() + " has no inbox DDL: override Dialect.inboxSchemaResource()");
+  }
+
+  /**
+   * Records a processed event, {@code processed_at} from the database clock. Parameters: consumer, event
+   * id. The portable form is a plain insert: a duplicate fails with a unique-key violation that the
+   * database rolls back alone, leaving the caller's transaction usable (see {@link #inboxRecorded}).
+   */
+  default String inboxInsert(String table) {
+    return "INSERT INTO " + table + " (consumer, event_id, processed_at) VALUES (?, ?, " + now() + ")";
+  }
+
+  /**
+   * Executes the prepared {@link #inboxInsert}: {@code true} when it recorded the event, {@code false} when
+   * the event was already recorded (or is being recorded by a transaction that then commits); anything
+   * else is thrown. Must neither commit nor roll back.
+   */
+  default boolean inboxRecorded(PreparedStatement insert) throws SQLException {
+    try {
+      return insert.executeUpdate() == 1;
+    } catch (SQLException e) {
+      if (isDuplicateKey(e)) {
+        return false; // only the failed statement was rolled back
+      }
+      throw e;
+    }
+  }
+
+  /** Deletes a batch of inbox records older than a retention. Parameters: retention micros, limit. */
+  default String purgeInbox(String table) {
+    return deleteFirst(table, "consumer, event_id", "processed_at < " + minusMicros(now()), "processed_at");
   }
 
   /** The columns every read returns, in this order. */

@@ -19,8 +19,6 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
-import java.time.Instant;
-import java.time.OffsetDateTime;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -98,6 +96,11 @@ public final class JdbcOutboxStore implements OutboxStore {
   /** The validated table name, as configured. */
   public String table() {
     return tableName.toString();
+  }
+
+  /** For {@link OutboxMaintenance} and {@link OutboxDeadLetters}, which work on this store's table. */
+  DataSource dataSource() {
+    return dataSource;
   }
 
   /** Creates the table and its indexes if they are missing. Safe to call at every start. */
@@ -548,31 +551,7 @@ public final class JdbcOutboxStore implements OutboxStore {
   }
 
   private List<OutboxEvent> readAll(PreparedStatement ps) throws SQLException {
-    List<OutboxEvent> events = new ArrayList<>();
-    try (ResultSet rs = ps.executeQuery()) {
-      while (rs.next()) {
-        events.add(read(rs));
-      }
-    }
-    return events;
-  }
-
-  private OutboxEvent read(ResultSet rs) throws SQLException {
-    return OutboxEvent.builder()
-        .id(dialect.getId(rs, 1))
-        .aggregate(rs.getString(2), rs.getString(3))
-        .topic(rs.getString(4))
-        .payload(rs.getString(5))
-        .headers(HeadersJson.read(rs.getString(6)))
-        .priority(rs.getInt(7))
-        .status(OutboxStatus.valueOf(rs.getString(8)))
-        .attempts(rs.getInt(9))
-        .nextAttemptAt(dialect.getInstant(rs, 10))
-        .lease(rs.getString(11), dialect.getInstant(rs, 12))
-        .createdAt(dialect.getInstant(rs, 13))
-        .dispatchedAt(dialect.getInstant(rs, 14))
-        .lastError(rs.getString(15))
-        .build();
+    return EventRows.readAll(ps, dialect);
   }
 
   private int update(String statement, Binder binder) {

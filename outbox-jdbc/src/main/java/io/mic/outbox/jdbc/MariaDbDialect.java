@@ -3,6 +3,7 @@ package io.mic.outbox.jdbc;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.SQLWarning;
 import java.time.Instant;
 import java.time.LocalDateTime;
 import java.time.ZoneOffset;
@@ -14,6 +15,7 @@ import java.util.UUID;
  * column whose index holds live rows only, so {@code SKIP LOCKED} locks just the rows it returns.
  */
 public class MariaDbDialect implements Dialect {
+  private static final int DUPLICATE_ENTRY = 1062;
 
   protected MariaDbDialect() {}
 
@@ -34,7 +36,7 @@ public class MariaDbDialect implements Dialect {
 
   @Override
   public boolean isDuplicateKey(SQLException e) {
-    return e.getErrorCode() == 1062;
+    return e.getErrorCode() == DUPLICATE_ENTRY;
   }
 
   @Override
@@ -74,6 +76,16 @@ public class MariaDbDialect implements Dialect {
   }
 
   @Override
+  public void setInstant(PreparedStatement ps, int index, Instant instant) throws SQLException {
+    ps.setObject(index, LocalDateTime.ofInstant(instant, ZoneOffset.UTC));
+  }
+
+  @Override
+  public String timestampText(String ts) {
+    return "DATE_FORMAT(" + ts + ", '%Y-%m-%dT%H:%i:%s.%fZ')";
+  }
+
+  @Override
   public String dispatchOrder() {
     return "o.live_priority DESC, o.created_at, o.id";
   }
@@ -95,5 +107,52 @@ public class MariaDbDialect implements Dialect {
     // an upsert takes an exclusive row lock, held until the transaction ends
     return "INSERT INTO " + lockTable + " (lock_key) VALUES " + String.join(", ", java.util.Collections.nCopies(keys, "(?)"))
         + " ON DUPLICATE KEY UPDATE lock_key = lock_key";
+  }
+
+  @Override
+  public String deleteFirst(String table, String key, String where, String order) {
+    // InnoDB cannot read, in a subquery, the table a DELETE changes; it deletes in index order up to the limit
+    return "DELETE FROM " + table + " WHERE " + where + " ORDER BY " + order + " LIMIT ?";
+  }
+
+  @Override
+  public String inboxSchemaResource() {
+    return "io/mic/outbox/jdbc/schema/inbox-mariadb.sql";
+  }
+
+  /**
+   * {@code INSERT IGNORE}, whose ignored errors {@link #inboxRecorded} reads back as warnings. A failing
+   * plain insert would be exact too, but Connector/J logs every server error at WARN, and a replay meets a
+   * duplicate per event. {@code ON DUPLICATE KEY UPDATE} cannot tell a duplicate apart: with the drivers'
+   * default (found rows) it reports 1 row both ways.
+   */
+  @Override
+  public String inboxInsert(String table) {
+    return "INSERT IGNORE INTO " + table + " (consumer, event_id, processed_at) VALUES (?, ?, UTC_TIMESTAMP(6))";
+  }
+
+  /**
+   * One row and no warning: recorded. No row and only duplicate-key warnings (1062): a duplicate. Any other
+   * warning is an error that {@code IGNORE} downgraded, and is thrown as one.
+   */
+  @Override
+  public boolean inboxRecorded(PreparedStatement insert) throws SQLException {
+    int rows = insert.executeUpdate();
+    boolean duplicate = false;
+    for (SQLWarning w = insert.getWarnings(); w != null; w = w.getNextWarning()) {
+      if (w.getErrorCode() != DUPLICATE_ENTRY) {
+        throw new SQLException("inbox insert was not clean: " + w.getMessage() + " (error " + w.getErrorCode()
+            + ")", w.getSQLState(), w.getErrorCode());
+      }
+      duplicate = true;
+    }
+    if (rows == 1 && !duplicate) {
+      return true;
+    }
+    if (rows == 0 && duplicate) {
+      return false;
+    }
+    throw new SQLException("inbox insert changed " + rows + " row(s) and reported " + (duplicate ? "a" : "no")
+        + " duplicate key; if the session's max_error_count is 0, raise it so that duplicates can be told apart");
   }
 }

@@ -133,6 +133,28 @@ public class PostgresDialect implements Dialect {
         + " WHERE id = ANY(?) AND " + Dialect.fence(true) + " RETURNING id";
   }
 
+  @Override
+  public String timestampText(String ts) {
+    return "to_char(" + ts + " AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')";
+  }
+
+  @Override
+  public String inboxSchemaResource() {
+    return "io/mic/outbox/jdbc/schema/inbox-postgresql.sql";
+  }
+
+  @Override
+  public String inboxInsert(String table) {
+    // a failing statement would abort the caller's whole transaction, so a duplicate must not fail
+    return "INSERT INTO " + table + " (consumer, event_id, processed_at) VALUES (?, ?, now())"
+        + " ON CONFLICT (consumer, event_id) DO NOTHING";
+  }
+
+  @Override
+  public boolean inboxRecorded(PreparedStatement insert) throws SQLException {
+    return insert.executeUpdate() == 1;
+  }
+
   private static String prefixed(String prefix) {
     return prefix + COLUMNS.replace(", ", ", " + prefix);
   }

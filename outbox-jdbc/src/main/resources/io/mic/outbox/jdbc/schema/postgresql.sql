@@ -34,3 +34,8 @@ CREATE INDEX IF NOT EXISTS outbox_aggregate_idx
 CREATE INDEX IF NOT EXISTS outbox_dispatched_idx
     ON outbox (dispatched_at)
     WHERE status = 'DISPATCHED';
+
+-- Serves dead-letter listing, redrive and purge: only DLQ rows, oldest first (small: DLQ rows are few).
+CREATE INDEX IF NOT EXISTS outbox_dlq_idx
+    ON outbox (created_at, id)
+    WHERE status = 'DLQ';

@@ -1,0 +1,61 @@
+package io.mic.outbox.examples;
+
+import io.mic.outbox.AsyncOutboxDispatcher;
+import io.mic.outbox.OutboxEvent;
+import io.mic.outbox.jdbc.JdbcInbox;
+import io.mic.outbox.jdbc.JdbcOutboxStore;
+import io.mic.outbox.nats.NatsJetStreamPublisher;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.util.Map;
+import javax.sql.DataSource;
+
+/**
+ * The usage example of README.md, kept here so that it compiles against the real API. Keep the two in
+ * step: the lines between the markers are the README's.
+ */
+final class ReadmeExample {
+  private ReadmeExample() {}
+
+  record Order(String id, String json) {
+    String toJson() {
+      return json;
+    }
+  }
+
+  interface Orders {
+    void insert(Connection c, Order order) throws SQLException;
+  }
+
+  record Message(Map<String, String> headers, String payload) {}
+
+  static AsyncOutboxDispatcher example(DataSource hikari, DataSource consumerDb, Orders orders, Order order,
+      Message msg) throws SQLException {
+    // README begin
+    JdbcOutboxStore store = JdbcOutboxStore.builder().dataSource(hikari).build();  // PostgreSQL, MariaDB/MySQL, H2
+    store.createSchema();                                 // or ship the DDL from io/mic/outbox/jdbc/schema/
+
+    try (Connection c = hikari.getConnection()) {         // 1. your transaction writes the event
+      c.setAutoCommit(false);
+      orders.insert(c, order);                            //    the business change
+      store.append(c, OutboxEvent.builder().aggregate("order", order.id())
+          .topic("order.created").payload(order.toJson()).build());
+      c.commit();                                         //    both or neither
+    }
+
+    NatsJetStreamPublisher nats = NatsJetStreamPublisher.builder().url("nats://127.0.0.1:4222").build();
+    AsyncOutboxDispatcher dispatcher = AsyncOutboxDispatcher.builder()   // 2. a dispatcher publishes it
+        .store(store).dispatchFn(nats)                    //    marked only after JetStream's PubAck
+        .useClaim(true).preserveAggregateOrder(true).workers(4).build();
+    dispatcher.start();                                   //    dispatcher.close() on shutdown
+
+    JdbcInbox inbox = JdbcInbox.builder().dataSource(consumerDb).build();  // 3. the consumer stays idempotent
+    inbox.runOnce("billing", JdbcInbox.eventIdOf(msg.headers()), tx -> createInvoice(tx, msg));
+    // README end
+    return dispatcher;
+  }
+
+  private static void createInvoice(Connection tx, Message msg) {
+    // the consumer's business effect, written with tx
+  }
+}

@@ -1,0 +1,80 @@
+package io.mic.outbox.examples;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import org.junit.jupiter.api.Test;
+
+class OutboxDemoTest {
+  private final ByteArrayOutputStream out = new ByteArrayOutputStream();
+  private final ByteArrayOutputStream err = new ByteArrayOutputStream();
+
+  private int run(String... args) {
+    return OutboxDemo.run(args, new PrintStream(out, true, StandardCharsets.UTF_8),
+        new PrintStream(err, true, StandardCharsets.UTF_8));
+  }
+
+  private String out() {
+    return out.toString(StandardCharsets.UTF_8);
+  }
+
+  private String err() {
+    return err.toString(StandardCharsets.UTF_8);
+  }
+
+  @Test
+  void tellsTheWholeStoryOnTheEmbeddedDefault() {
+    assertThat(run()).as(err()).isZero();
+    assertThat(out())
+        .contains("MIC Outbox demo on H2")
+        .contains("3 orders placed and paid: 3 order rows and 6 events")
+        .contains("order o-4 failed before commit: still 3 order rows and 6 events")
+        .contains("o-1: order.placed -> order.paid")
+        .contains("billing's inbox absorbed 1 duplicate(s): 6 invoice rows for 6 events")
+        .contains("moved to the DLQ: [o-5 (java.lang.IllegalArgumentException: schema check: amount must not be negative)]")
+        .contains("1 event redriven and dispatched: o-5: order.placed")
+        .contains("Summary: 7 events written, 7 dispatched, 2 retried, 1 dead-lettered and redriven, 1 duplicate"
+            + " absorbed, 0 in the DLQ, 0 lost");
+  }
+
+  /** The same story on a real PostgreSQL (MIC_TEST_POSTGRES_URL, else the local server). */
+  @Test
+  void tellsTheSameStoryOnPostgresql() {
+    String url = System.getenv().getOrDefault("MIC_TEST_POSTGRES_URL", "jdbc:postgresql://127.0.0.1:5432/test");
+    String user = System.getenv().getOrDefault("MIC_TEST_POSTGRES_USER", "postgres");
+    String password = System.getenv().getOrDefault("MIC_TEST_POSTGRES_PASSWORD", "");
+    int code = run("--jdbc-url", url, "--jdbc-user", user, "--jdbc-password=" + password);
+    if (code == 2 && !"true".equalsIgnoreCase(System.getenv("CI"))) {
+      org.junit.jupiter.api.Assumptions.abort("PostgreSQL unreachable: " + err());
+    }
+    assertThat(code).as(err()).isZero();
+    assertThat(out()).contains("MIC Outbox demo on PostgreSQL")
+        .contains("Summary: 7 events written, 7 dispatched, 2 retried, 1 dead-lettered and redriven");
+  }
+
+  @Test
+  void unknownOptionIsExitCodeTwoNamingIt() {
+    assertThat(run("--jdbc-ulr", "x")).isEqualTo(2);
+    assertThat(err()).contains("Unknown options: '--jdbc-ulr'").contains("Possible solutions: --jdbc-url");
+  }
+
+  @Test
+  void unreachableDatabaseIsExitCodeTwoWithTheUrl() {
+    assertThat(run("--jdbc-url", "jdbc:postgresql://127.0.0.1:1/nowhere")).isEqualTo(2);
+    assertThat(err()).contains("cannot connect to jdbc:postgresql://127.0.0.1:1/nowhere");
+  }
+
+  @Test
+  void urlThatIsNotJdbcIsRejected() {
+    assertThat(run("--jdbc-url", "postgres://localhost/db")).isEqualTo(2);
+    assertThat(err()).contains("--jdbc-url must be a JDBC URL");
+  }
+
+  @Test
+  void helpListsTheOptionsAndExitCodes() {
+    assertThat(run("--help")).isZero();
+    assertThat(out()).contains("--jdbc-url").contains("Exit codes:").contains("2   bad options");
+  }
+}

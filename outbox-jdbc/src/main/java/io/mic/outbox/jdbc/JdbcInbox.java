@@ -1,0 +1,341 @@
+package io.mic.outbox.jdbc;
+
+import io.mic.outbox.InvalidConfigurationException;
+import io.mic.outbox.OutboxException;
+import io.mic.outbox.jdbc.internal.TableName;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Objects;
+import java.util.TreeSet;
+import javax.sql.DataSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The consumer side of at-least-once delivery: a table of the events each consumer has already processed,
+ * written in the same transaction as the consumer's business effect, so that a message delivered twice
+ * (a redelivery, a rebalance, a replay) has its effect once.
+ *
+ * <pre>{@code
+ * JdbcInbox inbox = JdbcInbox.builder().dataSource(dataSource).build();
+ * inbox.createSchema();
+ *
+ * // in the message handler; acknowledge the message once this returns
+ * String eventId = JdbcInbox.eventIdOf(message.headers());      // live or replayed
+ * boolean applied = inbox.runOnce("billing", eventId, c -> createInvoice(c, order));
+ * if (applied) {
+ *   sendInvoiceEmail(order);   // outside the transaction: skipped if the process dies first
+ * }
+ * }</pre>
+ *
+ * <p>{@link #tryRecord} is the building block when you manage the transaction yourself. The record is the
+ * primary key {@code (consumer, event_id)}; the database decides between concurrent deliveries of the same
+ * event (no SELECT first, no race): the second waits for the first transaction and is told "duplicate" if
+ * it commits, or records the event if it rolls back. Purge records older than the longest time a broker may
+ * still redeliver or replay a message with {@link #purgeOlderThan}. Immutable and thread-safe.
+ */
+public final class JdbcInbox {
+  public static final String DEFAULT_TABLE = "outbox_inbox";
+  public static final int DEFAULT_PURGE_BATCH_SIZE = 1_000;
+  public static final int MAX_PURGE_BATCH_SIZE = 10_000;
+  /** Longest consumer name or event id, in characters (the columns are {@code varchar(255)}). */
+  public static final int MAX_KEY_LENGTH = 255;
+  /** The header carrying the event id on a live publication. */
+  public static final String EVENT_ID_HEADER = "x-event-id";
+  /** The header carrying the original event id on a replayed publication. */
+  public static final String ORIGINAL_EVENT_ID_HEADER = "x-original-event-id";
+
+  private static final Logger LOG = LoggerFactory.getLogger(JdbcInbox.class);
+
+  private final TableAccess access;
+  private final int purgeBatchSize;
+
+  private JdbcInbox(TableAccess access, int purgeBatchSize) {
+    this.access = access;
+    this.purgeBatchSize = purgeBatchSize;
+  }
+
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  public Dialect dialect() {
+    return access.dialect;
+  }
+
+  /** The validated table name, as configured. */
+  public String table() {
+    return access.name.toString();
+  }
+
+  /** Creates the table and its index if they are missing. Safe to call at every start. */
+  public void createSchema() {
+    access.execute(schemaDdl());
+    LOG.info("inbox table {} ready ({})", access.name, access.dialect.name());
+  }
+
+  /** The DDL of {@link Dialect#inboxSchemaResource()} for this inbox's table name, comments removed. */
+  public String schemaDdl() {
+    return access.ddl(access.dialect.inboxSchemaResource(), DEFAULT_TABLE);
+  }
+
+  /**
+   * Records that {@code consumer} processed {@code eventId}, inside the caller's transaction. Never
+   * commits, rolls back or closes the connection; if the transaction rolls back, the record goes with it.
+   *
+   * <p>On PostgreSQL this is {@code INSERT … ON CONFLICT DO NOTHING}; on MariaDB/MySQL an
+   * {@code INSERT IGNORE} whose warnings are checked (anything but a duplicate key is thrown); on H2 a
+   * plain insert whose duplicate-key failure H2 rolls back alone. The caller's transaction stays usable in
+   * every case.
+   *
+   * @return {@code true} the first time, {@code false} if the event was already recorded for this consumer
+   * @throws OutboxException if the connection is in auto-commit mode: the record would be committed apart
+   *     from the business effect
+   * @throws InvalidInboxKeyException if {@code consumer} or {@code eventId} is blank, padded or too long
+   * @throws OutboxStoreException if the database fails; roll the transaction back
+   */
+  public boolean tryRecord(Connection connection, String consumer, String eventId) {
+    requireKey("consumer", consumer);
+    requireKey("eventId", eventId);
+    requireTransaction(connection);
+    try {
+      return record(connection, consumer, eventId);
+    } catch (SQLException e) {
+      throw access.failed(e);
+    }
+  }
+
+  /**
+   * Runs {@code effect} once per {@code (consumer, eventId)}: opens a transaction on a connection of the
+   * inbox's DataSource, records the event, applies the effect only if the record is new, and commits
+   * both. If the effect throws, everything rolls back (the record too), so a redelivery tries again.
+   *
+   * @return {@code true} if the effect was applied and committed, {@code false} for a duplicate (nothing
+   *     was applied)
+   * @throws RuntimeException the effect's own unchecked exception, unchanged, after the rollback
+   * @throws OutboxException wrapping a checked exception of the effect, after the rollback
+   * @throws OutboxStoreException if the database fails (nothing was committed)
+   */
+  public boolean runOnce(String consumer, String eventId, InboxEffect effect) {
+    requireKey("consumer", consumer);
+    requireKey("eventId", eventId);
+    Objects.requireNonNull(effect, "effect");
+    try (Connection c = access.dataSource.getConnection()) {
+      boolean autoCommit = c.getAutoCommit();
+      try {
+        c.setAutoCommit(false);
+        return recordAndApply(c, consumer, eventId, effect);
+      } finally {
+        restoreAutoCommit(c, autoCommit);
+      }
+    } catch (SQLException e) {
+      throw access.failed(e);
+    }
+  }
+
+  private boolean recordAndApply(Connection c, String consumer, String eventId, InboxEffect effect)
+      throws SQLException {
+    try {
+      if (!record(c, consumer, eventId)) {
+        c.rollback(); // ends the transaction and releases the lock a duplicate check may hold
+        LOG.debug("inbox {}: consumer {} already processed event {}", access.name, consumer, eventId);
+        return false;
+      }
+      apply(effect, c, consumer, eventId);
+      c.commit();
+      return true;
+    } catch (Throwable t) {
+      try {
+        c.rollback();
+      } catch (SQLException r) {
+        t.addSuppressed(r);
+      }
+      throw t;
+    }
+  }
+
+  private static void apply(InboxEffect effect, Connection c, String consumer, String eventId) {
+    try {
+      effect.apply(c);
+    } catch (RuntimeException e) {
+      throw e;
+    } catch (Exception e) {
+      if (e instanceof InterruptedException) {
+        Thread.currentThread().interrupt();
+      }
+      throw new OutboxException("the effect of consumer '" + consumer + "' for event '" + eventId + "' failed: "
+          + e + "; the transaction was rolled back and the event is not recorded", e);
+    }
+  }
+
+  private boolean record(Connection c, String consumer, String eventId) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(access.dialect.inboxInsert(access.table))) {
+      ps.setString(1, consumer);
+      ps.setString(2, eventId);
+      return access.dialect.inboxRecorded(ps);
+    }
+  }
+
+  /**
+   * Deletes the records processed more than {@code retention} ago (by the database clock), in batches of
+   * {@code purgeBatchSize} rows, each its own short transaction, so that no lock is held for long.
+   * Choose a retention longer than the broker may still redeliver or replay a message: a record purged
+   * before its last redelivery lets that delivery apply the effect again.
+   *
+   * @return how many records were deleted
+   */
+  public long purgeOlderThan(Duration retention) {
+    long micros = TableAccess.retentionMicros(retention);
+    long total = 0;
+    int deleted;
+    do {
+      deleted = purgeBatch(micros);
+      total += deleted;
+    } while (deleted >= purgeBatchSize);
+    if (total > 0) {
+      LOG.info("inbox table {}: purged {} record(s) processed more than {} ago", access.name, total, retention);
+    }
+    return total;
+  }
+
+  /** One purge statement: at most {@code purgeBatchSize} rows. */
+  int purgeBatch(long retentionMicros) {
+    return access.update(access.dialect.purgeInbox(access.table), ps -> {
+      ps.setLong(1, retentionMicros);
+      ps.setInt(2, purgeBatchSize);
+    });
+  }
+
+  /** Moves every {@code processed_at} back by {@code d}, as if {@code d} had passed. For tests. */
+  void shiftTimesForTesting(Duration d) {
+    access.update("UPDATE " + access.table + " SET processed_at = " + access.dialect.minusMicros("processed_at"),
+        ps -> ps.setLong(1, TableAccess.micros(d)));
+  }
+
+  /**
+   * The idempotency key of a received message: {@code x-original-event-id} when present (a replay), else
+   * {@code x-event-id} (a live publication). Both carry the id of the outbox event, so a replayed message
+   * is recognised as the event already processed live. Header names match case-insensitively.
+   *
+   * @throws InvalidInboxKeyException if neither header is present, or the one found is blank
+   */
+  public static String eventIdOf(Map<String, String> headers) {
+    if (headers == null) {
+      throw new InvalidInboxKeyException("headers are required to find the event id");
+    }
+    for (String name : new String[] {ORIGINAL_EVENT_ID_HEADER, EVENT_ID_HEADER}) {
+      String value = header(headers, name);
+      if (value != null) {
+        requireKey(name + " header", value);
+        return value;
+      }
+    }
+    throw new InvalidInboxKeyException("the message carries no event id: expected header " + EVENT_ID_HEADER
+        + " (live publication) or " + ORIGINAL_EVENT_ID_HEADER + " (replay); header names present: "
+        + new TreeSet<>(headers.keySet()));
+  }
+
+  private static String header(Map<String, String> headers, String name) {
+    String value = headers.get(name);
+    if (value != null) {
+      return value;
+    }
+    for (Map.Entry<String, String> e : headers.entrySet()) {
+      if (name.equalsIgnoreCase(e.getKey()) && e.getValue() != null) {
+        return e.getValue();
+      }
+    }
+    return null;
+  }
+
+  private static void requireKey(String what, String value) {
+    if (value == null || value.isBlank()) {
+      throw new InvalidInboxKeyException(what + " must not be blank, was "
+          + (value == null ? "null" : "'" + value + "'"));
+    }
+    if (value.length() > MAX_KEY_LENGTH) {
+      throw new InvalidInboxKeyException(what + " is " + value.length() + " characters long, the limit is "
+          + MAX_KEY_LENGTH + ": '" + value.substring(0, 40) + "…'");
+    }
+    if (!value.strip().equals(value)) {
+      // MariaDB compares VARCHAR ignoring trailing spaces: 'a' and 'a ' would be the same key there only
+      throw new InvalidInboxKeyException(what + " '" + value + "' must not start or end with whitespace");
+    }
+  }
+
+  private static void requireTransaction(Connection connection) {
+    Objects.requireNonNull(connection, "connection");
+    try {
+      if (connection.getAutoCommit()) {
+        throw new OutboxException("tryRecord needs the caller's transaction, but the connection is in auto-commit"
+            + " mode: the record would be committed apart from the business effect, and a crash in between"
+            + " would lose the message. Call connection.setAutoCommit(false), record, apply the effect, then"
+            + " commit; or use runOnce(...)");
+      }
+    } catch (SQLException e) {
+      throw new OutboxException("cannot read the connection's auto-commit mode: " + e.getMessage(), e);
+    }
+  }
+
+  private static void restoreAutoCommit(Connection c, boolean autoCommit) {
+    try {
+      c.setAutoCommit(autoCommit);
+    } catch (SQLException e) {
+      LOG.debug("cannot restore auto-commit on a connection that is being closed: {}", e.getMessage());
+    }
+  }
+
+  /** Builds a {@link JdbcInbox}; {@code dataSource} is required. */
+  public static final class Builder {
+    private DataSource dataSource;
+    private TableName tableName = new TableName(null, DEFAULT_TABLE);
+    private Dialect dialect;
+    private int purgeBatchSize = DEFAULT_PURGE_BATCH_SIZE;
+
+    private Builder() {}
+
+    /** Required: the consumer's database, where the business effects are written too. */
+    public Builder dataSource(DataSource dataSource) {
+      this.dataSource = dataSource;
+      return this;
+    }
+
+    /** The inbox table (default {@code outbox_inbox}); {@code [A-Za-z_][A-Za-z0-9_]*}, optionally {@code schema.table}. */
+    public Builder table(String table) {
+      this.tableName = TableName.parse("table", table);
+      return this;
+    }
+
+    /** Overrides the dialect detected from the connection's metadata. */
+    public Builder dialect(Dialect dialect) {
+      this.dialect = dialect;
+      return this;
+    }
+
+    /** Rows deleted per purge statement (default 1000, at most 10000). */
+    public Builder purgeBatchSize(int purgeBatchSize) {
+      this.purgeBatchSize = purgeBatchSize;
+      return this;
+    }
+
+    /**
+     * @throws InvalidConfigurationException naming the option that is wrong
+     * @throws UnsupportedDatabaseException if the database is not supported
+     */
+    public JdbcInbox build() {
+      if (purgeBatchSize < 1 || purgeBatchSize > MAX_PURGE_BATCH_SIZE) {
+        throw new InvalidConfigurationException("purgeBatchSize must be between 1 and " + MAX_PURGE_BATCH_SIZE
+            + ", was " + purgeBatchSize);
+      }
+      boolean detect = dialect == null;
+      Dialect chosen = TableAccess.dialect(dataSource, dialect);
+      if (detect) {
+        LOG.info("inbox table {}: detected dialect {}", tableName, chosen.name());
+      }
+      return new JdbcInbox(new TableAccess("inbox", dataSource, chosen, tableName), purgeBatchSize);
+    }
+  }
+}

@@ -1,0 +1,251 @@
+package io.mic.outbox.jdbc;
+
+import io.mic.outbox.InvalidConfigurationException;
+import io.mic.outbox.OutboxEvent;
+import io.mic.outbox.jdbc.internal.TableName;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.UUID;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The operator's tools for a {@link JdbcOutboxStore}'s dead letters: events in the {@code DLQ} after
+ * {@code maxAttempts} failed publications. List them, redrive them (back to {@code PENDING}, to be
+ * published again) or purge them. Only rows in the {@code DLQ} are ever read or changed.
+ *
+ * <pre>{@code
+ * OutboxDeadLetters dlq = OutboxDeadLetters.builder().store(store).build();
+ * List<OutboxEvent> poison = dlq.listDeadLetters(DeadLetterQuery.builder().topic("invoice.issued").build());
+ * // fix the cause (consumer down, credentials, …), then:
+ * long redriven = dlq.redrive(DeadLetterQuery.builder().errorContains("401 Unauthorized").build());
+ * dlq.purgeDeadLetters(DeadLetterQuery.builder().topic("test.noise").build());
+ * }</pre>
+ *
+ * <p>A redrive sets {@code status = 'PENDING'}, {@code attempts = 0}, {@code next_attempt_at} to the database
+ * clock, clears the lease, and records itself in {@code last_error} as
+ * {@code redriven at 2026-09-29T08:00:00.123456Z after: <previous error>} (a later failure overwrites it; the
+ * log keeps the count). Sets are redriven and purged oldest first in batches of {@code batchSize}, each a
+ * short statement, so within one call an older event is back in {@code PENDING} no later than a younger one.
+ *
+ * <p><b>Ordered mode.</b> A dead letter no longer blocks its aggregate: the events behind it were released
+ * and may have been published. Redriving it makes it the aggregate's head again, by its original
+ * {@code created_at}, and it is then published <i>after</i> those successors. Nothing reorders them.
+ *
+ * <p>Immutable and thread-safe.
+ */
+public final class OutboxDeadLetters {
+  public static final int DEFAULT_BATCH_SIZE = 500;
+  public static final int MAX_BATCH_SIZE = 10_000;
+
+  private static final Logger LOG = LoggerFactory.getLogger(OutboxDeadLetters.class);
+
+  private final TableAccess access;
+  private final int batchSize;
+
+  private OutboxDeadLetters(TableAccess access, int batchSize) {
+    this.access = access;
+    this.batchSize = batchSize;
+  }
+
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /**
+   * The dead letters matching {@code query}, oldest first ({@code created_at}, then {@code id}), at most its
+   * limit or {@link DeadLetterQuery#DEFAULT_LIST_LIMIT}.
+   */
+  public List<OutboxEvent> listDeadLetters(DeadLetterQuery query) {
+    Filter filter = Filter.of(Objects.requireNonNull(query, "query"));
+    int limit = query.limit().orElse(DeadLetterQuery.DEFAULT_LIST_LIMIT);
+    return access.inAutoCommit(c -> {
+      try (PreparedStatement ps = c.prepareStatement(access.dialect.selectDeadLetters(access.table, filter.sql))) {
+        ps.setInt(filter.bind(ps, 1, access.dialect), limit);
+        return EventRows.readAll(ps, access.dialect);
+      }
+    });
+  }
+
+  /**
+   * Puts one dead letter back to {@code PENDING}.
+   *
+   * @return {@code true} if it was in the {@code DLQ} and is now {@code PENDING}; {@code false} if there is
+   *     no such event or it is not a dead letter (it is left unchanged)
+   */
+  public boolean redrive(UUID id) {
+    Objects.requireNonNull(id, "id");
+    boolean redriven = redriveIds(List.of(id)) == 1;
+    if (redriven) {
+      LOG.info("outbox table {}: redrove dead letter {}", access.name, id);
+    }
+    return redriven;
+  }
+
+  /** Puts every dead letter matching {@code query} back to {@code PENDING}, oldest first; returns how many. */
+  public long redrive(DeadLetterQuery query) {
+    long total = forEachPage(query, this::redriveIds);
+    LOG.info("outbox table {}: redrove {} dead letter(s) matching {}", access.name, total, query);
+    return total;
+  }
+
+  /** Puts every dead letter back to {@code PENDING}, oldest first; returns how many. */
+  public long redriveAll() {
+    return redrive(DeadLetterQuery.all());
+  }
+
+  /** Deletes the dead letters matching {@code query}; returns how many. Nothing else is ever deleted. */
+  public long purgeDeadLetters(DeadLetterQuery query) {
+    long total = forEachPage(query, ids -> access.update(access.dialect.deleteDeadLetters(access.table, ids.size()),
+        ps -> bindIds(ps, ids)));
+    LOG.info("outbox table {}: purged {} dead letter(s) matching {}", access.name, total, query);
+    return total;
+  }
+
+  private int redriveIds(List<UUID> ids) {
+    int n = access.update(access.dialect.redrive(access.table, ids.size()), ps -> bindIds(ps, ids));
+    LOG.debug("outbox table {}: redrove {} of {}", access.name, n, ids);
+    return n;
+  }
+
+  /**
+   * Walks the matching dead letters oldest first, a page of ids at a time, and applies {@code op} to each
+   * page. The cursor guarantees an end even if redriven events come back to the DLQ meanwhile.
+   */
+  private long forEachPage(DeadLetterQuery query, PageOp op) {
+    Filter filter = Filter.of(Objects.requireNonNull(query, "query"));
+    long remaining = query.limit().isPresent() ? query.limit().getAsInt() : Long.MAX_VALUE;
+    Page page = null;
+    long total = 0;
+    while (remaining > 0) {
+      int size = (int) Math.min(batchSize, remaining);
+      page = nextPage(filter, page, size);
+      if (page.ids.isEmpty()) {
+        break;
+      }
+      total += op.apply(page.ids);
+      remaining -= page.ids.size();
+      if (page.ids.size() < size) {
+        break;
+      }
+    }
+    return total;
+  }
+
+  private Page nextPage(Filter filter, Page after, int size) {
+    return access.inAutoCommit(c -> {
+      String sql = access.dialect.deadLetterPage(access.table, filter.sql, after != null);
+      try (PreparedStatement ps = c.prepareStatement(sql)) {
+        int next = filter.bind(ps, 1, access.dialect);
+        if (after != null) {
+          access.dialect.setInstant(ps, next++, after.lastCreatedAt);
+          access.dialect.setId(ps, next++, after.lastId());
+        }
+        ps.setInt(next, size);
+        List<UUID> ids = new ArrayList<>();
+        Instant last = null;
+        try (ResultSet rs = ps.executeQuery()) {
+          while (rs.next()) {
+            ids.add(access.dialect.getId(rs, 1));
+            last = access.dialect.getInstant(rs, 2);
+          }
+        }
+        return new Page(ids, last);
+      }
+    });
+  }
+
+  private void bindIds(PreparedStatement ps, List<UUID> ids) throws SQLException {
+    for (int i = 0; i < ids.size(); i++) {
+      access.dialect.setId(ps, i + 1, ids.get(i));
+    }
+  }
+
+  @FunctionalInterface
+  private interface PageOp {
+    int apply(List<UUID> ids);
+  }
+
+  private record Page(List<UUID> ids, Instant lastCreatedAt) {
+    UUID lastId() {
+      return ids.get(ids.size() - 1);
+    }
+  }
+
+  /** The query's conditions on alias {@code o}, each a bind parameter. */
+  private record Filter(String sql, List<Object> values) {
+    static Filter of(DeadLetterQuery q) {
+      StringBuilder sql = new StringBuilder();
+      List<Object> values = new ArrayList<>();
+      q.topic().ifPresent(v -> add(sql, values, " AND o.topic = ?", v));
+      q.aggregateType().ifPresent(v -> add(sql, values, " AND o.aggregate_type = ?", v));
+      q.aggregateId().ifPresent(v -> add(sql, values, " AND o.aggregate_id = ?", v));
+      q.createdFrom().ifPresent(v -> add(sql, values, " AND o.created_at >= ?", v));
+      q.createdBefore().ifPresent(v -> add(sql, values, " AND o.created_at < ?", v));
+      q.errorContains().ifPresent(v -> add(sql, values, " AND LOWER(o.last_error) LIKE LOWER(?) ESCAPE '!'",
+          "%" + escapeLike(v) + "%"));
+      return new Filter(sql.toString(), values);
+    }
+
+    private static void add(StringBuilder sql, List<Object> values, String condition, Object value) {
+      sql.append(condition);
+      values.add(value);
+    }
+
+    /** Makes {@code !}, {@code %} and {@code _} match themselves under {@code ESCAPE '!'}. */
+    static String escapeLike(String text) {
+      return text.replace("!", "!!").replace("%", "!%").replace("_", "!_");
+    }
+
+    /** Binds the values from {@code from}; returns the next parameter index. */
+    int bind(PreparedStatement ps, int from, Dialect dialect) throws SQLException {
+      int i = from;
+      for (Object v : values) {
+        if (v instanceof Instant t) {
+          dialect.setInstant(ps, i++, t);
+        } else {
+          ps.setString(i++, (String) v);
+        }
+      }
+      return i;
+    }
+  }
+
+  /** Builds an {@link OutboxDeadLetters}; {@code store} is required. */
+  public static final class Builder {
+    private JdbcOutboxStore store;
+    private int batchSize = DEFAULT_BATCH_SIZE;
+
+    private Builder() {}
+
+    /** Required: the store whose table, DataSource and dialect are used. */
+    public Builder store(JdbcOutboxStore store) {
+      this.store = store;
+      return this;
+    }
+
+    /** Events redriven or purged per statement (default 500, at most 10000). */
+    public Builder batchSize(int batchSize) {
+      this.batchSize = batchSize;
+      return this;
+    }
+
+    /** @throws InvalidConfigurationException naming the option that is wrong */
+    public OutboxDeadLetters build() {
+      if (store == null) {
+        throw new InvalidConfigurationException("store is required: .store(jdbcOutboxStore)");
+      }
+      if (batchSize < 1 || batchSize > MAX_BATCH_SIZE) {
+        throw new InvalidConfigurationException("batchSize must be between 1 and " + MAX_BATCH_SIZE
+            + ", was " + batchSize);
+      }
+      TableName name = TableName.parse("table", store.table());
+      return new OutboxDeadLetters(new TableAccess("outbox", store.dataSource(), store.dialect(), name), batchSize);
+    }
+  }
+}

@@ -1,0 +1,103 @@
+package io.mic.outbox.jdbc;
+
+import io.mic.outbox.InvalidConfigurationException;
+import io.mic.outbox.jdbc.internal.TableName;
+import java.time.Duration;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Retention for a {@link JdbcOutboxStore}'s table: deletes {@code DISPATCHED} events once they are older
+ * than a retention, so the table holds the live queue and a short history rather than every event ever
+ * written. {@code PENDING}, {@code PROCESSING} and {@code DLQ} rows are never touched (dead letters stay
+ * until an operator redrives or purges them with {@link OutboxDeadLetters}).
+ *
+ * <pre>{@code
+ * OutboxMaintenance maintenance = OutboxMaintenance.builder().store(store).build();
+ * scheduler.scheduleWithFixedDelay(
+ *     () -> maintenance.purgeDispatchedOlderThan(Duration.ofDays(7)), 1, 60, TimeUnit.MINUTES);
+ * }</pre>
+ *
+ * <p>The age is {@code dispatched_at} against the database clock. Rows go in batches of {@code batchSize},
+ * oldest first, each batch one statement in its own short transaction: locks are held for one batch only
+ * and never on live rows, so dispatchers and appends carry on meanwhile. Several instances may purge at
+ * once; they merely share the work. Immutable and thread-safe.
+ */
+public final class OutboxMaintenance {
+  public static final int DEFAULT_BATCH_SIZE = 1_000;
+  public static final int MAX_BATCH_SIZE = 10_000;
+
+  private static final Logger LOG = LoggerFactory.getLogger(OutboxMaintenance.class);
+
+  private final TableAccess access;
+  private final int batchSize;
+
+  private OutboxMaintenance(TableAccess access, int batchSize) {
+    this.access = access;
+    this.batchSize = batchSize;
+  }
+
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /**
+   * Deletes the {@code DISPATCHED} events dispatched more than {@code retention} ago.
+   *
+   * @return how many were deleted
+   */
+  public long purgeDispatchedOlderThan(Duration retention) {
+    long micros = TableAccess.retentionMicros(retention);
+    long total = 0;
+    int deleted;
+    do {
+      deleted = purgeDispatchedBatch(micros);
+      total += deleted;
+    } while (deleted >= batchSize);
+    if (total > 0) {
+      LOG.info("outbox table {}: purged {} event(s) dispatched more than {} ago", access.name, total, retention);
+    }
+    return total;
+  }
+
+  /** One purge statement: at most {@code batchSize} rows. */
+  int purgeDispatchedBatch(long retentionMicros) {
+    return access.update(access.dialect.purgeDispatched(access.table), ps -> {
+      ps.setLong(1, retentionMicros);
+      ps.setInt(2, batchSize);
+    });
+  }
+
+  /** Builds an {@link OutboxMaintenance}; {@code store} is required. */
+  public static final class Builder {
+    private JdbcOutboxStore store;
+    private int batchSize = DEFAULT_BATCH_SIZE;
+
+    private Builder() {}
+
+    /** Required: the store whose table, DataSource and dialect are used. */
+    public Builder store(JdbcOutboxStore store) {
+      this.store = store;
+      return this;
+    }
+
+    /** Rows deleted per statement (default 1000, at most 10000). */
+    public Builder batchSize(int batchSize) {
+      this.batchSize = batchSize;
+      return this;
+    }
+
+    /** @throws InvalidConfigurationException naming the option that is wrong */
+    public OutboxMaintenance build() {
+      if (store == null) {
+        throw new InvalidConfigurationException("store is required: .store(jdbcOutboxStore)");
+      }
+      if (batchSize < 1 || batchSize > MAX_BATCH_SIZE) {
+        throw new InvalidConfigurationException("batchSize must be between 1 and " + MAX_BATCH_SIZE
+            + ", was " + batchSize);
+      }
+      TableName name = TableName.parse("table", store.table());
+      return new OutboxMaintenance(new TableAccess("outbox", store.dataSource(), store.dialect(), name), batchSize);
+    }
+  }
+}

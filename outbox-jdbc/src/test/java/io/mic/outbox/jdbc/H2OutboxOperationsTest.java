@@ -1,0 +1,7 @@
+package io.mic.outbox.jdbc;
+
+class H2OutboxOperationsTest extends OutboxOperationsTest {
+  @Override protected TestDatabase database() { return TestDatabase.H2; }
+
+  @Override protected String clockSql() { return "SELECT CURRENT_TIMESTAMP"; }
+}
