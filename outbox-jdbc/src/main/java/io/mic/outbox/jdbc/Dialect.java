@@ -172,6 +172,15 @@ public interface Dialect {
    */
   String insert(String table);
 
+  /**
+   * One statement that locks the event's aggregate and then inserts it, saving a round trip on the most
+   * common append (one event per business transaction); {@code null} when the database needs the separate
+   * {@link #lockAggregates} statement. Parameters: as {@link #insert}, then the aggregate's lock key.
+   */
+  default String insertLocked(String table) {
+    return null;
+  }
+
   /** Locks {@code keys} aggregates, in the order bound, until the transaction ends. */
   String lockAggregates(String lockTable, int keys);
 

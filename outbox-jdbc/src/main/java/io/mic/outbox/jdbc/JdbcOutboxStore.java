@@ -166,6 +166,16 @@ public final class JdbcOutboxStore implements OutboxStore {
       return;
     }
     try {
+      String lockedInsert = events.size() == 1 && lockAggregateOnAppend ? dialect.insertLocked(table) : null;
+      if (lockedInsert != null) {
+        OutboxEvent event = events.iterator().next();
+        try (PreparedStatement ps = connection.prepareStatement(lockedInsert)) {
+          bindInsert(ps, event);
+          ps.setString(8, lockKey(event));
+          ps.executeUpdate();
+        }
+        return;
+      }
       if (lockAggregateOnAppend) {
         List<String> keys = events.stream().map(JdbcOutboxStore::lockKey).distinct().sorted().toList();
         try (PreparedStatement lock = connection.prepareStatement(dialect.lockAggregates(lockTable, keys.size()))) {

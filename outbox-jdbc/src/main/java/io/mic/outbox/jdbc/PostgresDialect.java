@@ -68,6 +68,14 @@ public class PostgresDialect implements Dialect {
   }
 
   @Override
+  public String insertLocked(String table) {
+    // The lock sits in a FROM subquery, so it is taken before clock_timestamp() is read for the row.
+    return "INSERT INTO " + table + " (id, aggregate_type, aggregate_id, topic, payload, headers, priority,"
+        + " created_at, next_attempt_at) SELECT ?, ?, ?, ?, CAST(? AS json), CAST(? AS json), ?,"
+        + " clock_timestamp(), clock_timestamp() FROM (SELECT pg_advisory_xact_lock(hashtextextended(?, 0))) AS l";
+  }
+
+  @Override
   public String lockAggregates(String lockTable, int keys) {
     return "SELECT pg_advisory_xact_lock(h) FROM (SELECT DISTINCT hashtextextended(k, 0) AS h"
         + " FROM unnest(CAST(? AS text[])) AS k) AS keys ORDER BY h";
