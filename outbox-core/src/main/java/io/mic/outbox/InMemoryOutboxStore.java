@@ -291,7 +291,9 @@ public final class InMemoryOutboxStore implements OutboxStore {
 
   private void close(Row row, OutboxStatus terminal) {
     row.status = terminal;
-    row.leaseOwner = null;
+    if (terminal == OutboxStatus.DLQ) {
+      row.leaseOwner = null; // a dispatched row keeps the claim that dispatched it
+    }
     row.leaseUntil = null;
     open.remove(row);
     List<String> key = aggregateKey(row.event);

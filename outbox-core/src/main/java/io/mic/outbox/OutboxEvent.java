@@ -160,7 +160,10 @@ public final class OutboxEvent {
   /** The error of the last failed attempt, or {@code null}. */
   public String lastError() { return lastError; }
 
-  /** The claim that holds this event while it is {@code PROCESSING}; fences every later mark. */
+  /**
+   * The claim that holds this event while it is {@code PROCESSING} (it fences every later mark), or, once
+   * {@code DISPATCHED}, the claim that dispatched it; {@code null} otherwise.
+   */
   public String leaseOwner() { return leaseOwner; }
 
   /** When the current lease expires; after that another worker may claim the event. */

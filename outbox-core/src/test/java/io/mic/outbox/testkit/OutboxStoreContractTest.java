@@ -358,6 +358,8 @@ public abstract class OutboxStoreContractTest {
     assertThat(s.lastError()).isNull();
 
     assertThat(store.markDispatched(List.of(byNew))).containsExactly(a.id());
+    assertThat(stored(a).leaseOwner()).as("a dispatched row names the claim that dispatched it").isEqualTo("new");
+    assertThat(stored(a).leaseUntil()).isNull();
     assertThat(store.markDead(byOld, "later still")).isFalse();
     assertThat(store.markDispatched(List.of(byNew))).as("a terminal row never changes").isEmpty();
     assertThat(stored(a).status()).isEqualTo(OutboxStatus.DISPATCHED);

@@ -192,9 +192,12 @@ public interface Dialect {
         + (ordered ? isHead(table) : "") + " ORDER BY " + dispatchOrder() + " LIMIT ?";
   }
 
-  /** Locks the ids of claimable events, skipping those another claim holds. Parameter: limit. */
+  /**
+   * Locks claimable events, skipping those another claim holds, and reads them with the database clock
+   * as a sixteenth column. Parameter: limit.
+   */
   default String lockClaimable(String table) {
-    return "SELECT o.id FROM " + table + " o WHERE " + liveRows() + claimable()
+    return "SELECT " + aliased("o.") + ", " + now() + " FROM " + table + " o WHERE " + liveRows() + claimable()
         + " ORDER BY " + dispatchOrder() + " LIMIT ? FOR UPDATE SKIP LOCKED";
   }
 
@@ -208,10 +211,13 @@ public interface Dialect {
         + " ORDER BY " + dispatchOrder() + " LIMIT ?";
   }
 
-  /** Locks those of the given events that are still claimable, skipping held ones. Parameters: the ids. */
+  /**
+   * Locks and reads (as {@link #lockClaimable}) those of the given events that are still claimable,
+   * skipping held ones. Parameters: the ids.
+   */
   default String lockClaimableIds(String table, int ids) {
-    return "SELECT o.id FROM " + table + " o WHERE o.id IN " + placeholders(ids) + " AND " + claimable()
-        + " FOR UPDATE SKIP LOCKED";
+    return "SELECT " + aliased("o.") + ", " + now() + " FROM " + table + " o WHERE o.id IN " + placeholders(ids)
+        + " AND " + claimable() + " FOR UPDATE SKIP LOCKED";
   }
 
   /**
@@ -248,11 +254,19 @@ public interface Dialect {
     return "SELECT id FROM " + table + " WHERE id IN " + placeholders(ids) + " AND " + fence(claimed) + " FOR UPDATE";
   }
 
-  /** Marks held events dispatched, counting the attempt of unclaimed ones. Parameters: the ids. */
+  /**
+   * Marks held events dispatched, counting the attempt of unclaimed ones; a dispatched row keeps the lease
+   * owner of the claim that dispatched it. Parameters: the ids.
+   */
   default String markDispatched(String table, int ids, boolean claimed) {
     return "UPDATE " + table + " SET status = 'DISPATCHED', dispatched_at = " + now()
-        + ", lease_owner = NULL, lease_until = NULL" + (claimed ? "" : ", attempts = attempts + 1")
+        + ", lease_until = NULL" + (claimed ? "" : ", attempts = attempts + 1")
         + " WHERE id IN " + placeholders(ids);
+  }
+
+  /** Marks claimed events dispatched, fenced by the claim. Parameters: the ids, then the lease owner. */
+  default String markDispatchedFenced(String table, int ids) {
+    return markDispatched(table, ids, true) + " AND " + fence(true);
   }
 
   /** Puts held events back untried. Parameters: delay micros, then the ids. */
@@ -437,6 +451,10 @@ public interface Dialect {
   /** The columns every read returns, in this order. */
   String COLUMNS = "id, aggregate_type, aggregate_id, topic, payload, headers, priority, status, attempts,"
       + " next_attempt_at, lease_owner, lease_until, created_at, dispatched_at, last_error";
+
+  static String aliased(String prefix) {
+    return prefix + COLUMNS.replace(", ", ", " + prefix);
+  }
 
   static String fence(boolean claimed) {
     return claimed ? "status = 'PROCESSING' AND lease_owner = ?" : "status = 'PENDING'";

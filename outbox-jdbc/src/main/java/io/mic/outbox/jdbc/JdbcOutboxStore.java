@@ -19,6 +19,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -228,18 +229,56 @@ public final class JdbcOutboxStore implements OutboxStore {
     return claimed;
   }
 
-  /** The portable claim: lock claimable ids with SKIP LOCKED, lease them, read them back. */
+  /** The portable claim: lock and read claimable rows with SKIP LOCKED, then lease exactly those. */
   private List<OutboxEvent> lockAndLease(Connection c, String owner, int limit, Duration leaseTtl, boolean ordered)
       throws SQLException {
-    return lease(c, owner, leaseTtl, lockClaimable(c, limit, ordered));
-  }
-
-  private List<UUID> lockClaimable(Connection c, int limit, boolean ordered) throws SQLException {
-    if (!ordered) {
-      return ids(c, dialect.lockClaimable(table), ps -> ps.setInt(1, limit));
+    List<OutboxEvent> locked = new ArrayList<>();
+    Instant dbNow = null;
+    List<UUID> candidates = ordered ? ids(c, dialect.headCandidates(table), ps -> ps.setInt(1, limit)) : null;
+    if (candidates != null && candidates.isEmpty()) {
+      return locked;
     }
     // A head stays the head once read: new events sort after it, and only an operator's redrive can
     // bring an older event back to life.
+    try (PreparedStatement ps = c.prepareStatement(ordered
+        ? dialect.lockClaimableIds(table, candidates.size()) : dialect.lockClaimable(table))) {
+      if (ordered) {
+        bindIds(ps, 1, candidates);
+      } else {
+        ps.setInt(1, limit);
+      }
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          locked.add(EventRows.read(rs, dialect));
+          dbNow = dialect.getInstant(rs, 16);
+        }
+      }
+    }
+    if (locked.isEmpty()) {
+      return locked;
+    }
+    List<UUID> ids = locked.stream().map(OutboxEvent::id).toList();
+    try (PreparedStatement ps = c.prepareStatement(dialect.lease(table, ids.size()))) {
+      ps.setString(1, owner);
+      ps.setLong(2, micros(leaseTtl));
+      bindIds(ps, 3, ids);
+      int leased = ps.executeUpdate();
+      if (leased != ids.size()) {
+        throw new OutboxStoreException("leased " + leased + " of " + ids.size() + " locked events in "
+            + tableName + "; the claim was rolled back", null);
+      }
+    }
+    Instant leaseUntil = dbNow.plus(leaseTtl);
+    List<OutboxEvent> claimed = new ArrayList<>(locked.size());
+    for (OutboxEvent e : locked) {
+      claimed.add(e.toBuilder().status(OutboxStatus.PROCESSING).attempts(e.attempts() + 1)
+          .lease(owner, leaseUntil).build());
+    }
+    return claimed;
+  }
+
+  /** Heads with their ids only, for runs: locked one by one as the run is leased. */
+  private List<UUID> lockClaimableHeads(Connection c, int limit) throws SQLException {
     List<UUID> candidates = ids(c, dialect.headCandidates(table), ps -> ps.setInt(1, limit));
     return candidates.isEmpty() ? candidates
         : ids(c, dialect.lockClaimableIds(table, candidates.size()), ps -> bindIds(ps, 1, candidates));
@@ -281,7 +320,7 @@ public final class JdbcOutboxStore implements OutboxStore {
    */
   private List<OutboxEvent> lockAndLeaseRuns(Connection c, String owner, int limit, Duration leaseTtl, int maxRun)
       throws SQLException {
-    List<UUID> heads = lockClaimable(c, limit, true);
+    List<UUID> heads = lockClaimableHeads(c, limit);
     List<List<UUID>> runs = new ArrayList<>();
     for (UUID head : heads) {
       runs.add(new ArrayList<>(List.of(head)));
@@ -345,7 +384,25 @@ public final class JdbcOutboxStore implements OutboxStore {
             ps.setString(2, owner);
           }
         })
-        : lockHeldThen(owner, ids, held -> dialect.markDispatched(table, held, owner != null), (ps, next) -> next));
+        : owner != null ? markClaimed(owner, ids)
+        : lockHeldThen(null, ids, held -> dialect.markDispatched(table, held, false), (ps, next) -> next));
+  }
+
+  /**
+   * One fenced statement marks the whole batch; only when it changed fewer rows than asked (a lease was
+   * lost) is it rolled back and redone the exact way, locking the rows still held first.
+   */
+  private Set<UUID> markClaimed(String owner, List<UUID> ids) {
+    return inTransaction(c -> {
+      try (PreparedStatement ps = c.prepareStatement(dialect.markDispatchedFenced(table, ids.size()))) {
+        ps.setString(bindIds(ps, 1, ids), owner);
+        if (ps.executeUpdate() == ids.size()) {
+          return new HashSet<>(ids);
+        }
+      }
+      c.rollback();
+      return markHeld(c, owner, ids, held -> dialect.markDispatched(table, held, true), (ps, next) -> next);
+    });
   }
 
   @Override
@@ -474,27 +531,30 @@ public final class JdbcOutboxStore implements OutboxStore {
    * those. {@code extra} binds the statement's leading parameters and returns the next index.
    */
   private Set<UUID> lockHeldThen(String owner, List<UUID> ids, IntFunction<String> statement, ExtraBinder extra) {
-    return inTransaction(c -> {
-      List<UUID> held = new ArrayList<>();
-      try (PreparedStatement ps = c.prepareStatement(dialect.lockHeld(table, ids.size(), owner != null))) {
-        int next = bindIds(ps, 1, ids);
-        if (owner != null) {
-          ps.setString(next, owner);
-        }
-        try (ResultSet rs = ps.executeQuery()) {
-          while (rs.next()) {
-            held.add(dialect.getId(rs, 1));
-          }
+    return inTransaction(c -> markHeld(c, owner, ids, statement, extra));
+  }
+
+  private Set<UUID> markHeld(Connection c, String owner, List<UUID> ids, IntFunction<String> statement,
+      ExtraBinder extra) throws SQLException {
+    List<UUID> held = new ArrayList<>();
+    try (PreparedStatement ps = c.prepareStatement(dialect.lockHeld(table, ids.size(), owner != null))) {
+      int next = bindIds(ps, 1, ids);
+      if (owner != null) {
+        ps.setString(next, owner);
+      }
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          held.add(dialect.getId(rs, 1));
         }
       }
-      if (!held.isEmpty()) {
-        try (PreparedStatement ps = c.prepareStatement(statement.apply(held.size()))) {
-          bindIds(ps, extra.bind(ps, 1), held);
-          ps.executeUpdate();
-        }
+    }
+    if (!held.isEmpty()) {
+      try (PreparedStatement ps = c.prepareStatement(statement.apply(held.size()))) {
+        bindIds(ps, extra.bind(ps, 1), held);
+        ps.executeUpdate();
       }
-      return new HashSet<>(held);
-    });
+    }
+    return new HashSet<>(held);
   }
 
   private int bindIds(PreparedStatement ps, int from, List<UUID> ids) throws SQLException {

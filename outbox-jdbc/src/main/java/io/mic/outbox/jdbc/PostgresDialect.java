@@ -122,7 +122,7 @@ public class PostgresDialect implements Dialect {
 
   @Override
   public String markDispatchedReturning(String table, boolean claimed) {
-    return "UPDATE " + table + " SET status = 'DISPATCHED', dispatched_at = now(), lease_owner = NULL,"
+    return "UPDATE " + table + " SET status = 'DISPATCHED', dispatched_at = now(),"
         + " lease_until = NULL" + (claimed ? "" : ", attempts = attempts + 1")
         + " WHERE id = ANY(?) AND " + Dialect.fence(claimed) + " RETURNING id";
   }
@@ -164,6 +164,6 @@ public class PostgresDialect implements Dialect {
   }
 
   private static String prefixed(String prefix) {
-    return prefix + COLUMNS.replace(", ", ", " + prefix);
+    return Dialect.aliased(prefix);
   }
 }
