@@ -34,7 +34,7 @@ final class BillingConsumer {
   }
 
   /** @return whether the effect was applied; {@code false} for a duplicate the inbox absorbed */
-  boolean onMessage(InProcessBus.Message message) {
+  boolean onMessage(Bus.Message message) {
     String eventId = message.headers().get("x-event-id");
     try (Connection c = dataSource.getConnection()) {
       c.setAutoCommit(false);

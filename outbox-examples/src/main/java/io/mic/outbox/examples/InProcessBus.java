@@ -13,21 +13,33 @@ import java.util.function.Consumer;
  * before returning, which is what a broker's acknowledgement means. Like a real broker it may deliver a
  * message twice; {@link #redeliverOnce} makes that happen on purpose.
  */
-final class InProcessBus implements DispatchFn {
-
-  /** A message as a consumer sees it: topic, headers (with {@code x-event-id}) and payload. */
-  record Message(String topic, Map<String, String> headers, String payload) {}
+final class InProcessBus implements Bus, DispatchFn {
 
   private final Map<String, List<Consumer<Message>>> subscribers = new LinkedHashMap<>();
   private final java.util.concurrent.atomic.AtomicReference<java.util.function.Predicate<Message>> redeliver =
       new java.util.concurrent.atomic.AtomicReference<>();
 
-  synchronized void subscribe(String topic, Consumer<Message> subscriber) {
+  @Override
+  public String describe() {
+    return "an in-process bus";
+  }
+
+  @Override
+  public DispatchFn publisher() {
+    return this;
+  }
+
+  @Override
+  public void close() {}
+
+  @Override
+  public synchronized void subscribe(String topic, Consumer<Message> subscriber) {
     subscribers.computeIfAbsent(topic, t -> new CopyOnWriteArrayList<>()).add(subscriber);
   }
 
   /** The first message that matches is delivered twice, as a broker does after a lost acknowledgement. */
-  void redeliverOnce(java.util.function.Predicate<Message> which) {
+  @Override
+  public void redeliverOnce(java.util.function.Predicate<Message> which) {
     redeliver.set(which);
   }
 

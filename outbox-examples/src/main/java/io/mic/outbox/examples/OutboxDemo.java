@@ -3,6 +3,7 @@ package io.mic.outbox.examples;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import io.mic.outbox.AsyncOutboxDispatcher;
+import io.mic.outbox.DispatchFn;
 import io.mic.outbox.OutboxEvent;
 import io.mic.outbox.OutboxListener;
 import io.mic.outbox.OutboxStatus;
@@ -31,16 +32,19 @@ import picocli.CommandLine.Option;
 /** The demo's entry point: parses options, then tells the story on the chosen database. */
 @Command(name = "outbox-demo", mixinStandardHelpOptions = true, version = "MIC Outbox demo 0.1.0",
     description = {
-        "Shows MIC Outbox end to end: orders and their events written in one transaction, a rolled-back",
-        "order whose event never appears, dispatch in per-aggregate order by two claiming workers, a",
-        "redelivered duplicate absorbed by the consumer's inbox, and a poison event that goes to the DLQ",
-        "and is redriven. Runs on H2 in process unless --jdbc-url names another database; it creates",
-        "(and first drops) the tables mic_demo_orders, mic_demo_invoices, mic_demo_outbox, mic_demo_inbox."},
+        "Shows MIC Outbox end to end: orders and their events written in one transaction, a rolled-back order"
+            + " whose event never appears, dispatch in per-aggregate order by two claiming workers, a redelivered"
+            + " duplicate absorbed by the consumer's inbox, and a poison event that goes to the DLQ and is"
+            + " redriven.",
+        "Runs on H2 in process and an in-process bus unless --jdbc-url and --nats name real servers; it"
+            + " creates (and first drops) the tables mic_demo_orders, mic_demo_invoices, mic_demo_outbox and"
+            + " mic_demo_inbox, and a JetStream stream MIC_DEMO_* that it deletes at the end."},
     exitCodeListHeading = "Exit codes:%n",
     exitCodeList = {"0:the story ran to the end", "1:the story went wrong (a bug: please report it)",
-        "2:bad options or an unreachable database"})
+        "2:bad options or an unreachable server"})
 public final class OutboxDemo implements Callable<Integer> {
-  static final String H2_URL = "jdbc:h2:mem:mic-outbox-demo;DB_CLOSE_DELAY=-1;LOCK_TIMEOUT=10000";
+  /** A fresh in-memory database for each run, kept while the pool is open. */
+  static final String H2_URL = "jdbc:h2:mem:mic-outbox-demo-%s;DB_CLOSE_DELAY=-1;LOCK_TIMEOUT=10000";
 
   @Option(names = "--jdbc-url", paramLabel = "URL",
       description = "run on this database, e.g. jdbc:postgresql://127.0.0.1:5432/test (default: H2 in process)")
@@ -63,6 +67,10 @@ public final class OutboxDemo implements Callable<Integer> {
   OutboxDemo(PrintStream out) {
     this.out = out;
   }
+
+  @Option(names = "--nats", paramLabel = "URL",
+      description = "publish to NATS JetStream at this URL, e.g. nats://127.0.0.1:4222 (default: an in-process bus)")
+  String natsUrl;
 
   @Option(names = "--verbose", description = "show the library's own log lines (INFO and above)")
   boolean verbose;
@@ -88,14 +96,17 @@ public final class OutboxDemo implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
-    try (HikariDataSource dataSource = connect()) {
-      new Story(dataSource, out).tell();
+    if (natsUrl != null && !natsUrl.matches("(nats|tls)://.+")) {
+      throw new DemoSetupException("--nats must be a NATS URL such as nats://127.0.0.1:4222, was '" + natsUrl + "'");
+    }
+    try (HikariDataSource dataSource = connect(); Bus bus = natsUrl == null ? new InProcessBus() : new NatsBus(natsUrl)) {
+      new Story(dataSource, bus, out).tell();
       return 0;
     }
   }
 
   private HikariDataSource connect() {
-    String url = jdbcUrl == null ? H2_URL : jdbcUrl;
+    String url = jdbcUrl != null ? jdbcUrl : String.format(H2_URL, java.util.UUID.randomUUID());
     if (!url.startsWith("jdbc:")) {
       throw new DemoSetupException("--jdbc-url must be a JDBC URL such as jdbc:postgresql://127.0.0.1:5432/test,"
           + " was '" + url + "'");
@@ -137,10 +148,12 @@ public final class OutboxDemo implements Callable<Integer> {
     private static final String[] TABLES = {"mic_demo_orders", "mic_demo_invoices", "mic_demo_outbox",
         "mic_demo_outbox_locks", "mic_demo_inbox"};
     private final HikariDataSource dataSource;
+    private final Bus bus;
     private final PrintStream out;
 
-    Story(HikariDataSource dataSource, PrintStream out) {
+    Story(HikariDataSource dataSource, Bus bus, PrintStream out) {
       this.dataSource = dataSource;
+      this.bus = bus;
       this.out = out;
     }
 
@@ -153,7 +166,7 @@ public final class OutboxDemo implements Callable<Integer> {
       orders.createSchema();
       BillingConsumer billing = new BillingConsumer(dataSource, inbox);
       billing.createSchema();
-      out.printf("MIC Outbox demo on %s, publishing to an in-process bus%n", outbox.dialect().name());
+      out.printf("MIC Outbox demo on %s, publishing to %s%n", outbox.dialect().name(), bus.describe());
 
       step("write", "");
       for (int i = 1; i <= 3; i++) {
@@ -173,16 +186,18 @@ public final class OutboxDemo implements Callable<Integer> {
       orders.placeOrder("o-5", new BigDecimal("-5.00"));
       out.println("    order o-5 has a negative amount: the bus's schema check rejects it");
 
-      InProcessBus bus = new InProcessBus();
       Map<String, List<String>> seenByOrder = new ConcurrentHashMap<>();
       AtomicInteger rejected = new AtomicInteger();
       AtomicBoolean refundsAccepted = new AtomicBoolean();
+      DispatchFn publish = event -> { // the bus's schema check: a refusal fails the publication
+        if (event.payload().contains("\"amount\":-") && !refundsAccepted.get()) {
+          rejected.incrementAndGet();
+          throw new IllegalArgumentException("schema check: amount must not be negative");
+        }
+        bus.publisher().dispatch(event);
+      };
       for (String topic : List.of("order.placed", "order.paid")) {
         bus.subscribe(topic, message -> {
-          if (message.payload().contains("\"amount\":-") && !refundsAccepted.get()) {
-            rejected.incrementAndGet();
-            throw new IllegalArgumentException("schema check: amount must not be negative");
-          }
           if (billing.onMessage(message)) {
             seenByOrder.computeIfAbsent(message.headers().get("x-aggregate-id"), k -> new CopyOnWriteArrayList<>())
                 .add(message.topic());
@@ -204,12 +219,13 @@ public final class OutboxDemo implements Callable<Integer> {
           deadLettered.add(e.aggregateId() + " (" + error + ")");
         }
       };
-      try (AsyncOutboxDispatcher dispatcher = AsyncOutboxDispatcher.builder().store(outbox).dispatchFn(bus)
+      try (AsyncOutboxDispatcher dispatcher = AsyncOutboxDispatcher.builder().store(outbox).dispatchFn(publish)
           .useClaim(true).preserveAggregateOrder(true).workers(2).pollInterval(Duration.ofMillis(50))
           .maxAttempts(3).retryBackoff(Duration.ofMillis(100), Duration.ofMillis(200)).listener(listener)
           .name("demo").build()) {
         dispatcher.start();
         awaitSettled(outbox, 6, 1);
+        awaitTrue(() -> billing.invoiceRows() == 6 && billing.duplicates() == 1, "the consumer to see every event");
         new TreeMap<>(seenByOrder).forEach((order, topics) ->
             out.printf("    %s: %s%n", order, String.join(" -> ", topics)));
         out.printf("    o-1's order.placed was delivered twice; billing's inbox absorbed %d duplicate(s):"
@@ -230,6 +246,7 @@ public final class OutboxDemo implements Callable<Integer> {
         long redriven = deadLetters.redriveAll();
         dispatcher.wakeUp();
         awaitSettled(outbox, 7, 0);
+        awaitTrue(() -> seenByOrder.containsKey("o-5"), "the consumer to see the redriven event");
         out.printf("    the bus now accepts refunds; %d event redriven and dispatched: o-5: %s%n", redriven,
             String.join(" -> ", seenByOrder.get("o-5")));
       }
@@ -258,6 +275,22 @@ public final class OutboxDemo implements Callable<Integer> {
         Thread.sleep(50);
       }
       throw new IllegalStateException("dispatch did not settle within 30 s: " + outbox.countByStatus());
+    }
+
+    @FunctionalInterface
+    private interface Condition {
+      boolean holds() throws Exception;
+    }
+
+    /** Consumers of a real broker see messages a little after the dispatcher marked them. */
+    private static void awaitTrue(Condition condition, String what) throws Exception {
+      long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+      while (!condition.holds()) {
+        if (System.nanoTime() > deadline) {
+          throw new IllegalStateException("timed out waiting for " + what);
+        }
+        Thread.sleep(20);
+      }
     }
 
     private static void check(boolean condition, String failure) {

@@ -28,7 +28,7 @@ class OutboxDemoTest {
   void tellsTheWholeStoryOnTheEmbeddedDefault() {
     assertThat(run()).as(err()).isZero();
     assertThat(out())
-        .contains("MIC Outbox demo on H2")
+        .contains("MIC Outbox demo on H2, publishing to an in-process bus")
         .contains("3 orders placed and paid: 3 order rows and 6 events")
         .contains("order o-4 failed before commit: still 3 order rows and 6 events")
         .contains("o-1: order.placed -> order.paid")
@@ -52,6 +52,26 @@ class OutboxDemoTest {
     assertThat(code).as(err()).isZero();
     assertThat(out()).contains("MIC Outbox demo on PostgreSQL")
         .contains("Summary: 7 events written, 7 dispatched, 2 retried, 1 dead-lettered and redriven");
+  }
+
+  /** The same story through NATS JetStream (MIC_TEST_NATS_URL, else the local server). */
+  @Test
+  void tellsTheSameStoryThroughNatsJetStream() {
+    String url = System.getenv().getOrDefault("MIC_TEST_NATS_URL", "nats://127.0.0.1:4222");
+    int code = run("--nats", url);
+    if (code == 2 && !"true".equalsIgnoreCase(System.getenv("CI"))) {
+      org.junit.jupiter.api.Assumptions.abort("NATS unreachable: " + err());
+    }
+    assertThat(code).as(err()).isZero();
+    assertThat(out()).contains("publishing to NATS JetStream (stream MIC_DEMO_")
+        .contains("o-1's order.placed was delivered twice; billing's inbox absorbed 1 duplicate(s)")
+        .contains("Summary: 7 events written, 7 dispatched, 2 retried, 1 dead-lettered and redriven");
+  }
+
+  @Test
+  void unreachableNatsIsExitCodeTwo() {
+    assertThat(run("--nats", "nats://127.0.0.1:1")).isEqualTo(2);
+    assertThat(err()).contains("cannot use NATS JetStream at nats://127.0.0.1:1");
   }
 
   @Test

@@ -9,8 +9,9 @@ CREATE TABLE IF NOT EXISTS outbox (
     payload         CHARACTER LARGE OBJECT NOT NULL,
     headers         CHARACTER LARGE OBJECT NOT NULL,
     priority        INTEGER      NOT NULL DEFAULT 0,
-    status          VARCHAR(16)  NOT NULL DEFAULT 'PENDING'
-                    CHECK (status IN ('PENDING', 'PROCESSING', 'DISPATCHED', 'DLQ')),
+    -- PENDING, PROCESSING, DISPATCHED or DLQ. No CHECK constraint: H2 2.4 evaluates a CHECK in the
+    -- session that created it, and fails every insert once that connection has closed.
+    status          VARCHAR(16)  NOT NULL DEFAULT 'PENDING',
     attempts        INTEGER      NOT NULL DEFAULT 0,
     next_attempt_at TIMESTAMP(6) WITH TIME ZONE NOT NULL,
     lease_owner     VARCHAR(128),

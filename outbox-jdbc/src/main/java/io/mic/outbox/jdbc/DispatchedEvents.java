@@ -1,0 +1,89 @@
+package io.mic.outbox.jdbc;
+
+import io.mic.outbox.InvalidConfigurationException;
+import io.mic.outbox.OutboxEvent;
+import io.mic.outbox.jdbc.internal.TableName;
+import java.sql.PreparedStatement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Objects;
+import java.util.UUID;
+
+/**
+ * Reads and deletes the {@code DISPATCHED} rows of a {@link JdbcOutboxStore}'s table, for the archiver
+ * ({@code io.mic.outbox.jdbc.archive.OutboxArchiver}): a page of old dispatched events is read, copied to
+ * the archive, and only then deleted by id. Each call is one short transaction; no lock is held between
+ * the read and the delete. Immutable and thread-safe.
+ */
+public final class DispatchedEvents {
+  /** The most ids one delete statement binds. */
+  public static final int MAX_PAGE = 10_000;
+
+  private final TableAccess access;
+
+  private DispatchedEvents(TableAccess access) {
+    this.access = access;
+  }
+
+  /** The dispatched rows of {@code store}'s table. */
+  public static DispatchedEvents of(JdbcOutboxStore store) {
+    if (store == null) {
+      throw new InvalidConfigurationException("store is required: .store(jdbcOutboxStore)");
+    }
+    TableName name = TableName.parse("table", store.table());
+    return new DispatchedEvents(new TableAccess("outbox", store.dataSource(), store.dialect(), name));
+  }
+
+  /** The table, as configured on the store. */
+  public String table() {
+    return access.name.toString();
+  }
+
+  /**
+   * At most {@code limit} {@code DISPATCHED} events whose {@code dispatched_at} is more than
+   * {@code olderThan} before the database clock, oldest dispatch first (then by id).
+   */
+  public List<OutboxEvent> oldest(Duration olderThan, int limit) {
+    long micros = TableAccess.retentionMicros(olderThan);
+    if (limit < 1 || limit > MAX_PAGE) {
+      throw new IllegalArgumentException("limit must be between 1 and " + MAX_PAGE + ", was " + limit);
+    }
+    Dialect d = access.dialect;
+    String sql = "SELECT " + Dialect.COLUMNS + " FROM " + access.table
+        + " WHERE status = 'DISPATCHED' AND dispatched_at < " + d.minusMicros(d.now())
+        + " ORDER BY dispatched_at, id LIMIT ?";
+    return access.inTransaction(c -> {
+      try (PreparedStatement ps = c.prepareStatement(sql)) {
+        ps.setLong(1, micros);
+        ps.setInt(2, limit);
+        return EventRows.readAll(ps, d);
+      }
+    });
+  }
+
+  /**
+   * Deletes the events with these ids that are still {@code DISPATCHED} (a row in any other state is
+   * never touched), in one transaction.
+   *
+   * @return how many rows were deleted
+   */
+  public int delete(Collection<UUID> ids) {
+    Objects.requireNonNull(ids, "ids");
+    if (ids.isEmpty()) {
+      return 0;
+    }
+    if (ids.size() > MAX_PAGE) {
+      throw new IllegalArgumentException("at most " + MAX_PAGE + " ids per delete, was " + ids.size());
+    }
+    List<UUID> list = new ArrayList<>(ids);
+    String sql = "DELETE FROM " + access.table + " WHERE id IN " + Dialect.placeholders(list.size())
+        + " AND status = 'DISPATCHED'";
+    return access.update(sql, ps -> {
+      for (int i = 0; i < list.size(); i++) {
+        access.dialect.setId(ps, i + 1, list.get(i));
+      }
+    });
+  }
+}

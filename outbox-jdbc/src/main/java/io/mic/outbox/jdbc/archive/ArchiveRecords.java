@@ -1,0 +1,109 @@
+package io.mic.outbox.jdbc.archive;
+
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonGenerator;
+import io.mic.outbox.OutboxEvent;
+import java.io.IOException;
+import java.io.StringWriter;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
+import java.util.Comparator;
+import java.util.Map;
+
+/** The archive record format of {@code mic-events-replay} (CONTRACT section 7). */
+final class ArchiveRecords {
+  static final JsonFactory FACTORY = JsonFactory.builder().build();
+
+  /** The replay order: created_at, then id as text. */
+  static final Comparator<OutboxEvent> REPLAY_ORDER =
+      Comparator.comparing(OutboxEvent::createdAt).thenComparing(e -> e.id().toString());
+
+  private ArchiveRecords() {}
+
+  /**
+   * One JSON archive record: {@code payload} as the JSON value, {@code headers} as an object. The generator
+   * is left after the record's closing brace.
+   */
+  static void writeJsonRecord(JsonGenerator g, OutboxEvent e) throws IOException {
+    g.writeStartObject();
+    writeCommon(g, e);
+    g.writeStringField("created_at", iso(e.createdAt()));
+    g.writeFieldName("payload");
+    g.writeRawValue(e.payload()); // validated JSON when the event was appended, read back from a JSON column
+    g.writeFieldName("headers");
+    writeHeaders(g, e.headers());
+    g.writeEndObject();
+  }
+
+  /**
+   * One ClickHouse {@code JSONEachRow} row: {@code payload} and {@code headers} as JSON text;
+   * {@code created_at} as Unix seconds for a {@code DateTime} column (time-zone independent, sub-second part
+   * dropped) or as UTC text with microseconds for a {@code DateTime64} column.
+   */
+  static void writeClickHouseRow(JsonGenerator g, OutboxEvent e, boolean dateTime64) throws IOException {
+    g.writeStartObject();
+    writeCommon(g, e);
+    if (dateTime64) {
+      g.writeStringField("created_at", clickHouseText(e.createdAt()));
+    } else {
+      g.writeNumberField("created_at", e.createdAt().getEpochSecond());
+    }
+    g.writeStringField("payload", e.payload());
+    g.writeStringField("headers", headersText(e.headers()));
+    g.writeEndObject();
+  }
+
+  private static void writeCommon(JsonGenerator g, OutboxEvent e) throws IOException {
+    g.writeStringField("id", e.id().toString());
+    g.writeStringField("topic", e.topic());
+    g.writeStringField("aggregate_type", e.aggregateType());
+    g.writeStringField("aggregate_id", e.aggregateId());
+  }
+
+  private static void writeHeaders(JsonGenerator g, Map<String, String> headers) throws IOException {
+    g.writeStartObject();
+    if (headers != null) {
+      for (Map.Entry<String, String> h : headers.entrySet()) {
+        g.writeStringField(h.getKey(), h.getValue());
+      }
+    }
+    g.writeEndObject();
+  }
+
+  static String headersText(Map<String, String> headers) throws IOException {
+    StringWriter out = new StringWriter();
+    try (JsonGenerator g = FACTORY.createGenerator(out)) {
+      writeHeaders(g, headers);
+    }
+    return out.toString();
+  }
+
+  /** UTC ISO-8601 with milliseconds, or microseconds (nanoseconds) when the value has them. */
+  static String iso(Instant instant) {
+    OffsetDateTime t = instant.atOffset(ZoneOffset.UTC);
+    return String.format(java.util.Locale.ROOT, "%04d-%02d-%02dT%02d:%02d:%02d.%sZ", t.getYear(),
+        t.getMonthValue(), t.getDayOfMonth(), t.getHour(), t.getMinute(), t.getSecond(), fraction(t.getNano()));
+  }
+
+  /** {@code 2026-09-29 08:00:00.123456} in UTC, the text a {@code DateTime64(6, 'UTC')} column parses. */
+  static String clickHouseText(Instant instant) {
+    OffsetDateTime t = instant.atOffset(ZoneOffset.UTC);
+    String micros = Integer.toString(1_000_000 + t.getNano() / 1_000).substring(1);
+    return String.format(java.util.Locale.ROOT, "%04d-%02d-%02d %02d:%02d:%02d.%s", t.getYear(),
+        t.getMonthValue(), t.getDayOfMonth(), t.getHour(), t.getMinute(), t.getSecond(), micros);
+  }
+
+  /** {@code 20260929T080000.123Z}: sortable and safe in a file name. */
+  static String compact(Instant instant) {
+    return iso(instant).replace("-", "").replace(":", "");
+  }
+
+  private static String fraction(int nanos) {
+    String nine = Integer.toString(1_000_000_000 + nanos).substring(1);
+    if (nanos % 1_000_000 == 0) {
+      return nine.substring(0, 3);
+    }
+    return nanos % 1_000 == 0 ? nine.substring(0, 6) : nine;
+  }
+}

@@ -1,0 +1,154 @@
+package io.mic.outbox.jdbc.archive;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.fasterxml.jackson.core.JsonGenerator;
+import io.mic.outbox.InvalidConfigurationException;
+import io.mic.outbox.OutboxEvent;
+import io.mic.outbox.OutboxStatus;
+import io.mic.replay.ArchivedEvent;
+import io.mic.replay.JsonArchiveSource;
+import io.mic.replay.ReplayCursor;
+import io.mic.replay.ReplayProgress;
+import io.mic.replay.ReplayQuery;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.StringWriter;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.stream.IntStream;
+import java.util.stream.Stream;
+import java.util.zip.GZIPInputStream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The record formats and the sinks' options, without a database. */
+class ArchiveFormatTest {
+  private static final Instant T0 = Instant.parse("2026-09-29T08:00:00.123456Z");
+
+  @TempDir Path tmp;
+
+  private static OutboxEvent event(int i, Instant created) {
+    return OutboxEvent.builder().id(UUID.nameUUIDFromBytes(("e" + i).getBytes(StandardCharsets.UTF_8)))
+        .aggregate("order", "o-" + i).topic("order.created").payload("{\"n\":" + i + ",\"s\":\"é\\\"\"}")
+        .header("tenant", "acme").createdAt(created).status(OutboxStatus.DISPATCHED).dispatchedAt(created)
+        .build();
+  }
+
+  @Test
+  void timesAreUtcWithMillisOrMicros() {
+    assertThat(ArchiveRecords.iso(Instant.parse("2026-09-29T08:00:00Z"))).isEqualTo("2026-09-29T08:00:00.000Z");
+    assertThat(ArchiveRecords.iso(Instant.parse("2026-09-29T08:00:00.120Z"))).isEqualTo("2026-09-29T08:00:00.120Z");
+    assertThat(ArchiveRecords.iso(T0)).isEqualTo("2026-09-29T08:00:00.123456Z");
+    assertThat(ArchiveRecords.clickHouseText(T0)).isEqualTo("2026-09-29 08:00:00.123456");
+    assertThat(ArchiveRecords.compact(T0)).isEqualTo("20260929T080000.123456Z");
+  }
+
+  @Test
+  void jsonRecordCarriesThePayloadAsAJsonValue() throws IOException {
+    StringWriter out = new StringWriter();
+    try (JsonGenerator g = ArchiveRecords.FACTORY.createGenerator(out)) {
+      ArchiveRecords.writeJsonRecord(g, event(1, T0));
+    }
+    assertThat(out.toString()).isEqualTo("{\"id\":\"" + event(1, T0).id() + "\",\"topic\":\"order.created\","
+        + "\"aggregate_type\":\"order\",\"aggregate_id\":\"o-1\",\"created_at\":\"2026-09-29T08:00:00.123456Z\","
+        + "\"payload\":{\"n\":1,\"s\":\"é\\\"\"},\"headers\":{\"tenant\":\"acme\"}}");
+  }
+
+  @Test
+  void clickHouseRowCarriesJsonText() throws IOException {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    try (JsonGenerator g = ArchiveRecords.FACTORY.createGenerator(out)) {
+      ArchiveRecords.writeClickHouseRow(g, event(2, T0), false);
+    }
+    String row = out.toString(StandardCharsets.UTF_8);
+    assertThat(row).contains("\"created_at\":" + T0.getEpochSecond() + ",")
+        .contains("\"payload\":\"{\\\"n\\\":2,\\\"s\\\":\\\"é\\\\\\\"\\\"}\"")
+        .contains("\"headers\":\"{\\\"tenant\\\":\\\"acme\\\"}\"");
+  }
+
+  @Test
+  void filesRotateAndReadBackThroughTheReplayReader() throws Exception {
+    Path dir = tmp.resolve("a/b");
+    JsonLinesArchive archive = JsonLinesArchive.builder().directory(dir).maxEventsPerFile(4).build();
+    List<OutboxEvent> events = new ArrayList<>(IntStream.range(0, 10)
+        .mapToObj(i -> event(i, T0.plusMillis(10 - i))).toList()); // newest first: the file is sorted
+    archive.archive(events);
+    archive.archive(List.of());
+
+    List<Path> files;
+    try (Stream<Path> s = Files.list(dir)) {
+      files = s.sorted().toList();
+    }
+    assertThat(files).hasSize(3);
+    int lines = 0;
+    for (Path f : files) {
+      try (InputStream in = new GZIPInputStream(Files.newInputStream(f))) {
+        lines += new String(in.readAllBytes(), StandardCharsets.UTF_8).split("\n").length;
+      }
+      List<ArchivedEvent> read = readAll(f);
+      assertThat(read).isSortedAccordingTo((a, b) -> a.createdAt().compareTo(b.createdAt()));
+      assertThat(f.getFileName().toString()).startsWith("outbox-" + ArchiveRecords.compact(read.get(0).createdAt())
+          + "-" + ArchiveRecords.compact(read.get(read.size() - 1).createdAt()) + "-");
+    }
+    assertThat(lines).isEqualTo(10);
+    ArchivedEvent first = readAll(files.get(0)).get(0);
+    OutboxEvent oldest = events.get(9);
+    assertThat(first.id()).isEqualTo(oldest.id().toString());
+    assertThat(first.createdAt()).isEqualTo(oldest.createdAt());
+    assertThat(first.payload()).isEqualTo("{\"n\":9,\"s\":\"é\\\"\"}");
+    assertThat(first.headers()).isEqualTo(Map.of("tenant", "acme"));
+  }
+
+  private static List<ArchivedEvent> readAll(Path file) {
+    List<ArchivedEvent> out = new ArrayList<>();
+    ReplayQuery q = new ReplayQuery("order.created", Instant.EPOCH, Instant.parse("2100-01-01T00:00:00Z"));
+    try (ReplayCursor c = JsonArchiveSource.of(file).open(q, ReplayProgress.NONE)) {
+      for (ArchivedEvent e = c.next(); e != null; e = c.next()) {
+        out.add(e);
+      }
+    }
+    return out;
+  }
+
+  @Test
+  void optionsAreValidated() throws IOException {
+    assertThatThrownBy(() -> JsonLinesArchive.builder().build()).isInstanceOf(InvalidConfigurationException.class)
+        .hasMessageContaining("directory");
+    Path file = Files.writeString(tmp.resolve("file"), "x");
+    assertThatThrownBy(() -> JsonLinesArchive.builder().directory(file).build())
+        .isInstanceOf(InvalidConfigurationException.class);
+    assertThatThrownBy(() -> JsonLinesArchive.builder().directory(tmp).maxEventsPerFile(0).build())
+        .isInstanceOf(InvalidConfigurationException.class).hasMessageContaining("maxEventsPerFile");
+    for (String table : new String[] {"bad-name", "1abc", "a.b.c", "x`y", "", "a; DROP TABLE t"}) {
+      assertThatThrownBy(() -> ClickHouseArchive.builder().url("http://127.0.0.1:8123").table(table).build())
+          .as(table).isInstanceOf(InvalidConfigurationException.class).hasMessageContaining("table");
+    }
+    ClickHouseArchive.builder().url("http://127.0.0.1:8123").table("db.outbox_archive").build();
+    assertThatThrownBy(() -> ClickHouseArchive.builder().url("http://u:secret@h:8123").build())
+        .isInstanceOf(InvalidConfigurationException.class).hasMessageNotContaining("secret");
+    assertThatThrownBy(() -> ClickHouseArchive.builder().url("ftp://h").build())
+        .isInstanceOf(InvalidConfigurationException.class);
+    assertThatThrownBy(() -> ClickHouseArchive.builder().build()).isInstanceOf(InvalidConfigurationException.class);
+    assertThatThrownBy(() -> OutboxArchiver.builder().build()).isInstanceOf(InvalidConfigurationException.class)
+        .hasMessageContaining("store");
+    assertThat(ClickHouseArchive.majorVersion("18.16.1")).isEqualTo(18);
+    assertThat(ClickHouseArchive.majorVersion("24.3.2.23")).isEqualTo(24);
+  }
+
+  @Test
+  void unreachableClickHouseIsAnArchiveException() {
+    ClickHouseArchive ch = ClickHouseArchive.builder().url("http://127.0.0.1:1").timeout(java.time.Duration.ofSeconds(2))
+        .credentials("archiver", "s3cret").build();
+    assertThatThrownBy(() -> ch.archive(List.of(event(1, T0)))).isInstanceOf(ArchiveException.class)
+        .hasMessageContaining("unreachable").hasMessageNotContaining("s3cret");
+  }
+}
