@@ -17,18 +17,22 @@ import io.mic.replay.ArchivedEvent;
 import io.mic.replay.ClickHouseArchiveSource;
 import io.mic.replay.EventReplay;
 import io.mic.replay.JsonArchiveSource;
+import io.mic.replay.ReplayCommand;
 import io.mic.replay.ReplayMessage;
 import io.mic.replay.ReplayResult;
 import io.mic.replay.ReplaySink;
 import io.mic.replay.ReplaySource;
 import io.mic.replay.internal.JsonText;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.io.PrintStream;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -42,6 +46,8 @@ import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -138,6 +144,19 @@ class ArchiveRoundTripTest {
     for (String topic : List.of(TOPIC_A, TOPIC_B)) {
       List<ArchivedEvent> replayed = replay(JsonArchiveSource.of(all), topic);
       assertSameEvents(replayed, old, topic, false);
+      // the command itself, as an operator runs it: a dry run lists the same events in the same order
+      ByteArrayOutputStream out = new ByteArrayOutputStream();
+      ByteArrayOutputStream err = new ByteArrayOutputStream();
+      int exit = ReplayCommand.execute(new String[] {"--from-json", all.toString(), "--topic", topic,
+          "--from", "2000-01-01T00:00:00Z", "--to", "2100-01-01T00:00:00Z"},
+          new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8));
+      assertThat(exit).as(err.toString(StandardCharsets.UTF_8)).isZero();
+      List<String> ids = new ArrayList<>();
+      Matcher m = Pattern.compile("\"original_id\":\"([^\"]+)\"").matcher(out.toString(StandardCharsets.UTF_8));
+      while (m.find()) {
+        ids.add(m.group(1));
+      }
+      assertThat(ids).isEqualTo(replayed.stream().map(ArchivedEvent::id).toList());
     }
   }
 
