@@ -82,10 +82,16 @@ public final class InMemoryOutboxStore implements OutboxStore {
   }
 
   @Override
-  public synchronized List<OutboxEvent> fetchPending(int limit, boolean preserveAggregateOrder) {
+  public List<OutboxEvent> fetchPending(int limit, boolean preserveAggregateOrder) {
+    return fetchPending(limit, preserveAggregateOrder, Set.of());
+  }
+
+  @Override
+  public synchronized List<OutboxEvent> fetchPending(int limit, boolean preserveAggregateOrder,
+      Set<String> pausedTopics) {
     Instant now = now();
     List<OutboxEvent> result = new ArrayList<>();
-    for (Row row : candidates(now, preserveAggregateOrder, false)) {
+    for (Row row : candidates(now, preserveAggregateOrder, false, pausedTopics)) {
       if (result.size() == limit) {
         break;
       }
@@ -95,12 +101,17 @@ public final class InMemoryOutboxStore implements OutboxStore {
   }
 
   @Override
+  public List<OutboxEvent> claim(String owner, int limit, Duration leaseTtl, boolean preserveAggregateOrder) {
+    return claim(owner, limit, leaseTtl, preserveAggregateOrder, Set.of());
+  }
+
+  @Override
   public synchronized List<OutboxEvent> claim(String owner, int limit, Duration leaseTtl,
-      boolean preserveAggregateOrder) {
+      boolean preserveAggregateOrder, Set<String> pausedTopics) {
     Objects.requireNonNull(owner, "owner");
     Instant now = now();
     List<OutboxEvent> result = new ArrayList<>();
-    for (Row row : candidates(now, preserveAggregateOrder, true)) {
+    for (Row row : candidates(now, preserveAggregateOrder, true, pausedTopics)) {
       if (result.size() == limit) {
         break;
       }
@@ -114,15 +125,22 @@ public final class InMemoryOutboxStore implements OutboxStore {
   }
 
   @Override
-  public synchronized List<OutboxEvent> claimRuns(String owner, int limit, Duration leaseTtl, int maxRun) {
+  public List<OutboxEvent> claimRuns(String owner, int limit, Duration leaseTtl, int maxRun) {
+    return claimRuns(owner, limit, leaseTtl, maxRun, Set.of());
+  }
+
+  @Override
+  public synchronized List<OutboxEvent> claimRuns(String owner, int limit, Duration leaseTtl, int maxRun,
+      Set<String> pausedTopics) {
     Objects.requireNonNull(owner, "owner");
     Instant now = now();
     List<List<Row>> runs = new ArrayList<>();
-    for (Row head : candidates(now, true, true)) {
+    for (Row head : candidates(now, true, true, pausedTopics)) {
       List<Row> run = new ArrayList<>();
       for (Row row : openByAggregate.get(aggregateKey(head.event))) {
         // behind the head only due PENDING events: an expired run is retaken head first, one by one
-        boolean fits = row == head || (row.status == OutboxStatus.PENDING && !row.nextAttemptAt.isAfter(now));
+        boolean fits = row == head || (row.status == OutboxStatus.PENDING && !row.nextAttemptAt.isAfter(now)
+            && !pausedTopics.contains(row.event.topic()));
         if (run.size() == maxRun || !fits) {
           break;
         }
@@ -251,19 +269,19 @@ public final class InMemoryOutboxStore implements OutboxStore {
   }
 
   /** Available rows in dispatch order; in ordered mode only each aggregate's available head. */
-  private List<Row> candidates(Instant now, boolean preserveAggregateOrder, boolean claiming) {
+  private List<Row> candidates(Instant now, boolean preserveAggregateOrder, boolean claiming, Set<String> paused) {
     List<Row> result = new ArrayList<>();
     if (preserveAggregateOrder) {
       for (TreeSet<Row> aggregate : openByAggregate.values()) {
-        Row head = aggregate.first();
-        if (head.isAvailable(now, claiming)) {
+        Row head = aggregate.first(); // a paused head still hides the rest of its aggregate
+        if (head.isAvailable(now, claiming) && !paused.contains(head.event.topic())) {
           result.add(head);
         }
       }
       result.sort(DISPATCH_ORDER);
     } else {
       for (Row row : open) {
-        if (row.isAvailable(now, claiming)) {
+        if (row.isAvailable(now, claiming) && !paused.contains(row.event.topic())) {
           result.add(row);
         }
       }

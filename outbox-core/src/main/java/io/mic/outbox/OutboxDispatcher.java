@@ -59,9 +59,16 @@ public final class OutboxDispatcher {
   private final String worker;
   private final String ownerPrefix;
   private final AtomicLong claims = new AtomicLong();
+  private final Set<String> pausedTopics;
   private volatile Publication current;
 
   OutboxDispatcher(DispatcherBuilder<?> b, String worker) {
+    this(b, worker, Set.of());
+  }
+
+  /** {@code pausedTopics} is read at every poll; the async dispatcher shares one set between its workers. */
+  OutboxDispatcher(DispatcherBuilder<?> b, String worker, Set<String> pausedTopics) {
+    this.pausedTopics = pausedTopics;
     this.store = b.store;
     this.dispatchFn = b.dispatchFn;
     this.useClaim = b.useClaim;
@@ -105,13 +112,14 @@ public final class OutboxDispatcher {
   }
 
   private List<OutboxEvent> fetch() {
+    Set<String> paused = Set.copyOf(pausedTopics);
     if (!useClaim) {
-      return store.fetchPending(batchSize, ordered);
+      return store.fetchPending(batchSize, ordered, paused);
     }
     String owner = ownerPrefix + claims.incrementAndGet();
     return ordered && aggregateRun > 1
-        ? store.claimRuns(owner, batchSize, leaseTtl, aggregateRun)
-        : store.claim(owner, batchSize, leaseTtl, ordered);
+        ? store.claimRuns(owner, batchSize, leaseTtl, aggregateRun, paused)
+        : store.claim(owner, batchSize, leaseTtl, ordered, paused);
   }
 
   private static List<String> aggregateOf(OutboxEvent e) {

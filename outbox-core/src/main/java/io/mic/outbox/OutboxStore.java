@@ -68,6 +68,36 @@ public interface OutboxStore {
   }
 
   /**
+   * Like {@link #fetchPending(int, boolean)}, skipping events of {@code pausedTopics}. In ordered mode a
+   * paused head still hides its successors. Stores that cannot filter topics keep this default, which
+   * refuses a non-empty set.
+   */
+  default List<OutboxEvent> fetchPending(int limit, boolean preserveAggregateOrder, Set<String> pausedTopics) {
+    requireNoPausedTopics(pausedTopics);
+    return fetchPending(limit, preserveAggregateOrder);
+  }
+
+  /** Like {@link #claim(String, int, Duration, boolean)}, skipping events of {@code pausedTopics}. */
+  default List<OutboxEvent> claim(String owner, int limit, Duration leaseTtl, boolean preserveAggregateOrder,
+      Set<String> pausedTopics) {
+    requireNoPausedTopics(pausedTopics);
+    return claim(owner, limit, leaseTtl, preserveAggregateOrder);
+  }
+
+  /** Like {@link #claimRuns(String, int, Duration, int)}, skipping events of {@code pausedTopics}; a run stops at one. */
+  default List<OutboxEvent> claimRuns(String owner, int limit, Duration leaseTtl, int maxRun, Set<String> pausedTopics) {
+    requireNoPausedTopics(pausedTopics);
+    return claimRuns(owner, limit, leaseTtl, maxRun);
+  }
+
+  private void requireNoPausedTopics(Set<String> pausedTopics) {
+    if (!pausedTopics.isEmpty()) {
+      throw new UnsupportedOperationException(getClass().getName() + " cannot pause topics " + pausedTopics
+          + ": resume them, or implement the paused-topic variants of fetchPending, claim and claimRuns");
+    }
+  }
+
+  /**
    * Marks these events {@code DISPATCHED} (one statement for the whole collection on SQL stores).
    *
    * @return the ids actually marked; an id missing from the result lost its lease or changed state

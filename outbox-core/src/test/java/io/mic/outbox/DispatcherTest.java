@@ -156,6 +156,26 @@ class DispatcherTest {
   }
 
   @Test
+  void aPausedTopicWaitsWhileOthersFlow() {
+    OutboxEvent billing = OutboxEvent.builder().aggregate("invoice", "1").topic("billing.issued").payload("{}").build();
+    OutboxEvent order = OutboxEvent.builder().aggregate("order", "1").topic("order.created").payload("{}").build();
+    List<String> published = new CopyOnWriteArrayList<>();
+    try (AsyncOutboxDispatcher d = AsyncOutboxDispatcher.builder().store(store).useClaim(true)
+        .dispatchFn(e -> published.add(e.topic())).pollInterval(Duration.ofMillis(20)).build()) {
+      d.pause("billing.issued");
+      assertThat(d.pausedTopics()).containsExactly("billing.issued");
+      d.start();
+      store.append(List.of(billing, order));
+      d.wakeUp();
+      await().atMost(Duration.ofSeconds(5)).until(() -> published.contains("order.created"));
+      assertThat(store.find(billing.id()).orElseThrow().status()).isEqualTo(OutboxStatus.PENDING);
+      assertThat(store.find(billing.id()).orElseThrow().attempts()).isZero();
+      d.resume("billing.issued");
+      await().atMost(Duration.ofSeconds(5)).until(() -> published.contains("billing.issued"));
+    }
+  }
+
+  @Test
   void closeLetsTheInFlightBatchFinish() {
     OutboxEvent a = event("a");
     OutboxEvent b = event("b");

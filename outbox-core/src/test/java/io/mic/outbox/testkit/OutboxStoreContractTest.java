@@ -753,6 +753,46 @@ public abstract class OutboxStoreContractTest {
     assertThat(stored(x3).status()).isEqualTo(OutboxStatus.DISPATCHED);
   }
 
+  // ---------------------------------------------------------------- paused topics
+
+  private static OutboxEvent onTopic(String aggregateId, String topic) {
+    return OutboxEvent.builder().aggregate("order", aggregateId).topic(topic).payload("{}").build();
+  }
+
+  @Test
+  void pausedTopicsAreSkippedByReadsAndClaims() {
+    OutboxEvent a = onTopic("a", "billing.paused");
+    OutboxEvent b = onTopic("b", "order.created");
+    OutboxEvent c = onTopic("c", "billing.paused");
+    append(a, b, c);
+    Set<String> paused = Set.of("billing.paused");
+    assertThat(ids(store.fetchPending(10, false, paused))).containsExactly(b.id());
+    assertThat(ids(store.claim("w", 10, Duration.ofMinutes(1), false, paused))).containsExactly(b.id());
+    assertThat(ids(store.claim("w", 10, Duration.ofMinutes(1), false, Set.of()))).containsExactly(a.id(), c.id());
+  }
+
+  @Test
+  void aPausedHeadStillBlocksItsAggregate() {
+    OutboxEvent z1 = onTopic("z", "billing.paused");
+    OutboxEvent z2 = onTopic("z", "order.created");
+    OutboxEvent y1 = onTopic("y", "order.created");
+    append(z1, z2, y1);
+    Set<String> paused = Set.of("billing.paused");
+    assertThat(ids(store.fetchPending(10, true, paused))).containsExactly(y1.id());
+    assertThat(ids(store.claimRuns("w", 10, Duration.ofMinutes(1), 10, paused))).containsExactly(y1.id());
+    assertThat(ids(store.claim("w2", 10, Duration.ofMinutes(1), true, paused))).isEmpty();
+  }
+
+  @Test
+  void aRunStopsAtAPausedTopic() {
+    OutboxEvent z1 = onTopic("z", "order.created");
+    OutboxEvent z2 = onTopic("z", "billing.paused");
+    OutboxEvent z3 = onTopic("z", "order.created");
+    append(z1, z2, z3);
+    assertThat(ids(store.claimRuns("w", 10, Duration.ofMinutes(1), 10, Set.of("billing.paused"))))
+        .containsExactly(z1.id());
+  }
+
   // ---------------------------------------------------------------- concurrency
 
   /**

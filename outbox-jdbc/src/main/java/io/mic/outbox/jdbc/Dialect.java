@@ -148,6 +148,11 @@ public interface Dialect {
     return "";
   }
 
+  /** Excludes {@code n} paused topics, bound as parameters; empty when none are paused. */
+  default String skipTopics(String alias, int n) {
+    return n == 0 ? "" : " AND " + alias + ".topic NOT IN " + placeholders(n);
+  }
+
   /** Only the oldest live event of its aggregate: a leased or retry-waiting head hides the rest. */
   default String isHead(String table) {
     return " AND NOT EXISTS (SELECT 1 FROM " + table + " p WHERE p.aggregate_type = o.aggregate_type"
@@ -188,7 +193,12 @@ public interface Dialect {
 
   /** Reads due {@code PENDING} events. Parameter: limit. */
   default String fetchPending(String table, boolean ordered) {
-    return "SELECT " + COLUMNS + " FROM " + table + " o WHERE " + liveRows() + due()
+    return fetchPending(table, ordered, 0);
+  }
+
+  /** Reads due {@code PENDING} events of topics not paused. Parameters: the paused topics, limit. */
+  default String fetchPending(String table, boolean ordered, int pausedTopics) {
+    return "SELECT " + COLUMNS + " FROM " + table + " o WHERE " + liveRows() + due() + skipTopics("o", pausedTopics)
         + (ordered ? isHead(table) : "") + " ORDER BY " + dispatchOrder() + " LIMIT ?";
   }
 
@@ -197,8 +207,13 @@ public interface Dialect {
    * as a sixteenth column. Parameter: limit.
    */
   default String lockClaimable(String table) {
+    return lockClaimable(table, 0);
+  }
+
+  /** As {@link #lockClaimable(String)}, skipping paused topics. Parameters: the paused topics, limit. */
+  default String lockClaimable(String table, int pausedTopics) {
     return "SELECT " + aliased("o.") + ", " + now() + " FROM " + table + " o WHERE " + liveRows() + claimable()
-        + " ORDER BY " + dispatchOrder() + " LIMIT ? FOR UPDATE SKIP LOCKED";
+        + skipTopics("o", pausedTopics) + " ORDER BY " + dispatchOrder() + " LIMIT ? FOR UPDATE SKIP LOCKED";
   }
 
   /**
@@ -207,8 +222,13 @@ public interface Dialect {
    * {@link #lockClaimableIds}. Parameter: limit.
    */
   default String headCandidates(String table) {
-    return "SELECT o.id FROM " + table + " o WHERE " + liveRows() + claimable() + isHead(table)
-        + " ORDER BY " + dispatchOrder() + " LIMIT ?";
+    return headCandidates(table, 0);
+  }
+
+  /** As {@link #headCandidates(String)}, skipping paused topics. Parameters: the paused topics, limit. */
+  default String headCandidates(String table, int pausedTopics) {
+    return "SELECT o.id FROM " + table + " o WHERE " + liveRows() + claimable() + skipTopics("o", pausedTopics)
+        + isHead(table) + " ORDER BY " + dispatchOrder() + " LIMIT ?";
   }
 
   /**
@@ -225,7 +245,16 @@ public interface Dialect {
    * event (a run stops at the first that is not). Parameters: the head's id, the most to return.
    */
   default String followers(String table) {
-    return "SELECT m.id, CASE WHEN m.status = 'PENDING' AND m.next_attempt_at <= " + now() + " THEN 1 ELSE 0 END"
+    return followers(table, 0);
+  }
+
+  /**
+   * As {@link #followers(String)}, a paused topic ending the run. Parameters: the paused topics, the
+   * head's id, the most to return.
+   */
+  default String followers(String table, int pausedTopics) {
+    return "SELECT m.id, CASE WHEN m.status = 'PENDING' AND m.next_attempt_at <= " + now()
+        + skipTopics("m", pausedTopics) + " THEN 1 ELSE 0 END"
         + " FROM " + table + " m JOIN " + table + " h ON h.id = ?"
         + " WHERE m.aggregate_type = h.aggregate_type AND m.aggregate_id = h.aggregate_id"
         + " AND m.status IN ('PENDING', 'PROCESSING') AND (m.created_at, m.id) > (h.created_at, h.id)"
@@ -285,11 +314,24 @@ public interface Dialect {
 
   /** Claims due events. Parameters: limit, lease owner, lease micros. Returns the rows. */
   default String claim(String table, boolean ordered) {
+    return claim(table, ordered, 0);
+  }
+
+  /** Claims due events of topics not paused. Parameters: the paused topics, limit, owner, lease micros. */
+  default String claim(String table, boolean ordered, int pausedTopics) {
     throw new UnsupportedOperationException(name() + " claims in a lock-then-update transaction");
   }
 
   /** Claims heads with their runs. Parameters: head limit, run length - 1, limit, owner, lease micros. */
   default String claimRuns(String table) {
+    return claimRuns(table, 0);
+  }
+
+  /**
+   * Claims heads with their runs, skipping paused topics. Parameters: the paused topics, head limit, the
+   * paused topics again, run length - 1, limit, owner, lease micros.
+   */
+  default String claimRuns(String table, int pausedTopics) {
     throw new UnsupportedOperationException(name() + " claims in a lock-then-update transaction");
   }
 

@@ -204,9 +204,16 @@ public final class JdbcOutboxStore implements OutboxStore {
 
   @Override
   public List<OutboxEvent> fetchPending(int limit, boolean preserveAggregateOrder) {
+    return fetchPending(limit, preserveAggregateOrder, Set.of());
+  }
+
+  @Override
+  public List<OutboxEvent> fetchPending(int limit, boolean preserveAggregateOrder, Set<String> pausedTopics) {
+    List<String> paused = List.copyOf(pausedTopics);
     return inAutoCommit(c -> {
-      try (PreparedStatement ps = c.prepareStatement(dialect.fetchPending(table, preserveAggregateOrder))) {
-        ps.setInt(1, limit);
+      try (PreparedStatement ps = c.prepareStatement(
+          dialect.fetchPending(table, preserveAggregateOrder, paused.size()))) {
+        ps.setInt(bindTopics(ps, 1, paused), limit);
         return readAll(ps);
       }
     });
@@ -214,38 +221,46 @@ public final class JdbcOutboxStore implements OutboxStore {
 
   @Override
   public List<OutboxEvent> claim(String owner, int limit, Duration leaseTtl, boolean preserveAggregateOrder) {
+    return claim(owner, limit, leaseTtl, preserveAggregateOrder, Set.of());
+  }
+
+  @Override
+  public List<OutboxEvent> claim(String owner, int limit, Duration leaseTtl, boolean preserveAggregateOrder,
+      Set<String> pausedTopics) {
     Objects.requireNonNull(owner, "owner");
+    List<String> paused = List.copyOf(pausedTopics);
     List<OutboxEvent> claimed = dialect.updateReturning()
         ? inAutoCommit(c -> {
-          try (PreparedStatement ps = c.prepareStatement(dialect.claim(table, preserveAggregateOrder))) {
-            ps.setInt(1, limit);
-            ps.setString(2, owner);
-            ps.setLong(3, micros(leaseTtl));
+          try (PreparedStatement ps = c.prepareStatement(dialect.claim(table, preserveAggregateOrder, paused.size()))) {
+            int next = bindTopics(ps, 1, paused);
+            ps.setInt(next, limit);
+            ps.setString(next + 1, owner);
+            ps.setLong(next + 2, micros(leaseTtl));
             return readAll(ps);
           }
         })
-        : inTransaction(c -> lockAndLease(c, owner, limit, leaseTtl, preserveAggregateOrder));
+        : inTransaction(c -> lockAndLease(c, owner, limit, leaseTtl, preserveAggregateOrder, paused));
     claimed.sort(DISPATCH_ORDER); // neither RETURNING nor IN (...) keeps an order
     return claimed;
   }
 
   /** The portable claim: lock and read claimable rows with SKIP LOCKED, then lease exactly those. */
-  private List<OutboxEvent> lockAndLease(Connection c, String owner, int limit, Duration leaseTtl, boolean ordered)
-      throws SQLException {
+  private List<OutboxEvent> lockAndLease(Connection c, String owner, int limit, Duration leaseTtl, boolean ordered,
+      List<String> paused) throws SQLException {
     List<OutboxEvent> locked = new ArrayList<>();
     Instant dbNow = null;
-    List<UUID> candidates = ordered ? ids(c, dialect.headCandidates(table), ps -> ps.setInt(1, limit)) : null;
+    List<UUID> candidates = ordered ? headCandidates(c, limit, paused) : null;
     if (candidates != null && candidates.isEmpty()) {
       return locked;
     }
     // A head stays the head once read: new events sort after it, and only an operator's redrive can
     // bring an older event back to life.
     try (PreparedStatement ps = c.prepareStatement(ordered
-        ? dialect.lockClaimableIds(table, candidates.size()) : dialect.lockClaimable(table))) {
+        ? dialect.lockClaimableIds(table, candidates.size()) : dialect.lockClaimable(table, paused.size()))) {
       if (ordered) {
         bindIds(ps, 1, candidates);
       } else {
-        ps.setInt(1, limit);
+        ps.setInt(bindTopics(ps, 1, paused), limit);
       }
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
@@ -278,8 +293,12 @@ public final class JdbcOutboxStore implements OutboxStore {
   }
 
   /** Heads with their ids only, for runs: locked one by one as the run is leased. */
-  private List<UUID> lockClaimableHeads(Connection c, int limit) throws SQLException {
-    List<UUID> candidates = ids(c, dialect.headCandidates(table), ps -> ps.setInt(1, limit));
+  private List<UUID> headCandidates(Connection c, int limit, List<String> paused) throws SQLException {
+    return ids(c, dialect.headCandidates(table, paused.size()), ps -> ps.setInt(bindTopics(ps, 1, paused), limit));
+  }
+
+  private List<UUID> lockClaimableHeads(Connection c, int limit, List<String> paused) throws SQLException {
+    List<UUID> candidates = headCandidates(c, limit, paused);
     return candidates.isEmpty() ? candidates
         : ids(c, dialect.lockClaimableIds(table, candidates.size()), ps -> bindIds(ps, 1, candidates));
   }
@@ -318,18 +337,19 @@ public final class JdbcOutboxStore implements OutboxStore {
    * (nobody else can claim them while their head is locked) and lease heads and followers together,
    * breadth first.
    */
-  private List<OutboxEvent> lockAndLeaseRuns(Connection c, String owner, int limit, Duration leaseTtl, int maxRun)
-      throws SQLException {
-    List<UUID> heads = lockClaimableHeads(c, limit);
+  private List<OutboxEvent> lockAndLeaseRuns(Connection c, String owner, int limit, Duration leaseTtl, int maxRun,
+      List<String> paused) throws SQLException {
+    List<UUID> heads = lockClaimableHeads(c, limit, paused);
     List<List<UUID>> runs = new ArrayList<>();
     for (UUID head : heads) {
       runs.add(new ArrayList<>(List.of(head)));
     }
     if (!heads.isEmpty() && heads.size() < limit) {
-      try (PreparedStatement ps = c.prepareStatement(dialect.followers(table))) {
+      try (PreparedStatement ps = c.prepareStatement(dialect.followers(table, paused.size()))) {
         for (List<UUID> run : runs) {
-          dialect.setId(ps, 1, run.get(0));
-          ps.setInt(2, maxRun - 1);
+          int next = bindTopics(ps, 1, paused);
+          dialect.setId(ps, next, run.get(0));
+          ps.setInt(next + 1, maxRun - 1);
           try (ResultSet rs = ps.executeQuery()) {
             while (rs.next() && rs.getInt(2) == 1) {
               run.add(dialect.getId(rs, 1));
@@ -355,20 +375,29 @@ public final class JdbcOutboxStore implements OutboxStore {
 
   @Override
   public List<OutboxEvent> claimRuns(String owner, int limit, Duration leaseTtl, int maxRun) {
+    return claimRuns(owner, limit, leaseTtl, maxRun, Set.of());
+  }
+
+  @Override
+  public List<OutboxEvent> claimRuns(String owner, int limit, Duration leaseTtl, int maxRun,
+      Set<String> pausedTopics) {
     Objects.requireNonNull(owner, "owner");
     if (maxRun <= 1) {
-      return claim(owner, limit, leaseTtl, true);
+      return claim(owner, limit, leaseTtl, true, pausedTopics);
     }
+    List<String> paused = List.copyOf(pausedTopics);
     if (!dialect.updateReturning()) {
-      return Runs.inWaves(inTransaction(c -> lockAndLeaseRuns(c, owner, limit, leaseTtl, maxRun)));
+      return Runs.inWaves(inTransaction(c -> lockAndLeaseRuns(c, owner, limit, leaseTtl, maxRun, paused)));
     }
     List<OutboxEvent> claimed = inAutoCommit(c -> {
-      try (PreparedStatement ps = c.prepareStatement(dialect.claimRuns(table))) {
-        ps.setInt(1, limit);
-        ps.setInt(2, maxRun - 1);
-        ps.setInt(3, limit);
-        ps.setString(4, owner);
-        ps.setLong(5, micros(leaseTtl));
+      try (PreparedStatement ps = c.prepareStatement(dialect.claimRuns(table, paused.size()))) {
+        int next = bindTopics(ps, 1, paused);
+        ps.setInt(next, limit);
+        next = bindTopics(ps, next + 1, paused);
+        ps.setInt(next, maxRun - 1);
+        ps.setInt(next + 1, limit);
+        ps.setString(next + 2, owner);
+        ps.setLong(next + 3, micros(leaseTtl));
         return readAll(ps);
       }
     });
@@ -555,6 +584,14 @@ public final class JdbcOutboxStore implements OutboxStore {
       }
     }
     return new HashSet<>(held);
+  }
+
+  private static int bindTopics(PreparedStatement ps, int from, List<String> topics) throws SQLException {
+    int i = from;
+    for (String topic : topics) {
+      ps.setString(i++, topic);
+    }
+    return i;
   }
 
   private int bindIds(PreparedStatement ps, int from, List<UUID> ids) throws SQLException {

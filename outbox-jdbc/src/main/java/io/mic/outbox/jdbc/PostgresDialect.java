@@ -87,27 +87,29 @@ public class PostgresDialect implements Dialect {
   }
 
   @Override
-  public String claim(String table, boolean ordered) {
+  public String claim(String table, boolean ordered, int pausedTopics) {
     return "WITH picked AS MATERIALIZED (SELECT o.id FROM " + table + " o WHERE " + claimable()
-        + (ordered ? isHead(table) : "") + " ORDER BY " + dispatchOrder() + " LIMIT ? FOR UPDATE OF o SKIP LOCKED)"
+        + skipTopics("o", pausedTopics) + (ordered ? isHead(table) : "") + " ORDER BY " + dispatchOrder() + " LIMIT ? FOR UPDATE OF o SKIP LOCKED)"
         + " UPDATE " + table + " t SET status = 'PROCESSING', attempts = t.attempts + 1, lease_owner = ?,"
         + " lease_until = now() + ? * interval '1 microsecond' FROM picked WHERE t.id = picked.id"
         + " RETURNING " + prefixed("t.");
   }
 
   @Override
-  public String claimRuns(String table) {
+  public String claimRuns(String table, int pausedTopics) {
     // Heads are locked with SKIP LOCKED; the events behind them are read unlocked (nobody else can claim
     // them while their head is live) and locked by the UPDATE, which checks them again.
     return "WITH heads AS MATERIALIZED (SELECT o.id, o.aggregate_type, o.aggregate_id, o.created_at, o.priority"
-        + " FROM " + table + " o WHERE " + claimable() + isHead(table) + " ORDER BY " + dispatchOrder()
+        + " FROM " + table + " o WHERE " + claimable() + skipTopics("o", pausedTopics) + isHead(table)
+        + " ORDER BY " + dispatchOrder()
         + " LIMIT ? FOR UPDATE OF o SKIP LOCKED),"
         + " ranked AS (SELECT h.*, row_number() OVER (ORDER BY h.priority DESC, h.created_at, h.id) AS head_rank"
         + " FROM heads h),"
         + " followers AS (SELECT r.head_rank, f.id, f.pos FROM ranked r CROSS JOIN LATERAL ("
         + "SELECT n.id, row_number() OVER w AS pos,"
-        + " bool_and(n.status = 'PENDING' AND n.next_attempt_at <= now()) OVER w AS contiguous"
-        + " FROM (SELECT m.id, m.status, m.next_attempt_at, m.created_at FROM " + table + " m"
+        + " bool_and(n.status = 'PENDING' AND n.next_attempt_at <= now()" + skipTopics("n", pausedTopics)
+        + ") OVER w AS contiguous"
+        + " FROM (SELECT m.id, m.status, m.next_attempt_at, m.created_at, m.topic FROM " + table + " m"
         + " WHERE m.aggregate_type = r.aggregate_type AND m.aggregate_id = r.aggregate_id AND m." + LIVE
         + " AND (m.created_at, m.id) > (r.created_at, r.id) ORDER BY m.created_at, m.id LIMIT ?) n"
         + " WINDOW w AS (ORDER BY n.created_at, n.id)) f WHERE f.contiguous),"
