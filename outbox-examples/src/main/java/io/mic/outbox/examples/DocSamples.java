@@ -1,0 +1,169 @@
+package io.mic.outbox.examples;
+
+import static java.util.concurrent.TimeUnit.MINUTES;
+
+import com.sun.net.httpserver.HttpServer;
+import io.mic.outbox.AsyncOutboxDispatcher;
+import io.mic.outbox.DispatchFn;
+import io.mic.outbox.OutboxDispatcher;
+import io.mic.outbox.OutboxHealth;
+import io.mic.outbox.OutboxListeners;
+import io.mic.outbox.jdbc.DeadLetterQuery;
+import io.mic.outbox.jdbc.JdbcInbox;
+import io.mic.outbox.jdbc.JdbcOutboxStore;
+import io.mic.outbox.jdbc.OutboxDeadLetters;
+import io.mic.outbox.jdbc.OutboxMaintenance;
+import io.mic.outbox.jdbc.archive.ClickHouseArchive;
+import io.mic.outbox.jdbc.archive.JsonLinesArchive;
+import io.mic.outbox.jdbc.archive.OutboxArchiver;
+import io.mic.outbox.micrometer.MicrometerOutboxMetrics;
+import io.mic.outbox.nats.NatsJetStreamPublisher;
+import io.mic.replay.EventReplay;
+import io.mic.replay.JsonArchiveSource;
+import io.mic.replay.NatsReplaySink;
+import io.mic.replay.ReplayResult;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import javax.sql.DataSource;
+
+/**
+ * Every Java sample of docs/, compiled against the real API. {@code DocSamplesTest} checks that each
+ * sample in the documentation is the text between a pair of markers here, so the two cannot drift. The
+ * method parameters stand for what the surrounding prose assumes the reader has.
+ */
+@SuppressWarnings({"unused", "resource"})
+final class DocSamples {
+  private DocSamples() {}
+
+  record Message(Map<String, String> headers) {}
+
+  record Order(String id) {}
+
+  static void createInvoice(Connection c, Order order) {}
+
+  static void jdbc1(DataSource hikari) {
+    // docs/jdbc.md 1 begin
+    JdbcOutboxStore store = JdbcOutboxStore.builder()
+        .dataSource(hikari)            // required
+        .table("app.outbox")           // optional, default "outbox"; [A-Za-z_][A-Za-z0-9_]*, optionally schema.table
+        .build();                      // detects the dialect, or .dialect(...)
+    store.createSchema();              // idempotent
+    // docs/jdbc.md 1 end
+  }
+
+  static void operations1(DataSource ds, Message message, Order order) {
+    // docs/operations.md 1 begin
+    JdbcInbox inbox = JdbcInbox.builder().dataSource(ds).build();   // .table("outbox_inbox"), .purgeBatchSize(1000)
+    inbox.createSchema();                                            // or copy io/mic/outbox/jdbc/schema/inbox-<db>.sql
+    String eventId = JdbcInbox.eventIdOf(message.headers());        // x-original-event-id (replay), else x-event-id
+    boolean applied = inbox.runOnce("billing", eventId, c -> createInvoice(c, order));
+    // acknowledge the message only after runOnce returns
+    // docs/operations.md 1 end
+  }
+
+  static void operations2(JdbcOutboxStore store, ScheduledExecutorService scheduler) {
+    // docs/operations.md 2 begin
+    OutboxMaintenance maintenance = OutboxMaintenance.builder().store(store).batchSize(1000).build();
+    scheduler.scheduleWithFixedDelay(() -> maintenance.purgeDispatchedOlderThan(Duration.ofDays(7)), 1, 60, MINUTES);
+    // docs/operations.md 2 end
+  }
+
+  static void operations3(JdbcOutboxStore store, ScheduledExecutorService scheduler) {
+    // docs/operations.md 3 begin
+    OutboxArchiver archiver = OutboxArchiver.builder().store(store).batchSize(1000)
+        .sink(JsonLinesArchive.builder().directory(Path.of("/var/lib/outbox-archive")).maxEventsPerFile(100_000).build())
+        .sink(ClickHouseArchive.builder().url("http://clickhouse:8123").table("outbox_archive")
+            .credentials(System.getenv("CLICKHOUSE_USER"), System.getenv("CLICKHOUSE_PASSWORD")).build())
+        .build();
+    scheduler.scheduleWithFixedDelay(() -> archiver.archiveAndPurge(Duration.ofDays(7)), 1, 60, TimeUnit.MINUTES);
+    // docs/operations.md 3 end
+  }
+
+  static void operations4(JdbcOutboxStore store, UUID id) {
+    // docs/operations.md 4 begin
+    OutboxDeadLetters dlq = OutboxDeadLetters.builder().store(store).build();
+    DeadLetterQuery q = DeadLetterQuery.builder().topic("invoice.issued").errorContains("401").build();
+    dlq.listDeadLetters(q);                                   // oldest first, default limit 100
+    dlq.redrive(DeadLetterQuery.builder().topic("invoice.issued").errorContains("401").limit(10).build()); // canary
+    dlq.redrive(q);   dlq.redriveAll();   dlq.redrive(id);   dlq.purgeDeadLetters(q);
+    // docs/operations.md 4 end
+  }
+
+  static void operations5(MeterRegistry meterRegistry, JdbcOutboxStore store, DispatchFn publish) {
+    // docs/operations.md 5 begin
+    MicrometerOutboxMetrics metrics = MicrometerOutboxMetrics.builder()
+        .registry(meterRegistry)                 // required
+        .store(store)                            // optional: without it, no gauges (counters and timers only)
+        .gaugeRefresh(Duration.ofSeconds(10))    // optional, default 10 s
+        .build();
+    OutboxHealth health = OutboxHealth.builder().store(store).build();
+
+    AsyncOutboxDispatcher dispatcher = AsyncOutboxDispatcher.builder()
+        .store(store).dispatchFn(publish)
+        .listener(OutboxListeners.of(metrics.listener(), health))
+        .build();
+    dispatcher.start();
+    // … the application runs …
+    dispatcher.close();
+    metrics.close();   // removes the gauges, so a late scrape does not query a closed DataSource
+    // docs/operations.md 5 end
+  }
+
+  static void operations6(HttpServer server, OutboxHealth health) {
+    // docs/operations.md 6 begin
+    server.createContext("/health/outbox", exchange -> {
+      int status;
+      String body;
+      try {
+        OutboxHealth.Snapshot s = health.snapshot();
+        status = s.isHealthy(Duration.ofMinutes(15)) ? 200 : 503;
+        body = "{\"lagSeconds\":" + s.lag().map(Duration::toSeconds).orElse(0L)
+            + ",\"pending\":" + s.pending() + ",\"dlq\":" + s.dlq() + "}";
+      } catch (RuntimeException e) {
+        status = 503;
+        body = "{\"error\":\"outbox store unreadable\"}";
+      }
+      byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
+      exchange.sendResponseHeaders(status, bytes.length);
+      exchange.getResponseBody().write(bytes);
+      exchange.close();
+    });
+    // docs/operations.md 6 end
+  }
+
+  static void replay1(JdbcOutboxStore store) {
+    // docs/replay.md 1 begin
+    try (NatsJetStreamPublisher publisher = NatsJetStreamPublisher.builder()
+        .url("nats://127.0.0.1:4222")         // or .connection(appConnection): then never closed by us
+        .subjectPrefix("acme")                // optional: subject = acme.<topic>
+        .ackTimeout(Duration.ofSeconds(5))    // default 5 s
+        .maxPendingAcks(256)                  // default 256: outstanding PubAcks within one batch
+        .expectedStream("ORDERS")             // optional: Nats-Expected-Stream on every message
+        .build()) {
+      OutboxDispatcher.builder().store(store).dispatchFn(publisher).build().dispatchOnce();
+    }
+    // docs/replay.md 1 end
+  }
+
+  static void replay2() throws Exception {
+    // docs/replay.md 2 begin
+    try (NatsReplaySink sink = NatsReplaySink.builder().url("nats://127.0.0.1:4222").stream("ORDERS").build()) {
+      ReplayResult r = EventReplay.builder()
+          .source(JsonArchiveSource.of(Path.of("archive.jsonl.gz")))   // or ClickHouseArchiveSource.builder()…
+          .topic("order.created")
+          .from(Instant.parse("2026-09-29T08:00:00Z")).to(Instant.parse("2026-09-29T10:00:00Z"))
+          .sink(sink)                                                  // or new DryRunSink(writer)
+          .batchId("rebuild-1")
+          .build().run();
+    }
+    // docs/replay.md 2 end
+  }
+}
