@@ -10,9 +10,6 @@ import io.mic.outbox.internal.UuidV7;
 import io.mic.outbox.jdbc.internal.HeadersJson;
 import io.mic.outbox.jdbc.internal.Runs;
 import io.mic.outbox.jdbc.internal.TableName;
-import java.io.IOException;
-import java.io.InputStream;
-import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -34,8 +31,6 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
 import java.util.function.IntFunction;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -76,6 +71,7 @@ public final class JdbcOutboxStore implements OutboxStore {
   private final String table;
   private final String lockTable;
   private final boolean lockAggregateOnAppend;
+  private final TableAccess access;
 
   private JdbcOutboxStore(Builder b, Dialect dialect) {
     this.dataSource = b.dataSource;
@@ -84,6 +80,7 @@ public final class JdbcOutboxStore implements OutboxStore {
     this.table = tableName.quoted(dialect.identifierQuote());
     this.lockTable = tableName.sibling("locks", dialect.identifierQuote());
     this.lockAggregateOnAppend = b.lockAggregateOnAppend;
+    this.access = new TableAccess("outbox", dataSource, dialect, tableName);
   }
 
   public static Builder builder() {
@@ -106,42 +103,13 @@ public final class JdbcOutboxStore implements OutboxStore {
 
   /** Creates the table and its indexes if they are missing. Safe to call at every start. */
   public void createSchema() {
-    String ddl = schemaDdl();
-    inAutoCommit(c -> {
-      try (Statement s = c.createStatement()) {
-        for (String statement : ddl.split(";\\s*(?:\\n|$)")) {
-          if (!statement.isBlank()) {
-            s.execute(statement);
-          }
-        }
-      }
-      return null;
-    });
+    access.execute(schemaDdl());
     LOG.info("outbox table {} ready ({})", tableName, dialect.name());
   }
 
   /** The DDL of {@link Dialect#schemaResource()} for this store's table name, comments removed. */
   public String schemaDdl() {
-    String resource = dialect.schemaResource();
-    try (InputStream in = JdbcOutboxStore.class.getClassLoader().getResourceAsStream(resource)) {
-      if (in == null) {
-        throw new OutboxException("schema resource " + resource + " is missing from the classpath");
-      }
-      String ddl = new String(in.readAllBytes(), StandardCharsets.UTF_8).replaceAll("(?m)--.*$", "");
-      // the resource names the default table "outbox", its indexes "outbox_<name>_idx", its other tables "outbox_<name>"
-      Matcher m = Pattern.compile("\\boutbox(_\\w+)?\\b").matcher(ddl);
-      StringBuilder out = new StringBuilder();
-      char q = dialect.identifierQuote();
-      while (m.find()) {
-        String suffix = m.group(1) == null ? null : m.group(1).substring(1);
-        String name = suffix == null ? table
-            : suffix.endsWith("_idx") ? tableName.derived(suffix, q) : tableName.sibling(suffix, q);
-        m.appendReplacement(out, Matcher.quoteReplacement(name));
-      }
-      return m.appendTail(out).toString();
-    } catch (IOException e) {
-      throw new OutboxException("cannot read schema resource " + resource, e);
-    }
+    return access.ddl(dialect.schemaResource(), DEFAULT_TABLE);
   }
 
   /**
@@ -303,7 +271,7 @@ public final class JdbcOutboxStore implements OutboxStore {
         : ids(c, dialect.lockClaimableIds(table, candidates.size()), ps -> bindIds(ps, 1, candidates));
   }
 
-  private List<UUID> ids(Connection c, String statement, Binder binder) throws SQLException {
+  private List<UUID> ids(Connection c, String statement, TableAccess.Binder binder) throws SQLException {
     List<UUID> ids = new ArrayList<>();
     try (PreparedStatement ps = c.prepareStatement(statement)) {
       binder.bind(ps);
@@ -661,7 +629,7 @@ public final class JdbcOutboxStore implements OutboxStore {
     return EventRows.readAll(ps, dialect);
   }
 
-  private int update(String statement, Binder binder) {
+  private int update(String statement, TableAccess.Binder binder) {
     return inAutoCommit(c -> {
       try (PreparedStatement ps = c.prepareStatement(statement)) {
         binder.bind(ps);
@@ -670,7 +638,7 @@ public final class JdbcOutboxStore implements OutboxStore {
     });
   }
 
-  private Set<UUID> returningIds(String statement, Binder binder) {
+  private Set<UUID> returningIds(String statement, TableAccess.Binder binder) {
     return inAutoCommit(c -> {
       Set<UUID> ids = new HashSet<>();
       try (PreparedStatement ps = c.prepareStatement(statement)) {
@@ -685,67 +653,12 @@ public final class JdbcOutboxStore implements OutboxStore {
     });
   }
 
-  /** One statement on its own connection, committed whatever the pool's default. */
-  private <T> T inAutoCommit(Work<T> work) {
-    return withConnection(c -> {
-      boolean autoCommit = c.getAutoCommit();
-      try {
-        T result = work.run(c);
-        if (!autoCommit) {
-          c.commit();
-        }
-        return result;
-      } catch (SQLException | RuntimeException e) {
-        if (!autoCommit) {
-          c.rollback();
-        }
-        throw e;
-      }
-    });
+  private <T> T inAutoCommit(TableAccess.Work<T> work) {
+    return access.inAutoCommit(work);
   }
 
-  /** Several statements in one transaction at the dialect's isolation; the connection is restored after. */
-  private <T> T inTransaction(Work<T> work) {
-    return withConnection(c -> {
-      boolean autoCommit = c.getAutoCommit();
-      int isolation = c.getTransactionIsolation();
-      try {
-        if (isolation != dialect.isolation()) {
-          c.setTransactionIsolation(dialect.isolation());
-        }
-        c.setAutoCommit(false);
-        T result = work.run(c);
-        c.commit();
-        return result;
-      } catch (SQLException | RuntimeException e) {
-        c.rollback();
-        throw e;
-      } finally {
-        c.setAutoCommit(autoCommit);
-        if (isolation != dialect.isolation()) {
-          c.setTransactionIsolation(isolation);
-        }
-      }
-    });
-  }
-
-  private <T> T withConnection(Work<T> work) {
-    try (Connection c = dataSource.getConnection()) {
-      return work.run(c);
-    } catch (SQLException e) {
-      throw new OutboxStoreException("outbox table " + tableName + ": " + e.getMessage()
-          + " (SQLState " + e.getSQLState() + ")", e);
-    }
-  }
-
-  @FunctionalInterface
-  private interface Work<T> {
-    T run(Connection c) throws SQLException;
-  }
-
-  @FunctionalInterface
-  private interface Binder {
-    void bind(PreparedStatement ps) throws SQLException;
+  private <T> T inTransaction(TableAccess.Work<T> work) {
+    return access.inTransaction(work);
   }
 
   @FunctionalInterface
@@ -805,13 +718,8 @@ public final class JdbcOutboxStore implements OutboxStore {
       if (dataSource == null) {
         throw new InvalidConfigurationException("dataSource is required: .dataSource(hikariDataSource)");
       }
-      Dialect chosen = dialect;
-      if (chosen == null) {
-        try (Connection c = dataSource.getConnection()) {
-          chosen = Dialect.detect(c.getMetaData());
-        } catch (SQLException e) {
-          throw new OutboxStoreException("cannot connect to detect the database: " + e.getMessage(), e);
-        }
+      Dialect chosen = TableAccess.dialect(dataSource, dialect);
+      if (dialect == null) {
         LOG.info("outbox table {}: detected dialect {}", tableName, chosen.name());
       }
       return new JdbcOutboxStore(this, chosen);

@@ -65,8 +65,8 @@ final class TableAccess {
   }
 
   /**
-   * The DDL of {@code resource}, comments removed, written for table {@code defaultTable} and indexes
-   * {@code <defaultTable>_<name>_idx}, rewritten for this table.
+   * The DDL of {@code resource}, comments removed, written for table {@code defaultTable}, rewritten for
+   * this table: indexes {@code <defaultTable>_<name>_idx} and tables beside it {@code <defaultTable>_<name>}.
    */
   String ddl(String resource, String defaultTable) {
     try (InputStream in = TableAccess.class.getClassLoader().getResourceAsStream(resource)) {
@@ -74,10 +74,14 @@ final class TableAccess {
         throw new OutboxException("schema resource " + resource + " is missing from the classpath");
       }
       String ddl = new String(in.readAllBytes(), StandardCharsets.UTF_8).replaceAll("(?m)--.*$", "");
-      Matcher m = Pattern.compile("\\b" + defaultTable + "(_\\w+_idx)?\\b").matcher(ddl);
+      // the resource names its table <defaultTable>, indexes <defaultTable>_<name>_idx, other tables <defaultTable>_<name>
+      Matcher m = Pattern.compile("\\b" + defaultTable + "(_\\w+)?\\b").matcher(ddl);
       StringBuilder out = new StringBuilder();
+      char q = dialect.identifierQuote();
       while (m.find()) {
-        String name = m.group(1) == null ? table : this.name.derived(m.group(1).substring(1), dialect.identifierQuote());
+        String suffix = m.group(1) == null ? null : m.group(1).substring(1);
+        String name = suffix == null ? table
+            : suffix.endsWith("_idx") ? this.name.derived(suffix, q) : this.name.sibling(suffix, q);
         m.appendReplacement(out, Matcher.quoteReplacement(name));
       }
       return m.appendTail(out).toString();
