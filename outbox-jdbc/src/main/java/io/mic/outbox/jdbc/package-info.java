@@ -1,2 +1,8 @@
-/** JDBC stores (PostgreSQL first) and the consumer inbox. Work in progress: see the project's open issues. */
+/**
+ * The outbox in a SQL table: {@link io.mic.outbox.jdbc.JdbcOutboxStore} (PostgreSQL 12+, MariaDB 10.6+,
+ * MySQL 8.0.16+, H2 2.x, each behind one {@link io.mic.outbox.jdbc.Dialect}), the consumer-side
+ * {@link io.mic.outbox.jdbc.JdbcInbox}, and the operations an operator needs:
+ * {@link io.mic.outbox.jdbc.OutboxMaintenance} (retention) and {@link io.mic.outbox.jdbc.OutboxDeadLetters}
+ * (DLQ). The archiver lives in {@code io.mic.outbox.jdbc.archive}.
+ */
 package io.mic.outbox.jdbc;
