@@ -2,7 +2,6 @@ package io.mic.outbox.jdbc;
 
 import io.mic.outbox.InvalidConfigurationException;
 import io.mic.outbox.OutboxEvent;
-import io.mic.outbox.jdbc.internal.TableName;
 import java.sql.PreparedStatement;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -32,8 +31,7 @@ public final class DispatchedEvents {
     if (store == null) {
       throw new InvalidConfigurationException("store is required: .store(jdbcOutboxStore)");
     }
-    TableName name = TableName.parse("table", store.table());
-    return new DispatchedEvents(new TableAccess("outbox", store.dataSource(), store.dialect(), name));
+    return new DispatchedEvents(store.access());
   }
 
   /** The table, as configured on the store. */

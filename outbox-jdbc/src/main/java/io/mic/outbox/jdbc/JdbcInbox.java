@@ -267,18 +267,12 @@ public final class JdbcInbox {
   }
 
   private static void requireTransaction(Connection connection) {
-    Objects.requireNonNull(connection, "connection");
-    try {
-      if (connection.getAutoCommit()) {
-        throw new OutboxException("tryRecord needs the caller's transaction, but the connection is in auto-commit"
-            + " mode: the record would be committed apart from the business effect, and a crash in between"
-            + " would lose the message. Call connection.setAutoCommit(false), record, apply the effect, then"
-            + " commit; or use runOnce(...)");
-      }
-    } catch (SQLException e) {
-      throw new OutboxException("cannot read the connection's auto-commit mode: " + e.getMessage(), e);
-    }
+    TableAccess.requireTransaction(connection, "tryRecord needs the caller's transaction, but the connection is in"
+        + " auto-commit mode: the record would be committed apart from the business effect, and a crash in"
+        + " between would lose the message. Call connection.setAutoCommit(false), record, apply the effect,"
+        + " then commit; or use runOnce(...)");
   }
+
 
   private static void restoreAutoCommit(Connection c, boolean autoCommit) {
     try {

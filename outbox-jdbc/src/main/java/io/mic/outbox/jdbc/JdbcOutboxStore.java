@@ -96,9 +96,9 @@ public final class JdbcOutboxStore implements OutboxStore {
     return tableName.toString();
   }
 
-  /** For {@link OutboxMaintenance} and {@link OutboxDeadLetters}, which work on this store's table. */
-  DataSource dataSource() {
-    return dataSource;
+  /** For {@link OutboxMaintenance}, {@link OutboxDeadLetters} and the archiver, which work on this store's table. */
+  TableAccess access() {
+    return access;
   }
 
   /** Creates the table and its indexes if they are missing. Safe to call at every start. */
@@ -575,17 +575,11 @@ public final class JdbcOutboxStore implements OutboxStore {
   }
 
   private static void requireTransaction(Connection connection) {
-    Objects.requireNonNull(connection, "connection");
-    try {
-      if (connection.getAutoCommit()) {
-        throw new OutboxException("append needs the caller's transaction, but the connection is in auto-commit"
-            + " mode: the event would be committed apart from the business change. Call"
-            + " connection.setAutoCommit(false), write the business change and the event, then commit");
-      }
-    } catch (SQLException e) {
-      throw new OutboxException("cannot read the connection's auto-commit mode: " + e.getMessage(), e);
-    }
+    TableAccess.requireTransaction(connection, "append needs the caller's transaction, but the connection is in"
+        + " auto-commit mode: the event would be committed apart from the business change. Call"
+        + " connection.setAutoCommit(false), write the business change and the event, then commit");
   }
+
 
   private void bindInsert(PreparedStatement ps, OutboxEvent e) throws SQLException {
     dialect.setId(ps, 1, e.id());

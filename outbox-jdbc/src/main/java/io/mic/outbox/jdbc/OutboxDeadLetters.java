@@ -2,7 +2,6 @@ package io.mic.outbox.jdbc;
 
 import io.mic.outbox.InvalidConfigurationException;
 import io.mic.outbox.OutboxEvent;
-import io.mic.outbox.jdbc.internal.TableName;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -244,8 +243,7 @@ public final class OutboxDeadLetters {
         throw new InvalidConfigurationException("batchSize must be between 1 and " + MAX_BATCH_SIZE
             + ", was " + batchSize);
       }
-      TableName name = TableName.parse("table", store.table());
-      return new OutboxDeadLetters(new TableAccess("outbox", store.dataSource(), store.dialect(), name), batchSize);
+      return new OutboxDeadLetters(store.access(), batchSize);
     }
   }
 }

@@ -1,7 +1,6 @@
 package io.mic.outbox.jdbc;
 
 import io.mic.outbox.InvalidConfigurationException;
-import io.mic.outbox.jdbc.internal.TableName;
 import java.time.Duration;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -96,8 +95,7 @@ public final class OutboxMaintenance {
         throw new InvalidConfigurationException("batchSize must be between 1 and " + MAX_BATCH_SIZE
             + ", was " + batchSize);
       }
-      TableName name = TableName.parse("table", store.table());
-      return new OutboxMaintenance(new TableAccess("outbox", store.dataSource(), store.dialect(), name), batchSize);
+      return new OutboxMaintenance(store.access(), batchSize);
     }
   }
 }

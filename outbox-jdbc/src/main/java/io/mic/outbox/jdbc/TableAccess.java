@@ -51,6 +51,21 @@ final class TableAccess {
     }
   }
 
+  /**
+   * Fails unless {@code connection} is inside a transaction the caller controls; {@code refusal} says why
+   * that matters for the operation and what to do instead.
+   */
+  static void requireTransaction(Connection connection, String refusal) {
+    Objects.requireNonNull(connection, "connection");
+    try {
+      if (connection.getAutoCommit()) {
+        throw new OutboxException(refusal);
+      }
+    } catch (SQLException e) {
+      throw new OutboxException("cannot read the connection's auto-commit mode: " + e.getMessage(), e);
+    }
+  }
+
   static long micros(Duration d) {
     return d.toNanos() / 1_000;
   }
