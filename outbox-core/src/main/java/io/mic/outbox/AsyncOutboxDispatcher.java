@@ -36,14 +36,15 @@ import org.slf4j.LoggerFactory;
  * }</pre>
  *
  * <p>A worker that fetched a full batch polls again at once; otherwise it sleeps {@code pollInterval} or
- * until {@link #wakeUp()}. A failing poll (database down) is logged, reported to
+ * until {@link #wakeUp()}. After a batch that the broker could not take at all, it waits instead, from
+ * {@code retryBackoff}'s initial delay doubling up to 30 s, and wake-ups do not cut that wait short. A failing poll (database down) is logged, reported to
  * {@link OutboxListener#onPollFailed} and retried; a worker never dies of it.
  *
  * <p><b>Stalled publications.</b> A watchdog checks the workers; a publication running longer than half
  * the lease is logged at WARN with the worker's stack trace and reported to
- * {@link OutboxListener#onPublishStalled}. If it outlives the lease, another worker may claim and publish
- * the event again, and the stalled worker's late mark changes nothing (it is counted as lease lost). Give
- * your {@link DispatchFn} a timeout well below {@code leaseTtl}.
+ * {@link OutboxListener#onPublishStalled}. The batch keeps its lease meanwhile (see {@link OutboxDispatcher});
+ * give your {@link DispatchFn} a timeout all the same, since a publication that never returns holds its
+ * events until {@link #close()}.
  *
  * <p>{@link #close()} stops polling, lets each worker finish its batch within {@code shutdownTimeout}, then
  * interrupts the stragglers: a worker interrupted between publications releases the rest of its batch
@@ -230,6 +231,11 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
             LOG.info("{}: polling works again", dispatcher.worker());
             failing = false;
           }
+          Duration outage = dispatcher.outagePause();
+          if (outage != null) {
+            sleepQuietly(dispatcher, outage); // the broker is down: wake-ups would only spin
+            continue;
+          }
           if (result.fetched() == batchSize) {
             continue; // more is probably waiting
           }
@@ -266,6 +272,16 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
     } catch (InterruptedException e) {
       if (running) {
         LOG.error("{}: interrupted while idle; polling goes on", dispatcher.worker());
+      }
+    }
+  }
+
+  private void sleepQuietly(OutboxDispatcher dispatcher, Duration timeout) {
+    try {
+      waiter.sleep(timeout, () -> !running);
+    } catch (InterruptedException e) {
+      if (running) {
+        LOG.error("{}: interrupted while waiting for the broker; polling goes on", dispatcher.worker());
       }
     }
   }

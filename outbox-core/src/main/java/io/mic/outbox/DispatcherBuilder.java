@@ -52,9 +52,10 @@ public abstract class DispatcherBuilder<B extends DispatcherBuilder<B>> {
   }
 
   /**
-   * How long a claim holds its events (default 60 s). Keep it well above the time a batch takes to
-   * publish: a lease that expires mid-publication lets another worker publish the same event again.
-   * Long batches renew their lease at half-time.
+   * How long a claim holds its events (default 60 s). While a batch is being published its leases are
+   * renewed every third of this time, however long a publication takes; the lease only runs out when the
+   * worker's process dies or freezes, or the store stays unreachable. It is how long such a worker's events
+   * wait before another worker takes them over.
    */
   public B leaseTtl(Duration leaseTtl) {
     this.leaseTtl = leaseTtl;

@@ -4,6 +4,7 @@ import io.mic.outbox.internal.Backoff;
 import io.mic.outbox.internal.ErrorText;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -26,11 +27,21 @@ import org.slf4j.LoggerFactory;
  * DispatchResult result = dispatcher.dispatchOnce();
  * }</pre>
  *
- * <p>A batch is published sequentially, in the store's order. Without claims each event is marked right
- * after its publication. With claims ({@code useClaim(true)}) the successful events of a batch are marked
- * together in one store call at the end of the batch (and whenever the lease is renewed), which is what
- * makes a SQL store fast; a crash before that mark republishes at most that batch. Delivery is
- * at-least-once in every mode.
+ * <p>A batch is published in the store's order: event by event through a {@link DispatchFn}, wave by wave
+ * through a {@link BatchDispatchFn}. Without claims each event is marked right after its publication. With
+ * claims ({@code useClaim(true)}) the successful events of a batch are marked together in one store call
+ * at the end of the batch, which is what makes a SQL store fast; a crash before that mark republishes at
+ * most that batch. Delivery is at-least-once in every mode.
+ *
+ * <p><b>Leases.</b> While a claimed batch is being published, a background timer renews the leases of
+ * its unsettled events every third of {@code leaseTtl}, however long one publication takes, so no other
+ * worker takes them over while this one is alive. When a renewal happened during the batch, the
+ * successes so far are marked before the next publication.
+ *
+ * <p><b>Broker outages.</b> A publication that fails with {@link PublishUnavailableException} puts its
+ * events back untried, without counting an attempt. A batch that published nothing for that reason makes
+ * {@link AsyncOutboxDispatcher} wait before the next one, doubling the wait up to 30 s (with jitter);
+ * the outage is logged once with its cause, then summarised at most every 30 s, and its end is logged.
  *
  * <p>Not thread-safe: one thread per instance. Use {@link AsyncOutboxDispatcher} for background workers.
  */
@@ -60,6 +71,7 @@ public final class OutboxDispatcher {
   private final String ownerPrefix;
   private final AtomicLong claims = new AtomicLong();
   private final Set<String> pausedTopics;
+  private final BrokerOutage outage;
   private volatile Publication current;
 
   OutboxDispatcher(DispatcherBuilder<?> b, String worker) {
@@ -80,6 +92,7 @@ public final class OutboxDispatcher {
     this.backoff = b.backoff();
     this.listener = OutboxListeners.of(b.listener);
     this.worker = worker;
+    this.outage = new BrokerOutage(worker, b.retryInitial, b.retryMax);
     this.ownerPrefix = worker + "@" + Long.toHexString(ThreadLocalRandom.current().nextLong() >>> 16) + "#";
   }
 
@@ -94,21 +107,33 @@ public final class OutboxDispatcher {
    */
   public DispatchResult dispatchOnce() {
     long start = System.nanoTime();
-    List<OutboxEvent> batch = fetch();
-    if (batch.isEmpty()) {
+    List<OutboxEvent> events = fetch();
+    if (events.isEmpty()) {
       LOG.trace("{}: nothing due", worker);
       return DispatchResult.EMPTY;
     }
-    Run run = new Run(batch, start);
-    try {
-      run.publishAll();
-    } finally {
-      run.flush();
+    Batch batch = new Batch(events);
+    try (LeaseKeeper.Lease lease = useClaim ? LeaseKeeper.keep(store, events, leaseTtl, worker) : null) {
+      batch.lease = lease;
+      try {
+        batch.publish();
+      } finally {
+        batch.flush();
+      }
     }
-    DispatchResult result = run.result();
+    outage.record(batch.unavailable, batch.dispatched, batch.unavailableCause);
+    DispatchResult result = batch.result();
     listener.onBatch(result, Duration.ofNanos(System.nanoTime() - start));
     LOG.debug("{}: {}", worker, result);
     return result;
+  }
+
+  /**
+   * How long the worker should wait before its next batch because the broker was unavailable for the
+   * whole last one; {@code null} when it may go on as usual.
+   */
+  Duration outagePause() {
+    return outage.pause();
   }
 
   private List<OutboxEvent> fetch() {
@@ -138,141 +163,99 @@ public final class OutboxDispatcher {
 
   record Publication(OutboxEvent event, long startNanos) {}
 
-  /** One batch: publishes in order, keeps the tallies, and batches the marks of successful events. */
-  private final class Run {
-    private final List<OutboxEvent> batch;
+  /** How a publication ended, decided in one place for both publisher shapes. */
+  private enum Outcome {
+    PUBLISHED, UNAVAILABLE, STOPPING, FAILED;
+
+    static Outcome of(Exception error) {
+      if (error == null) {
+        return PUBLISHED;
+      }
+      if (error instanceof PublishUnavailableException) {
+        return UNAVAILABLE;
+      }
+      if (error instanceof InterruptedException || Thread.currentThread().isInterrupted()) {
+        return STOPPING; // close() interrupted the publisher
+      }
+      return FAILED;
+    }
+  }
+
+  /**
+   * One batch on its single publish path. The batch goes out in <i>waves</i>: in ordered mode the first
+   * event of every aggregate, then the second ones, so two events of one aggregate are never in flight
+   * together; otherwise one wave holds everything. A {@link BatchDispatchFn} gets each wave in one call; a
+   * plain {@link DispatchFn} is a batch publisher of one event at a time. Successes of a claimed batch are
+   * marked together at the end (and along the way when the batch runs long).
+   */
+  private final class Batch {
+    private final List<OutboxEvent> events;
     private final List<OutboxEvent> published = new ArrayList<>();
     private final Map<UUID, Long> publishNanos = new HashMap<>();
-    /** Ordered mode: aggregates whose run stopped in this batch; their later events go back untried. */
+    /** Ordered mode: aggregates whose sequence stopped in this batch; their later events go back untried. */
     private final Set<List<String>> stopped = new HashSet<>();
     private final List<OutboxEvent> held = new ArrayList<>();
-    private long leaseStart;
+    private LeaseKeeper.Lease lease;
+    private long flushedAtRenewal;
     private int dispatched;
     private int retried;
     private int dead;
     private int released;
     private int leaseLost;
+    private int unavailable;
+    private Exception unavailableCause;
 
-    Run(List<OutboxEvent> batch, long start) {
-      this.batch = new ArrayList<>(batch);
-      this.leaseStart = start;
+    Batch(List<OutboxEvent> events) {
+      this.events = events;
     }
 
-    void publishAll() {
-      if (dispatchFn instanceof BatchDispatchFn batchFn) {
-        publishAtOnce(batchFn);
-      } else {
-        publishInTurn();
+    void publish() {
+      List<List<OutboxEvent>> chunks = chunks();
+      for (int c = 0; c < chunks.size(); c++) {
+        if (!publish(chunks.get(c))) {
+          List<OutboxEvent> rest = new ArrayList<>();
+          chunks.subList(c + 1, chunks.size()).forEach(rest::addAll);
+          boolean stopping = Thread.currentThread().isInterrupted();
+          if (!stopping) {
+            unavailable += rest.size(); // they wait for the broker too
+          }
+          release(rest, stopping ? "dispatcher stopping" : "broker unavailable");
+          break;
+        }
       }
       if (!held.isEmpty()) {
         release(held, "an earlier event of its aggregate did not go through");
       }
     }
 
-    private void publishInTurn() {
-      for (int i = 0; i < batch.size(); i++) {
-        OutboxEvent event = batch.get(i);
-        if (Thread.currentThread().isInterrupted()) {
-          release(batch.subList(i, batch.size()), "dispatcher stopping");
-          return;
-        }
-        if (useClaim && System.nanoTime() - leaseStart > leaseTtl.toNanos() / 2) {
-          renewRemaining(i);
-          event = batch.get(i);
-        }
-        if (useClaim && event.leaseOwner() == null) {
-          continue; // its lease was lost while renewing: another worker has it now
-        }
-        if (isStopped(event)) {
-          continue;
-        }
-        if (useClaim && event.attempts() > maxAttempts) {
-          dead(event, exhausted(event));
-          continue;
-        }
-        String stop = publish(event);
-        if (stop != null) {
-          release(batch.subList(i, batch.size()), stop);
-          return;
-        }
-      }
-    }
-
-    /** In ordered mode, holds back an event whose predecessor in this batch did not go through. */
-    private boolean isStopped(OutboxEvent event) {
-      if (ordered && stopped.contains(aggregateOf(event))) {
-        held.add(event);
-        return true;
-      }
-      return false;
-    }
-
-    /** @return why the batch must stop here (this event and the rest go back untried), or null */
-    private String publish(OutboxEvent event) {
-      long t0 = System.nanoTime();
-      current = new Publication(event, t0);
-      try {
-        dispatchFn.dispatch(event);
-      } catch (PublishUnavailableException e) {
-        LOG.warn("{}: broker unavailable while publishing event {}; batch released without counting an"
-            + " attempt: {}", worker, event.id(), ErrorText.of(e));
-        return "broker unavailable";
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        return "dispatcher stopping";
-      } catch (Exception e) {
-        if (Thread.currentThread().isInterrupted()) {
-          return "dispatcher stopping"; // the publisher failed because close() interrupted it
-        }
-        failed(event, e);
-        return null;
-      } finally {
-        current = null;
-      }
-      publishNanos.put(event.id(), System.nanoTime() - t0);
-      if (useClaim) {
-        published.add(event);
-      } else {
-        markDispatched(List.of(event));
-      }
-      return null;
-    }
-
-    private String exhausted(OutboxEvent event) {
-      return "claimed " + event.attempts() + " times without an outcome (maxAttempts " + maxAttempts
-          + "): its worker probably crashed or stalled while publishing it";
-    }
-
-    /**
-     * The batch through a {@link BatchDispatchFn}, in waves: all first events of their aggregate, then all
-     * second ones, so a run is never published concurrently. Without ordering, one wave holds everything.
-     */
-    private void publishAtOnce(BatchDispatchFn batchFn) {
+    /** The waves, each split into single events for a plain {@link DispatchFn}. */
+    private List<List<OutboxEvent>> chunks() {
       List<List<OutboxEvent>> waves = new ArrayList<>();
       Map<List<String>, Integer> positions = new HashMap<>();
-      for (OutboxEvent event : batch) {
+      for (OutboxEvent event : events) {
         int position = ordered ? positions.merge(aggregateOf(event), 1, Integer::sum) - 1 : 0;
         while (waves.size() <= position) {
           waves.add(new ArrayList<>());
         }
         waves.get(position).add(event);
       }
-      for (int w = 0; w < waves.size(); w++) {
-        if (!publishWave(batchFn, waves.get(w))) {
-          waves.subList(w + 1, waves.size()).forEach(rest -> release(rest, "broker unavailable"));
-          return;
-        }
+      if (dispatchFn instanceof BatchDispatchFn) {
+        return waves;
       }
+      List<List<OutboxEvent>> singles = new ArrayList<>();
+      waves.forEach(wave -> wave.forEach(e -> singles.add(List.of(e))));
+      return singles;
     }
 
-    /** @return false when the batch must stop (broker unavailable or dispatcher stopping) */
-    private boolean publishWave(BatchDispatchFn batchFn, List<OutboxEvent> wave) {
+    /** @return false when the batch must stop here: the broker is down or the dispatcher is stopping */
+    private boolean publish(List<OutboxEvent> chunk) {
       List<OutboxEvent> todo = new ArrayList<>();
-      for (OutboxEvent event : wave) {
-        if (isStopped(event)) {
-          continue;
-        }
-        if (useClaim && event.attempts() > maxAttempts) {
+      for (OutboxEvent event : chunk) {
+        if (lease != null && lease.isLost(event)) {
+          lost(event);
+        } else if (ordered && stopped.contains(aggregateOf(event))) {
+          held.add(event);
+        } else if (useClaim && event.attempts() > maxAttempts) {
           dead(event, exhausted(event));
         } else {
           todo.add(event);
@@ -289,19 +272,16 @@ public final class OutboxDispatcher {
       current = new Publication(todo.get(0), t0);
       Map<UUID, Exception> failures;
       try {
-        failures = batchFn.dispatchBatch(List.copyOf(todo));
-      } catch (PublishUnavailableException e) {
-        LOG.warn("{}: broker unavailable while publishing a batch of {}; released without counting an"
-            + " attempt: {}", worker, todo.size(), ErrorText.of(e));
-        release(todo, "broker unavailable");
-        return false;
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        release(todo, "dispatcher stopping");
-        return false;
+        failures = send(todo);
       } catch (Exception e) {
-        if (Thread.currentThread().isInterrupted()) {
-          release(todo, "dispatcher stopping");
+        Outcome outcome = Outcome.of(e);
+        if (outcome == Outcome.UNAVAILABLE || outcome == Outcome.STOPPING) {
+          if (outcome == Outcome.STOPPING) {
+            Thread.currentThread().interrupt();
+          } else {
+            unavailable(todo.size(), e);
+          }
+          release(todo, outcome == Outcome.STOPPING ? "dispatcher stopping" : "broker unavailable");
           return false;
         }
         failures = new HashMap<>();
@@ -311,31 +291,71 @@ public final class OutboxDispatcher {
       } finally {
         current = null;
       }
-      long perEvent = (System.nanoTime() - t0) / todo.size();
-      List<OutboxEvent> unavailable = new ArrayList<>();
-      for (OutboxEvent event : todo) {
-        Exception error = failures.get(event.id());
-        if (error == null) {
-          publishNanos.put(event.id(), perEvent);
-          published.add(event);
-        } else if (error instanceof PublishUnavailableException) {
-          unavailable.add(event);
-          stop(event);
-        } else {
-          failed(event, error);
-        }
-      }
-      if (!unavailable.isEmpty()) {
-        LOG.warn("{}: broker unavailable for {} of {} events; released without counting an attempt", worker,
-            unavailable.size(), todo.size());
-        release(unavailable, "broker unavailable");
+      settle(todo, failures, (System.nanoTime() - t0) / todo.size());
+      if (lease != null && lease.renewals() != flushedAtRenewal) {
+        flush(); // a long batch: mark what went out before a stall can cost it
       }
       return true;
+    }
+
+    private Map<UUID, Exception> send(List<OutboxEvent> todo) throws Exception {
+      if (dispatchFn instanceof BatchDispatchFn batchFn) {
+        return batchFn.dispatchBatch(List.copyOf(todo));
+      }
+      dispatchFn.dispatch(todo.get(0));
+      return Map.of();
+    }
+
+    /** Applies each event's outcome: mark (now or with the batch), retry or DLQ, or release. */
+    private void settle(List<OutboxEvent> todo, Map<UUID, Exception> failures, long nanosEach) {
+      List<OutboxEvent> ok = new ArrayList<>();
+      List<OutboxEvent> back = new ArrayList<>();
+      for (OutboxEvent event : todo) {
+        Exception error = failures.get(event.id());
+        switch (Outcome.of(error)) {
+          case PUBLISHED -> {
+            publishNanos.put(event.id(), nanosEach);
+            ok.add(event);
+          }
+          case UNAVAILABLE, STOPPING -> {
+            unavailable(1, error);
+            back.add(event);
+            stop(event);
+          }
+          case FAILED -> failed(event, error);
+        }
+      }
+      if (useClaim) {
+        published.addAll(ok);
+      } else if (!ok.isEmpty()) {
+        markDispatched(ok);
+      }
+      if (!back.isEmpty()) {
+        release(back, "broker unavailable");
+      }
+    }
+
+    private void unavailable(int events, Exception cause) {
+      unavailable += events;
+      if (unavailableCause == null) {
+        unavailableCause = cause;
+      }
+    }
+
+    private String exhausted(OutboxEvent event) {
+      return "claimed " + event.attempts() + " times without an outcome (maxAttempts " + maxAttempts
+          + "): its worker probably crashed or stalled while publishing it";
     }
 
     private void stop(OutboxEvent event) {
       if (ordered) {
         stopped.add(aggregateOf(event));
+      }
+    }
+
+    private void settling(Collection<OutboxEvent> settled) {
+      if (lease != null) {
+        lease.settle(settled);
       }
     }
 
@@ -347,7 +367,8 @@ public final class OutboxDispatcher {
         return;
       }
       Duration delay = backoff.delay(attempt);
-      stop(event); // a retry-waiting head blocks the rest of its run
+      stop(event); // a retry-waiting head blocks the rest of its aggregate
+      settling(List.of(event));
       if (store.scheduleRetry(event, delay, text)) {
         retried++;
         LOG.debug("{}: event {} failed (attempt {}/{}), retry in {}: {}", worker, event.id(), attempt,
@@ -359,6 +380,7 @@ public final class OutboxDispatcher {
     }
 
     private void dead(OutboxEvent event, String error) {
+      settling(List.of(event));
       if (store.markDead(event, error)) {
         dead++;
         LOG.warn("{}: event {} (topic {}, aggregate {}/{}) moved to the DLQ after {} attempts: {}", worker,
@@ -371,9 +393,13 @@ public final class OutboxDispatcher {
     }
 
     private void release(List<OutboxEvent> events, String reason) {
-      List<OutboxEvent> held = events.stream().filter(e -> !useClaim || e.leaseOwner() != null).toList();
-      Set<UUID> ids = store.release(held, backoff.initial());
-      for (OutboxEvent e : held) {
+      List<OutboxEvent> ours = events.stream().filter(e -> lease == null || !lease.isLost(e)).toList();
+      if (ours.isEmpty()) {
+        return;
+      }
+      settling(ours);
+      Set<UUID> ids = store.release(ours, backoff.initial());
+      for (OutboxEvent e : ours) {
         if (ids.contains(e.id())) {
           released++;
           listener.onReleased(e, reason);
@@ -383,30 +409,19 @@ public final class OutboxDispatcher {
       }
     }
 
-    /** Marks what was published so far and extends the lease of the rest of the batch. */
-    private void renewRemaining(int from) {
-      flush();
-      List<OutboxEvent> remaining = batch.subList(from, batch.size());
-      Set<UUID> renewed = store.renewLeases(remaining, leaseTtl);
-      leaseStart = System.nanoTime();
-      for (int i = from; i < batch.size(); i++) {
-        OutboxEvent e = batch.get(i);
-        if (!renewed.contains(e.id())) {
-          lost(e);
-          batch.set(i, e.withState(e.status(), e.attempts(), e.createdAt(), e.nextAttemptAt(), e.lastError(),
-              null, null, e.dispatchedAt()));
-        }
-      }
-    }
-
     void flush() {
+      if (lease != null) {
+        flushedAtRenewal = lease.renewals();
+      }
       if (!published.isEmpty()) {
-        markDispatched(List.copyOf(published));
+        List<OutboxEvent> marking = List.copyOf(published);
         published.clear();
+        markDispatched(marking);
       }
     }
 
     private void markDispatched(List<OutboxEvent> events) {
+      settling(events);
       Set<UUID> marked = store.markDispatched(events);
       for (OutboxEvent e : events) {
         if (marked.contains(e.id())) {
@@ -426,7 +441,7 @@ public final class OutboxDispatcher {
     }
 
     DispatchResult result() {
-      return new DispatchResult(batch.size(), dispatched, retried, dead, released, leaseLost);
+      return new DispatchResult(events.size(), dispatched, retried, dead, released, leaseLost);
     }
   }
 

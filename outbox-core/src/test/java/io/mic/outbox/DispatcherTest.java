@@ -124,10 +124,17 @@ class DispatcherTest {
   @Test
   void wakeUpDispatchesAtOnceDespiteALongPollInterval() throws Exception {
     List<UUID> published = new CopyOnWriteArrayList<>();
-    try (AsyncOutboxDispatcher d = AsyncOutboxDispatcher.builder().store(store).dispatchFn(e -> published.add(e.id()))
-        .pollInterval(Duration.ofHours(1)).build()) {
+    AtomicInteger polls = new AtomicInteger();
+    OutboxStore counting = new DelegatingStore(store) {
+      @Override public List<OutboxEvent> fetchPending(int limit, boolean ordered) {
+        polls.incrementAndGet();
+        return super.fetchPending(limit, ordered);
+      }
+    };
+    try (AsyncOutboxDispatcher d = AsyncOutboxDispatcher.builder().store(counting)
+        .dispatchFn(e -> published.add(e.id())).pollInterval(Duration.ofHours(1)).build()) {
       d.start();
-      Thread.sleep(200); // the worker has polled once and sleeps for an hour
+      await().atMost(Duration.ofSeconds(5)).until(() -> polls.get() == 1); // found nothing, sleeps for an hour
       OutboxEvent e = event("1");
       store.append(e);
       d.wakeUp();
@@ -140,15 +147,13 @@ class DispatcherTest {
     List<UUID> published = new CopyOnWriteArrayList<>();
     try (AsyncOutboxDispatcher d = AsyncOutboxDispatcher.builder().store(store).useClaim(true)
         .dispatchFn(e -> published.add(e.id())).pollInterval(Duration.ofMillis(20)).build()) {
-      d.start();
       d.pause();
       assertThat(d.isPaused()).isTrue();
-      Thread.sleep(100); // a poll in flight when pause() was called has finished
+      d.start();
       OutboxEvent e = event("1");
       store.append(e);
       d.wakeUp();
-      Thread.sleep(300); // fifteen poll intervals
-      assertThat(published).isEmpty();
+      await().during(Duration.ofMillis(300)).atMost(Duration.ofSeconds(1)).until(published::isEmpty);
       assertThat(store.find(e.id()).orElseThrow().status()).isEqualTo(OutboxStatus.PENDING);
       d.resume();
       await().atMost(Duration.ofSeconds(5)).until(() -> published.contains(e.id()));
@@ -257,6 +262,38 @@ class DispatcherTest {
           .until(() -> store.find(e.id()).orElseThrow().status() == OutboxStatus.DISPATCHED);
     }
     assertThat(pollErrors).hasSize(2).allSatisfy(t -> assertThat(t).hasMessage("database unreachable"));
+  }
+
+  /**
+   * Claim mode, a backlog of full batches and a broker that is down: the worker backs off (with jitter)
+   * instead of claiming and releasing the backlog in a loop, counts no attempt, and resumes by itself.
+   */
+  @Test
+  void aBrokerOutageBacksOffInsteadOfSpinning() {
+    List<OutboxEvent> backlog = new java.util.ArrayList<>();
+    for (int i = 0; i < 2_000; i++) {
+      backlog.add(event("agg-" + i));
+    }
+    store.append(backlog);
+    java.util.concurrent.atomic.AtomicBoolean down = new java.util.concurrent.atomic.AtomicBoolean(true);
+    AtomicInteger publications = new AtomicInteger();
+    try (AsyncOutboxDispatcher d = AsyncOutboxDispatcher.builder().store(store).useClaim(true).batchSize(100)
+        .pollInterval(Duration.ofMillis(50)).retryBackoff(Duration.ofMillis(200), Duration.ofSeconds(2))
+        .dispatchFn(e -> {
+          publications.incrementAndGet();
+          if (down.get()) {
+            throw new PublishUnavailableException("connection refused");
+          }
+        }).build()) {
+      d.start();
+      await().atMost(Duration.ofSeconds(5)).until(() -> publications.get() >= 1);
+      // backoff ~200, 400, 800, 1600 ms: at most 5 tries in 2 s, where a loop made hundreds
+      await().during(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(3)).until(() -> publications.get() <= 5);
+      down.set(false);
+      await().atMost(Duration.ofSeconds(15))
+          .until(() -> store.countByStatus().get(OutboxStatus.DISPATCHED) == 2_000L);
+    }
+    assertThat(backlog).allSatisfy(e -> assertThat(store.find(e.id()).orElseThrow().attempts()).isEqualTo(1));
   }
 
   @Test

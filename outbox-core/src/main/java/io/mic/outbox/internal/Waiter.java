@@ -33,6 +33,19 @@ public final class Waiter {
     }
   }
 
+  /** Sleeps {@code timeout} whatever the wake-ups, unless {@code stop} holds (checked at each wake-up). */
+  public void sleep(Duration timeout, BooleanSupplier stop) throws InterruptedException {
+    long remaining = timeout.toNanos();
+    lock.lock();
+    try {
+      while (remaining > 0 && !stop.getAsBoolean()) {
+        remaining = changed.awaitNanos(remaining);
+      }
+    } finally {
+      lock.unlock();
+    }
+  }
+
   /** Sleeps up to {@code timeout}, unless woken since {@code seen} or {@code stop} holds. */
   public void await(long seen, Duration timeout, BooleanSupplier stop) throws InterruptedException {
     long remaining = timeout.toNanos();

@@ -2,8 +2,10 @@ package io.mic.outbox.testkit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
+import static org.awaitility.Awaitility.await;
 
 import io.mic.outbox.AsyncOutboxDispatcher;
+import io.mic.outbox.BatchDispatchFn;
 import io.mic.outbox.DispatchFn;
 import io.mic.outbox.DispatchResult;
 import io.mic.outbox.OutboxDispatcher;
@@ -17,6 +19,7 @@ import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -244,15 +247,18 @@ public abstract class OutboxStoreContractTest {
     OutboxDispatcher d = dispatcher(e -> {
       throw new IllegalStateException("down");
     }).retryBackoff(Duration.ofSeconds(10), Duration.ofSeconds(35)).maxAttempts(10).build();
+    Duration step = Duration.ofSeconds(40);
     long[] expectedBase = {10, 20, 35, 35};
-    for (long base : expectedBase) {
-      Instant before = store.find(a.id()).orElseThrow().nextAttemptAt();
+    for (int i = 0; i < expectedBase.length; i++) {
       d.dispatchOnce();
       OutboxEvent s = stored(a);
-      double seconds = Duration.between(before, s.nextAttemptAt()).toMillis() / 1000.0;
+      // the store's clock now reads createdAt + i steps (elapse moves the clock or shifts every stored time)
+      Instant failedAt = s.createdAt().plus(step.multipliedBy(i));
+      double seconds = Duration.between(failedAt, s.nextAttemptAt()).toMillis() / 1000.0;
+      long base = expectedBase[i];
       assertThat(seconds).as("delay after attempt %d", s.attempts())
-          .isBetween(base * 0.8, Math.min(base * 1.2, 35) + SLACK.toSeconds() + 40);
-      elapse(Duration.ofSeconds(40));
+          .isBetween(base * 0.8 - SLACK.toSeconds(), Math.min(base * 1.2, 35) + SLACK.toSeconds());
+      elapse(step);
     }
     assertThat(stored(a).attempts()).isEqualTo(4);
   }
@@ -432,17 +438,110 @@ public abstract class OutboxStoreContractTest {
     assertThat(s.attempts()).isEqualTo(2);
   }
 
+  /**
+   * A publication that outlives the lease, in either publisher shape: the dispatcher keeps the lease of
+   * its whole batch alive, so no other worker can claim and publish the events again.
+   */
   @Test
-  void leaseIsRenewedDuringALongBatch() {
-    OutboxEvent a = event("a");
-    OutboxEvent b = event("b");
-    append(a, b);
-    OutboxDispatcher d = dispatcher(e -> {
-      if (e.id().equals(a.id())) {
-        Thread.sleep(700); // past half of the lease
+  @Timeout(value = 60, unit = TimeUnit.SECONDS)
+  void aPublicationSlowerThanTheLeaseKeepsItsLease() throws Exception {
+    Duration lease = Duration.ofSeconds(1);
+    for (boolean batchShape : new boolean[] {false, true}) {
+      store = newStore();
+      OutboxEvent slow = event("slow");
+      OutboxEvent next = event("next");
+      append(slow, next);
+      List<OutboxEvent> stolen = new CopyOnWriteArrayList<>();
+      Map<UUID, AtomicInteger> publications = new ConcurrentHashMap<>();
+      DispatchFn publish = e -> {
+        publications.computeIfAbsent(e.id(), k -> new AtomicInteger()).incrementAndGet();
+        if (e.id().equals(slow.id())) {
+          // hold the publication for 2.5 leases while another worker keeps trying to claim
+          long end = System.nanoTime() + lease.multipliedBy(5).dividedBy(2).toNanos();
+          while (System.nanoTime() < end) {
+            stolen.addAll(store.claim("thief", 10, lease, false));
+            Thread.sleep(50);
+          }
+        }
+      };
+      DispatchFn fn = batchShape ? new BatchDispatchFn() {
+        @Override public void dispatch(OutboxEvent event) {
+          throw new AssertionError("the batch path must be used");
+        }
+
+        @Override public Map<UUID, Exception> dispatchBatch(List<OutboxEvent> events) throws Exception {
+          for (OutboxEvent e : events) {
+            publish.dispatch(e);
+          }
+          return Map.of();
+        }
+      } : publish;
+      DispatchResult r = dispatcher(fn).useClaim(true).leaseTtl(lease).build().dispatchOnce();
+      assertThat(stolen).as("batch shape %s: claimed by another worker", batchShape).isEmpty();
+      assertThat(r).as("batch shape %s", batchShape).isEqualTo(new DispatchResult(2, 2, 0, 0, 0, 0));
+      assertThat(publications).containsOnlyKeys(slow.id(), next.id())
+          .allSatisfy((id, n) -> assertThat(n).as("publications of %s", id).hasValue(1));
+      assertThat(stored(slow).attempts()).isEqualTo(1);
+    }
+  }
+
+  /**
+   * Four workers, a lease of one second, and a publisher that hangs longer than the lease now and then:
+   * every event is published exactly once and none reaches the DLQ.
+   */
+  @Test
+  @Timeout(value = 120, unit = TimeUnit.SECONDS)
+  void publicationsThatOutliveTheLeaseCauseNoDuplicates() throws Exception {
+    int total = 400;
+    List<OutboxEvent> all = new ArrayList<>();
+    for (int i = 0; i < total; i++) {
+      all.add(event("agg-" + (i % 40)));
+    }
+    append(all);
+    Set<UUID> hanging = new HashSet<>();
+    for (int i = 7; i < total; i += 100) {
+      hanging.add(all.get(i).id());
+    }
+    Duration lease = Duration.ofSeconds(1);
+    Map<UUID, AtomicInteger> publications = new ConcurrentHashMap<>();
+    DispatchFn fn = e -> {
+      publications.computeIfAbsent(e.id(), k -> new AtomicInteger()).incrementAndGet();
+      if (hanging.contains(e.id())) {
+        Thread.sleep(lease.toMillis() + 800);
       }
-    }).useClaim(true).leaseTtl(Duration.ofSeconds(1)).build();
-    assertThat(d.dispatchOnce()).isEqualTo(new DispatchResult(2, 2, 0, 0, 0, 0));
+    };
+    ExecutorService pool = Executors.newFixedThreadPool(4);
+    AtomicBoolean done = new AtomicBoolean();
+    List<Future<?>> futures = new ArrayList<>();
+    for (int w = 0; w < 4; w++) {
+      OutboxDispatcher d = dispatcher(fn).useClaim(true).leaseTtl(lease).batchSize(20).maxAttempts(3)
+          .name("w" + w).build();
+      futures.add(pool.submit(() -> {
+        while (!done.get()) {
+          if (d.dispatchOnce().isEmpty()) {
+            Thread.sleep(5);
+          }
+        }
+        return null;
+      }));
+    }
+    try {
+      await().atMost(Duration.ofSeconds(90)).until(() -> {
+        Map<OutboxStatus, Long> counts = store.countByStatus();
+        return counts.get(OutboxStatus.PENDING) + counts.get(OutboxStatus.PROCESSING) == 0;
+      });
+    } finally {
+      done.set(true);
+      for (Future<?> f : futures) {
+        f.get(30, TimeUnit.SECONDS);
+      }
+      pool.shutdownNow();
+    }
+    assertThat(publications).hasSize(total);
+    assertThat(publications.entrySet().stream().filter(e -> e.getValue().get() != 1).map(Map.Entry::getKey).toList())
+        .as("events published more than once").isEmpty();
+    assertThat(store.countByStatus()).containsEntry(OutboxStatus.DLQ, 0L)
+        .containsEntry(OutboxStatus.DISPATCHED, (long) total);
   }
 
   @Test

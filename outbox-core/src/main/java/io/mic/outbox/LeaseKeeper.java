@@ -1,0 +1,119 @@
+package io.mic.outbox;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Keeps the leases of a claimed batch alive while it is being published, whatever the publisher's shape:
+ * a background timer renews every event the worker has not settled yet at a third of the lease, so a slow
+ * publication never lets another worker claim and publish the same events again. An event whose renewal
+ * fails (its lease had passed to another worker) is reported lost; the worker then skips it.
+ *
+ * <p>The timer threads are shared by every dispatcher in the JVM, are daemons, and end when idle.
+ */
+final class LeaseKeeper {
+  private static final Logger LOG = LoggerFactory.getLogger(LeaseKeeper.class);
+  private static final ScheduledThreadPoolExecutor TIMER = timer();
+
+  private LeaseKeeper() {}
+
+  /** Starts renewing the leases of {@code claimed}; close the returned lease when the batch is done. */
+  static Lease keep(OutboxStore store, List<OutboxEvent> claimed, Duration leaseTtl, String worker) {
+    Lease lease = new Lease(store, claimed, leaseTtl, worker);
+    long period = Math.max(1, leaseTtl.toMillis() / 3);
+    lease.task = TIMER.scheduleWithFixedDelay(lease::renew, period, period, TimeUnit.MILLISECONDS);
+    return lease;
+  }
+
+  private static ScheduledThreadPoolExecutor timer() {
+    AtomicInteger n = new AtomicInteger();
+    ScheduledThreadPoolExecutor timer = new ScheduledThreadPoolExecutor(2, r -> {
+      Thread t = new Thread(r, "mic-outbox-lease-keeper-" + n.incrementAndGet());
+      t.setDaemon(true);
+      return t;
+    });
+    timer.setKeepAliveTime(30, TimeUnit.SECONDS);
+    timer.allowCoreThreadTimeOut(true);
+    timer.setRemoveOnCancelPolicy(true);
+    return timer;
+  }
+
+  /** The leases of one batch: events the worker still holds, and those another worker took over. */
+  static final class Lease implements AutoCloseable {
+    private final OutboxStore store;
+    private final Duration leaseTtl;
+    private final String worker;
+    private final Map<UUID, OutboxEvent> held = new LinkedHashMap<>();
+    private final Set<UUID> lost = ConcurrentHashMap.newKeySet();
+    private volatile long renewals;
+    private ScheduledFuture<?> task;
+
+    private Lease(OutboxStore store, List<OutboxEvent> claimed, Duration leaseTtl, String worker) {
+      this.store = store;
+      this.leaseTtl = leaseTtl;
+      this.worker = worker;
+      claimed.forEach(e -> held.put(e.id(), e));
+    }
+
+    /** The worker is about to record these events' outcome: stop renewing them. */
+    void settle(Collection<OutboxEvent> events) {
+      synchronized (held) {
+        events.forEach(e -> held.remove(e.id()));
+      }
+    }
+
+    /** {@code true} when a renewal found that another worker owns the event now. */
+    boolean isLost(OutboxEvent event) {
+      return lost.contains(event.id());
+    }
+
+    /** How many renewals have run; the worker marks its successes when this moves. */
+    long renewals() {
+      return renewals;
+    }
+
+    private void renew() {
+      List<OutboxEvent> snapshot;
+      synchronized (held) {
+        snapshot = new ArrayList<>(held.values());
+      }
+      if (snapshot.isEmpty()) {
+        return;
+      }
+      try {
+        Set<UUID> renewed = store.renewLeases(snapshot, leaseTtl);
+        synchronized (held) {
+          for (OutboxEvent e : snapshot) {
+            if (!renewed.contains(e.id()) && held.remove(e.id()) != null) {
+              lost.add(e.id());
+            }
+          }
+        }
+        renewals++;
+        LOG.debug("{}: renewed {} of {} leases", worker, renewed.size(), snapshot.size());
+      } catch (RuntimeException e) {
+        LOG.warn("{}: could not renew the leases of {} events (trying again in {}); if the store stays"
+            + " unreachable past the lease, another worker may publish them again", worker, snapshot.size(),
+            leaseTtl.dividedBy(3), e);
+      }
+    }
+
+    @Override
+    public void close() {
+      task.cancel(false);
+    }
+  }
+}
