@@ -208,7 +208,7 @@ public final class NatsJetStreamPublisher implements BatchDispatchFn, AutoClosea
         }
       }
     } catch (IOException | JetStreamApiException e) {
-      throw new PublishUnavailableException("cannot list the JetStream streams at " + connections.displayUrl()
+      throw new PublishUnavailableException("cannot list the JetStream streams over " + connections.displayUrl()
           + ": " + e.getMessage() + "; check that the server runs with JetStream enabled (nats-server -js)", null);
     }
     List<String> problems = new ArrayList<>();

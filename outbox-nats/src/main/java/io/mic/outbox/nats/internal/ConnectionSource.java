@@ -114,7 +114,7 @@ public final class ConnectionSource implements AutoCloseable {
       if (silence == null) {
         return false; // it answers: JetStream itself is slow or the subject's stream is not answering
       }
-      LOG.warn("the NATS connection to {} says CONNECTED but {} within {} after PubAcks timed out: {}",
+      LOG.warn("the NATS connection ({}) says CONNECTED but {} within {} after PubAcks timed out: {}",
           displayUrl, silence, probeTimeout, options != null ? "replacing it" : "forcing it to reconnect");
       synchronized (this) {
         if (options != null) {
