@@ -8,6 +8,9 @@ import io.mic.outbox.PublishUnavailableException;
 import java.io.IOException;
 import java.util.ArrayDeque;
 import java.util.Deque;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeoutException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -34,6 +37,15 @@ public final class ChannelPool implements AutoCloseable {
   private Connection connection; // guarded by this
   private boolean closed; // guarded by this
   private volatile String blockedReason;
+  /**
+   * Closes discarded channels off the publishing thread: closing waits for the broker's close-ok, which a
+   * blocked connection never sends.
+   */
+  private final ExecutorService closer = Executors.newSingleThreadExecutor(r -> {
+    Thread t = new Thread(r, "mic-outbox-rabbitmq-closer");
+    t.setDaemon(true);
+    return t;
+  });
 
   /** {@code factory} must be private to this pool: automatic recovery is switched off on it. */
   public ChannelPool(ConnectionFactory factory, String displayUri, String connectionName) {
@@ -74,7 +86,7 @@ public final class ChannelPool implements AutoCloseable {
         if (ch.connection() == c && ch.reusable()) {
           return ch;
         }
-        ch.abort();
+        discard(ch);
       }
     }
     try {
@@ -93,7 +105,18 @@ public final class ChannelPool implements AutoCloseable {
         return;
       }
     }
-    ch.abort();
+    discard(ch);
+  }
+
+  private void discard(ConfirmChannel ch) {
+    if (ch.closedBy() != null) {
+      return; // the broker or the connection closed it already
+    }
+    try {
+      closer.execute(ch::abort);
+    } catch (RejectedExecutionException e) {
+      // the pool is closing: the channel goes with the connection
+    }
   }
 
   private Connection connect() {
@@ -152,6 +175,7 @@ public final class ChannelPool implements AutoCloseable {
       c = connection;
       connection = null;
     }
+    closer.shutdown();
     if (c != null && c.isOpen()) {
       try {
         c.close(2_000);
@@ -159,5 +183,6 @@ public final class ChannelPool implements AutoCloseable {
         c.abort(1_000);
       }
     }
+    closer.shutdownNow();
   }
 }
