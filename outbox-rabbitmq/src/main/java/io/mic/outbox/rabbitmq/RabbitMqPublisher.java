@@ -1,0 +1,422 @@
+package io.mic.outbox.rabbitmq;
+
+import com.rabbitmq.client.AMQP;
+import com.rabbitmq.client.ConnectionFactory;
+import com.rabbitmq.client.ShutdownSignalException;
+import io.mic.outbox.BatchDispatchFn;
+import io.mic.outbox.InvalidConfigurationException;
+import io.mic.outbox.OutboxEvent;
+import io.mic.outbox.PublishUnavailableException;
+import io.mic.outbox.rabbitmq.internal.ChannelPool;
+import io.mic.outbox.rabbitmq.internal.ConfirmChannel;
+import io.mic.outbox.rabbitmq.internal.ConfirmChannel.Pending;
+import io.mic.outbox.rabbitmq.internal.RabbitErrors;
+import io.mic.outbox.rabbitmq.internal.Urls;
+import java.io.IOException;
+import java.net.URISyntaxException;
+import java.nio.charset.StandardCharsets;
+import java.security.GeneralSecurityException;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Date;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.UUID;
+import java.util.function.Function;
+import java.util.regex.Pattern;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Publishes outbox events to a RabbitMQ exchange with publisher confirms; use it as the dispatcher's
+ * {@code dispatchFn}.
+ *
+ * <pre>{@code
+ * try (RabbitMqPublisher publisher = RabbitMqPublisher.builder()
+ *     .uri("amqp://guest:guest@127.0.0.1:5672")
+ *     .exchange("events")
+ *     .build()) {
+ *   OutboxDispatcher dispatcher = OutboxDispatcher.builder().store(store).dispatchFn(publisher).build();
+ *   dispatcher.dispatchOnce();
+ * }
+ * }</pre>
+ *
+ * <p>Each event becomes one persistent, {@code mandatory} message on the exchange: routing key = topic
+ * (or {@link Builder#routingKey(Function)}), body = the JSON text as UTF-8, {@code content_type}
+ * {@code application/json}, {@code message_id} = event id, {@code timestamp} = the event's creation time,
+ * headers = the event's headers plus {@code x-event-id}, {@code x-aggregate-type} and
+ * {@code x-aggregate-id}. An event counts as published only when the broker confirmed it with an ack; a
+ * message returned as unroutable is followed by its ack, and it is reported as failed all the same.
+ *
+ * <p>{@link #dispatchBatch} publishes the batch on one channel, in batch order, with at most
+ * {@link Builder#confirmWindow} messages awaiting their confirm. Failures are sorted into
+ * {@link PublishUnavailableException} (no attempt counted: nack, no confirm in time, closed connection or
+ * channel, missing exchange, refused permission, blocked connection) and {@link PublishRejectedException}
+ * (an attempt counted: returned as unroutable, larger than the broker's {@code max_message_size}, not
+ * encodable); {@code docs/rabbitmq.md} gives the reasons.
+ *
+ * <p>Thread-safe: each calling thread publishes on a channel of its own, taken from a small pool. A channel
+ * the broker closed is dropped, and the connection is opened again on the next publication after it was
+ * lost. {@link #close()} closes the connection.
+ */
+public final class RabbitMqPublisher implements BatchDispatchFn, AutoCloseable {
+  public static final int DEFAULT_CONFIRM_WINDOW = 256;
+  public static final int CONFIRM_WINDOW_LIMIT = 10_000;
+  public static final Duration DEFAULT_CONFIRM_TIMEOUT = Duration.ofSeconds(10);
+  public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(2);
+  public static final String DEFAULT_CONNECTION_NAME = "mic-outbox";
+  public static final String CONTENT_TYPE = "application/json";
+  /** Delivery mode 2: the broker writes the message to disk in durable queues. */
+  public static final int PERSISTENT = 2;
+
+  public static final String EVENT_ID_HEADER = "x-event-id";
+  public static final String AGGREGATE_TYPE_HEADER = "x-aggregate-type";
+  public static final String AGGREGATE_ID_HEADER = "x-aggregate-id";
+
+  private static final Logger LOG = LoggerFactory.getLogger(RabbitMqPublisher.class);
+  private static final int MAX_SHORT_STRING = 255;
+
+  private final ChannelPool channels;
+  private final String exchange;
+  private final Function<OutboxEvent, String> routingKey;
+  private final int confirmWindow;
+  private final Duration confirmTimeout;
+
+  private RabbitMqPublisher(Builder b, ConnectionFactory factory, String displayUri) {
+    this.channels = new ChannelPool(factory, displayUri, b.connectionName);
+    this.exchange = b.exchange;
+    this.routingKey = b.routingKey;
+    this.confirmWindow = b.confirmWindow;
+    this.confirmTimeout = b.confirmTimeout;
+  }
+
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /** The routing key {@code event} is published with: its topic, unless a routing key function was set. */
+  public String routingKeyOf(OutboxEvent event) {
+    return routingKey.apply(event);
+  }
+
+  /**
+   * Publishes one event and returns once the broker confirmed it.
+   *
+   * @throws PublishUnavailableException RabbitMQ or the exchange is not available, or the outcome is unknown
+   * @throws PublishRejectedException RabbitMQ refused this event
+   */
+  @Override
+  public void dispatch(OutboxEvent event) throws InterruptedException {
+    Exception failure = dispatchBatch(List.of(event)).get(event.id());
+    if (failure != null) {
+      throw (RuntimeException) failure; // always an OutboxException
+    }
+  }
+
+  /**
+   * Publishes the batch on one channel, in order, with a bounded window of outstanding confirms.
+   *
+   * @return the failure of each event that was not confirmed, by id; absent = confirmed (an ack, no return)
+   * @throws PublishUnavailableException RabbitMQ is not reachable or blocks publishing: nothing was sent
+   */
+  @Override
+  public Map<UUID, Exception> dispatchBatch(List<OutboxEvent> events) throws InterruptedException {
+    Map<UUID, Exception> failures = new LinkedHashMap<>();
+    String blocked = channels.blockedReason();
+    if (blocked != null && !events.isEmpty()) {
+      throw RabbitErrors.blocked("the batch of " + events.size() + " events", blocked);
+    }
+    List<OutboxEvent> todo = events;
+    boolean first = true;
+    while (!todo.isEmpty()) {
+      ConfirmChannel channel;
+      try {
+        channel = channels.borrow();
+      } catch (PublishUnavailableException e) {
+        if (first) {
+          throw e;
+        }
+        todo.forEach(ev -> failures.put(ev.id(), e));
+        break;
+      }
+      first = false;
+      try {
+        todo = publishRound(channel, todo, failures);
+      } finally {
+        channels.giveBack(channel);
+      }
+    }
+    if (!failures.isEmpty()) {
+      LOG.debug("{} of {} events not confirmed by RabbitMQ", failures.size(), events.size());
+    }
+    return failures;
+  }
+
+  /**
+   * Publishes {@code todo} on {@code channel} and records each failure.
+   *
+   * @return the events to publish again on a fresh channel: the broker closed this one because of one
+   *     message (now rejected), and the others it held, or that were not sent yet, are not at fault
+   */
+  private List<OutboxEvent> publishRound(ConfirmChannel channel, List<OutboxEvent> todo,
+      Map<UUID, Exception> failures) throws InterruptedException {
+    List<Pending> sent = new ArrayList<>(todo.size());
+    ArrayDeque<Pending> window = new ArrayDeque<>();
+    int next = 0;
+    String blocked = null;
+    for (; next < todo.size(); next++) {
+      OutboxEvent event = todo.get(next);
+      while (window.size() >= confirmWindow) {
+        window.poll().await();
+      }
+      if (channel.closedBy() != null) {
+        break;
+      }
+      blocked = channels.blockedReason();
+      if (blocked != null) {
+        break;
+      }
+      String key;
+      try {
+        key = checkedRoutingKey(event);
+      } catch (PublishRejectedException e) {
+        failures.put(event.id(), e);
+        continue;
+      }
+      try {
+        Pending p = channel.publish(exchange, key, propertiesOf(event), bodyOf(event), event,
+            confirmTimeout.toNanos());
+        sent.add(p);
+        window.add(p);
+      } catch (ShutdownSignalException | IOException e) {
+        break; // the channel is closing: this event and the rest were not sent
+      } catch (RuntimeException e) {
+        // the client failed mid-write: its sequence numbers may no longer match the broker's
+        channel.spoil();
+        failures.put(event.id(), RabbitErrors.refusedByClient(describe(event, key), e.toString(), e));
+        next++;
+        break;
+      }
+    }
+    List<OutboxEvent> unsent = todo.subList(next, todo.size());
+    List<Pending> lost = new ArrayList<>();
+    for (Pending p : sent) {
+      ConfirmChannel.Outcome outcome = p.await();
+      OutboxEvent event = p.event();
+      if (outcome instanceof ConfirmChannel.Acked) {
+        continue;
+      }
+      String what = describe(event, keyOf(event));
+      if (outcome instanceof ConfirmChannel.Returned r) {
+        failures.put(event.id(), RabbitErrors.returned(what, r.message()));
+      } else if (outcome instanceof ConfirmChannel.Nacked) {
+        failures.put(event.id(), RabbitErrors.nacked(what));
+      } else if (outcome instanceof ConfirmChannel.TimedOut) {
+        channel.spoil();
+        failures.put(event.id(), RabbitErrors.timedOut(what, confirmTimeout));
+      } else {
+        lost.add(p);
+      }
+    }
+    if (blocked != null) {
+      String reason = blocked;
+      unsent.forEach(e -> failures.put(e.id(), RabbitErrors.blocked(describe(e, keyOf(e)), reason)));
+      return List.of();
+    }
+    ShutdownSignalException cause = channel.closedBy();
+    if (cause == null) {
+      return unsent.isEmpty() ? List.of() : List.copyOf(unsent); // spoiled by the client: go on elsewhere
+    }
+    Pending culprit = RabbitErrors.causedByOneMessage(cause) ? RabbitErrors.culprit(cause, lost) : null;
+    if (culprit == null) {
+      for (Pending p : lost) {
+        failures.put(p.event().id(), RabbitErrors.closed(describe(p.event(), keyOf(p.event())),
+            exchange, cause));
+      }
+      unsent.forEach(e -> failures.put(e.id(), RabbitErrors.closed(describe(e, keyOf(e)), exchange, cause)));
+      return List.of();
+    }
+    OutboxEvent bad = culprit.event();
+    failures.put(bad.id(), RabbitErrors.refusedByBroker(describe(bad, keyOf(bad)), cause));
+    LOG.debug("RabbitMQ closed a channel because of event {}; publishing the other {} again", bad.id(),
+        lost.size() - 1 + unsent.size());
+    List<OutboxEvent> again = new ArrayList<>();
+    lost.stream().filter(p -> p != culprit).forEach(p -> again.add(p.event()));
+    again.addAll(unsent);
+    return again;
+  }
+
+  private String checkedRoutingKey(OutboxEvent event) {
+    String key;
+    try {
+      key = routingKey.apply(event);
+    } catch (RuntimeException e) {
+      throw RabbitErrors.refusedByClient("event " + event.id(), "the routing key function failed: " + e, e);
+    }
+    if (key == null || key.getBytes(StandardCharsets.UTF_8).length > MAX_SHORT_STRING) {
+      throw RabbitErrors.refusedByClient(describe(event, key == null ? "null" : key.substring(0, Math.min(40, key.length())) + "…"),
+          "a routing key must be 0 to 255 bytes of UTF-8", null);
+    }
+    return key;
+  }
+
+  /** The routing key for messages; never throws, whatever the user's function does. */
+  private String keyOf(OutboxEvent event) {
+    try {
+      return routingKey.apply(event);
+    } catch (RuntimeException e) {
+      return "?";
+    }
+  }
+
+  private static AMQP.BasicProperties propertiesOf(OutboxEvent event) {
+    Map<String, Object> headers = new LinkedHashMap<>(event.headers());
+    headers.put(EVENT_ID_HEADER, event.id().toString());
+    headers.put(AGGREGATE_TYPE_HEADER, event.aggregateType());
+    headers.put(AGGREGATE_ID_HEADER, event.aggregateId());
+    Instant created = event.createdAt() != null ? event.createdAt() : Instant.now();
+    return new AMQP.BasicProperties.Builder()
+        .messageId(event.id().toString())
+        .contentType(CONTENT_TYPE)
+        .deliveryMode(PERSISTENT)
+        .timestamp(Date.from(created))
+        .headers(headers)
+        .build();
+  }
+
+  private static byte[] bodyOf(OutboxEvent event) {
+    return event.payload().getBytes(StandardCharsets.UTF_8);
+  }
+
+  private String describe(OutboxEvent event, String key) {
+    return "event " + event.id() + " to exchange '" + exchange + "' with routing key '" + key + "'";
+  }
+
+  /** Closes the publisher's connection; publications after this fail as unavailable. */
+  @Override
+  public void close() {
+    channels.close();
+  }
+
+  /** Options of a {@link RabbitMqPublisher}; {@link #build()} validates them. */
+  public static final class Builder {
+    private static final Pattern EXCHANGE = Pattern.compile("[A-Za-z0-9_.:-]{1,255}");
+    private static final Pattern CONNECTION_NAME = Pattern.compile("[A-Za-z0-9_.-]{1,64}");
+
+    private String uri;
+    private ConnectionFactory connectionFactory;
+    private String exchange;
+    private Function<OutboxEvent, String> routingKey = OutboxEvent::topic;
+    private int confirmWindow = DEFAULT_CONFIRM_WINDOW;
+    private Duration confirmTimeout = DEFAULT_CONFIRM_TIMEOUT;
+    private Duration connectTimeout = DEFAULT_CONNECT_TIMEOUT;
+    private String connectionName = DEFAULT_CONNECTION_NAME;
+
+    private Builder() {}
+
+    /**
+     * The broker, e.g. {@code amqp://guest:guest@127.0.0.1:5672} or {@code amqps://…/vhost}; the publisher
+     * opens its own connection on first use. Credentials in the URI never reach logs or messages.
+     */
+    public Builder uri(String uri) {
+      this.uri = uri;
+      return this;
+    }
+
+    /**
+     * Connect with a copy of this factory instead (TLS, credentials providers, custom settings). The copy
+     * has automatic recovery off: the publisher opens a new connection itself after one was lost.
+     */
+    public Builder connectionFactory(ConnectionFactory connectionFactory) {
+      this.connectionFactory = connectionFactory;
+      return this;
+    }
+
+    /** The exchange every event is published to (required). It must exist: the publisher never declares it. */
+    public Builder exchange(String exchange) {
+      this.exchange = exchange;
+      return this;
+    }
+
+    /** The routing key of each event (default: its topic); at most 255 bytes of UTF-8. */
+    public Builder routingKey(Function<OutboxEvent, String> routingKey) {
+      this.routingKey = routingKey;
+      return this;
+    }
+
+    /** At most this many messages of a batch wait for their confirm at once (default 256). */
+    public Builder confirmWindow(int confirmWindow) {
+      this.confirmWindow = confirmWindow;
+      return this;
+    }
+
+    /** How long to wait for each confirm (default 10 s); after that the outcome is unknown: unavailable. */
+    public Builder confirmTimeout(Duration confirmTimeout) {
+      this.confirmTimeout = confirmTimeout;
+      return this;
+    }
+
+    /** How long opening a connection from {@link #uri} may take (default 2 s). */
+    public Builder connectTimeout(Duration connectTimeout) {
+      this.connectTimeout = connectTimeout;
+      return this;
+    }
+
+    /** Name of the publisher's connection, as the management UI shows it (default {@code mic-outbox}). */
+    public Builder connectionName(String connectionName) {
+      this.connectionName = connectionName;
+      return this;
+    }
+
+    /** @throws InvalidConfigurationException naming the option that is wrong and how to fix it */
+    public RabbitMqPublisher build() {
+      require(uri != null ^ connectionFactory != null, uri == null
+          ? "uri or connectionFactory is required: .uri(\"amqp://guest:guest@127.0.0.1:5672\") or"
+              + " .connectionFactory(factory)"
+          : "set either uri or connectionFactory, not both: the publisher would not know which one to use");
+      require(exchange != null, "exchange is required: .exchange(\"events\"), an exchange that exists");
+      require(EXCHANGE.matcher(exchange).matches(), "exchange must be 1 to 255 letters, digits, '_', '.', ':'"
+          + " or '-', was '" + exchange + "'");
+      require(routingKey != null, "routingKey must not be null: omit it to route by topic");
+      require(confirmWindow >= 1 && confirmWindow <= CONFIRM_WINDOW_LIMIT,
+          "confirmWindow must be between 1 and " + CONFIRM_WINDOW_LIMIT + ", was " + confirmWindow);
+      require(positive(confirmTimeout), "confirmTimeout must be > 0, was " + confirmTimeout);
+      require(positive(connectTimeout), "connectTimeout must be > 0, was " + connectTimeout);
+      require(connectionName != null && CONNECTION_NAME.matcher(connectionName).matches(),
+          "connectionName must be 1 to 64 letters, digits, '_', '.' or '-', was '" + connectionName + "'");
+      if (connectionFactory != null) {
+        ConnectionFactory copy = connectionFactory.clone();
+        return new RabbitMqPublisher(this, copy, displayOf(copy));
+      }
+      ConnectionFactory factory = new ConnectionFactory();
+      try {
+        factory.setUri(uri);
+      } catch (URISyntaxException | GeneralSecurityException | IllegalArgumentException e) {
+        // the client's message quotes the URI, and with it a password: name the option only
+        throw new InvalidConfigurationException("uri '" + Urls.redact(uri) + "' is not an AMQP URI: use e.g."
+            + " amqp://guest:guest@127.0.0.1:5672 or amqps://user:password@host:5671/vhost");
+      }
+      factory.setConnectionTimeout(Math.toIntExact(Math.min(Integer.MAX_VALUE, connectTimeout.toMillis())));
+      return new RabbitMqPublisher(this, factory, Urls.redact(uri));
+    }
+
+    private static String displayOf(ConnectionFactory f) {
+      return (f.isSSL() ? "amqps://" : "amqp://") + f.getHost() + ":" + f.getPort() + "/"
+          + Objects.requireNonNullElse(f.getVirtualHost(), "/").replace("/", "%2F");
+    }
+
+    private static boolean positive(Duration d) {
+      return d != null && !d.isNegative() && !d.isZero();
+    }
+
+    private static void require(boolean condition, String message) {
+      if (!condition) {
+        throw new InvalidConfigurationException(message);
+      }
+    }
+  }
+}

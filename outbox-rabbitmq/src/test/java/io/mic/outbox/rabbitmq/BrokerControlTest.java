@@ -1,0 +1,208 @@
+package io.mic.outbox.rabbitmq;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import com.rabbitmq.client.Channel;
+import com.rabbitmq.client.Connection;
+import com.rabbitmq.client.GetResponse;
+import io.mic.outbox.AsyncOutboxDispatcher;
+import io.mic.outbox.DispatchResult;
+import io.mic.outbox.InMemoryOutboxStore;
+import io.mic.outbox.OutboxDispatcher;
+import io.mic.outbox.OutboxEvent;
+import io.mic.outbox.OutboxListener;
+import io.mic.outbox.OutboxStatus;
+import io.mic.outbox.PublishUnavailableException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.Isolated;
+
+/**
+ * Tests that stop the broker or change its settings with {@code rabbitmqctl}; each brings the broker back
+ * as it was in {@code finally}. Never run in parallel with anything else.
+ */
+@Isolated
+class BrokerControlTest {
+  private final InMemoryOutboxStore store = new InMemoryOutboxStore();
+
+  private static OutboxEvent event(String aggregateId, String payload) {
+    return OutboxEvent.builder().aggregate("order", aggregateId).topic("order.changed").payload(payload).build();
+  }
+
+  /** Declares a durable exchange and queue (they must survive the application's restart). */
+  private static String declare(Channel ch) throws Exception {
+    String exchange = TestRabbit.uniqueName();
+    ch.exchangeDeclare(exchange, "topic", true);
+    ch.queueDeclare(exchange + "-q", true, false, false, null);
+    ch.queueBind(exchange + "-q", exchange, "order.#");
+    return exchange;
+  }
+
+  private static void delete(String exchange) throws Exception {
+    try (Connection c = TestRabbit.connect(); Channel ch = c.createChannel()) {
+      ch.queueDelete(exchange + "-q");
+      ch.exchangeDelete(exchange);
+    }
+  }
+
+  private static Set<String> messageIds(String queue) throws Exception {
+    Set<String> ids = new HashSet<>();
+    try (Connection c = TestRabbit.connect(); Channel ch = c.createChannel()) {
+      GetResponse r;
+      while ((r = ch.basicGet(queue, true)) != null) {
+        ids.add(r.getProps().getMessageId());
+      }
+    }
+    return ids;
+  }
+
+  private static Set<String> idsOf(List<OutboxEvent> events) {
+    Set<String> ids = new HashSet<>();
+    events.forEach(e -> ids.add(e.id().toString()));
+    return ids;
+  }
+
+  @Test
+  void theBrokerStoppedAndStartedMidDrainLosesNothingBurnsNoAttemptAndDeadLettersNothing() throws Exception {
+    TestRabbit.assumeControllable();
+    String exchange;
+    try (Connection c = TestRabbit.connect(); Channel ch = c.createChannel()) {
+      exchange = declare(ch);
+    }
+    List<OutboxEvent> events = new ArrayList<>();
+    for (int i = 0; i < 40_000; i++) {
+      events.add(event("agg-" + (i % 500), "{\"n\":" + i + "}"));
+    }
+    store.append(events);
+    AtomicInteger released = new AtomicInteger();
+    OutboxListener countReleases = new OutboxListener() {
+      @Override
+      public void onReleased(OutboxEvent event, String reason) {
+        released.incrementAndGet();
+      }
+    };
+    boolean stopped = false;
+    try (RabbitMqPublisher publisher = RabbitMqPublisher.builder().uri(TestRabbit.uri()).exchange(exchange)
+            .build();
+        AsyncOutboxDispatcher async = AsyncOutboxDispatcher.builder().store(store).dispatchFn(publisher)
+            .useClaim(true).preserveAggregateOrder(true).workers(2).batchSize(100).maxAttempts(3)
+            .pollInterval(Duration.ofMillis(50)).listener(countReleases).build()) {
+      async.start();
+      await().atMost(Duration.ofSeconds(30)).until(() -> store.countByStatus().get(OutboxStatus.DISPATCHED) > 0);
+      try {
+        TestRabbit.rabbitmqctl("stop_app");
+        stopped = true;
+        await().atMost(Duration.ofSeconds(30)).until(() -> released.get() > 0);
+        assertThat(store.countByStatus().get(OutboxStatus.PENDING)).isPositive(); // the outage hit the drain
+      } finally {
+        if (stopped) {
+          TestRabbit.rabbitmqctl("start_app");
+        }
+      }
+      await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(200))
+          .until(() -> store.countByStatus().get(OutboxStatus.DISPATCHED) == events.size());
+    }
+    try {
+      assertThat(store.countByStatus()).containsEntry(OutboxStatus.DLQ, 0L).containsEntry(OutboxStatus.PENDING, 0L);
+      for (OutboxEvent e : events) {
+        assertThat(store.find(e.id()).orElseThrow().attempts()).as("attempts of %s", e.id()).isEqualTo(1);
+      }
+      assertThat(messageIds(exchange + "-q")).isEqualTo(idsOf(events)); // duplicates allowed, losses not
+    } finally {
+      delete(exchange);
+    }
+  }
+
+  @Test
+  void aMessageOverTheBrokersSizeLimitIsRejectedAndPoisonsNeitherItsBatchNorTheNext() throws Exception {
+    TestRabbit.assumeControllable();
+    String exchange;
+    try (Connection c = TestRabbit.connect(); Channel ch = c.createChannel()) {
+      exchange = declare(ch);
+    }
+    long previous = maxMessageSize();
+    TestRabbit.rabbitmqctl("eval", "application:set_env(rabbit, max_message_size, 4096).");
+    try (RabbitMqPublisher publisher = RabbitMqPublisher.builder().uri(TestRabbit.uri()).exchange(exchange)
+        .confirmWindow(4).build()) {
+      List<OutboxEvent> events = new ArrayList<>();
+      for (int i = 0; i < 20; i++) {
+        events.add(event("agg-" + i, i == 7 ? "{\"big\":\"" + "x".repeat(8000) + "\"}" : "{\"n\":" + i + "}"));
+      }
+      store.append(events);
+      OutboxDispatcher dispatcher = OutboxDispatcher.builder().store(store).dispatchFn(publisher).batchSize(100)
+          .build();
+
+      DispatchResult result = dispatcher.dispatchOnce();
+
+      assertThat(result.dispatched()).isEqualTo(19);
+      assertThat(result.retried()).isEqualTo(1);
+      assertThat(result.released()).isZero();
+      OutboxEvent big = store.find(events.get(7).id()).orElseThrow();
+      assertThat(big.status()).isEqualTo(OutboxStatus.PENDING);
+      assertThat(big.attempts()).isEqualTo(1);
+      assertThat(big.lastError()).contains(PublishRejectedException.class.getName())
+          .contains("RabbitMQ refused event " + big.id() + " to exchange '" + exchange + "' with routing key"
+              + " 'order.changed': PRECONDITION_FAILED - message size 8010 is larger than configured max size 4096");
+
+      List<OutboxEvent> next = List.of(event("n-1", "{}"), event("n-2", "{}"), event("n-3", "{}"));
+      store.append(next);
+      assertThat(dispatcher.dispatchOnce().dispatched()).isEqualTo(3);
+
+      List<OutboxEvent> good = new ArrayList<>(events);
+      good.remove(7);
+      good.addAll(next);
+      assertThat(messageIds(exchange + "-q")).isEqualTo(idsOf(good));
+    } finally {
+      TestRabbit.rabbitmqctl("eval", "application:set_env(rabbit, max_message_size, " + previous + ").");
+      delete(exchange);
+    }
+    assertThat(maxMessageSize()).isEqualTo(previous);
+  }
+
+  @Test
+  void aBlockedConnectionFailsFastAsUnavailableAndPublishesAgainOnceUnblocked() throws Exception {
+    TestRabbit.assumeControllable();
+    String exchange;
+    try (Connection c = TestRabbit.connect(); Channel ch = c.createChannel()) {
+      exchange = declare(ch);
+    }
+    String watermark = TestRabbit.rabbitmqctl("eval", "vm_memory_monitor:get_vm_memory_high_watermark().").strip();
+    OutboxEvent before = event("1", "{\"n\":1}");
+    OutboxEvent during = event("2", "{\"n\":2}");
+    try (RabbitMqPublisher publisher = RabbitMqPublisher.builder().uri(TestRabbit.uri()).exchange(exchange)
+        .confirmTimeout(Duration.ofSeconds(1)).build()) {
+      publisher.dispatch(before);
+      try {
+        TestRabbit.rabbitmqctl("set_vm_memory_high_watermark", "0");
+        // the broker blocks a connection when it next publishes: the first try may end as a confirm timeout
+        await().atMost(Duration.ofSeconds(30)).untilAsserted(() ->
+            assertThatThrownBy(() -> publisher.dispatch(during))
+                .isInstanceOf(PublishUnavailableException.class)
+                .hasMessageStartingWith("RabbitMQ blocks publishing (")
+                .hasMessageContaining("the broker has a memory or disk alarm"));
+      } finally {
+        TestRabbit.rabbitmqctl("set_vm_memory_high_watermark", watermark);
+      }
+      await().atMost(Duration.ofSeconds(30)).ignoreExceptions().untilAsserted(() -> publisher.dispatch(during));
+      assertThat(messageIds(exchange + "-q")).isEqualTo(idsOf(List.of(before, during)));
+    } finally {
+      delete(exchange);
+    }
+  }
+
+  private static long maxMessageSize() throws Exception {
+    String out = TestRabbit.rabbitmqctl("eval", "application:get_env(rabbit, max_message_size).");
+    Matcher m = Pattern.compile("\\{ok,(\\d+)}").matcher(out);
+    assertThat(m.find()).as("max_message_size in %s", out).isTrue();
+    return Long.parseLong(m.group(1));
+  }
+}
