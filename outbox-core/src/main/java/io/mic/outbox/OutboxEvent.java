@@ -96,11 +96,26 @@ public final class OutboxEvent {
     this.payload = requireJson(b.payload, headersBytes(b.headers));
     this.headers = Collections.unmodifiableMap(new LinkedHashMap<>(b.headers));
     this.priority = b.priority;
+    this.createdAt = null;
+    this.status = OutboxStatus.PENDING;
+    this.attempts = 0;
+    this.nextAttemptAt = null;
+    this.lastError = null;
+    this.leaseOwner = null;
+    this.leaseUntil = null;
+    this.dispatchedAt = null;
+  }
+
+  private OutboxEvent(Stored b) {
+    this.id = Objects.requireNonNull(b.id, "id");
+    this.aggregateType = Objects.requireNonNull(b.aggregateType, "aggregateType");
+    this.aggregateId = Objects.requireNonNull(b.aggregateId, "aggregateId");
+    this.topic = Objects.requireNonNull(b.topic, "topic");
+    this.payload = Objects.requireNonNull(b.payload, "payload");
+    this.headers = Collections.unmodifiableMap(new LinkedHashMap<>(b.headers));
+    this.priority = b.priority;
     this.createdAt = b.createdAt;
     this.status = Objects.requireNonNull(b.status, "status");
-    if (b.attempts < 0) {
-      throw new InvalidEventException("attempts must be >= 0, was " + b.attempts);
-    }
     this.attempts = b.attempts;
     this.nextAttemptAt = b.nextAttemptAt;
     this.lastError = b.lastError;
@@ -139,9 +154,19 @@ public final class OutboxEvent {
     return new Builder();
   }
 
-  /** A builder holding every field of this event, for stores and tests that derive a changed copy. */
-  public Builder toBuilder() {
-    Builder b = new Builder()
+  /**
+   * For {@link OutboxStore} implementations: rebuilds an event read back from storage, with its stored
+   * state. Only the presence of the required fields is checked: the append-time rules held when the event
+   * was appended, and a row appended under older rules must stay readable, or the store could neither
+   * dispatch nor dead-letter it. Applications build events with {@link #builder()}.
+   */
+  public static Stored stored() {
+    return new Stored();
+  }
+
+  /** {@link #stored()} holding every field of this event, to derive a copy with another state. */
+  public Stored toStored() {
+    Stored b = new Stored()
         .id(id).aggregate(aggregateType, aggregateId).topic(topic).payload(payload).priority(priority)
         .createdAt(createdAt).status(status).attempts(attempts).nextAttemptAt(nextAttemptAt)
         .lastError(lastError).lease(leaseOwner, leaseUntil).dispatchedAt(dispatchedAt);
@@ -352,7 +377,7 @@ public final class OutboxEvent {
     }
   }
 
-  /** Collects the fields of an {@link OutboxEvent}; {@link #build()} validates them all. */
+  /** Collects the fields of a new {@link OutboxEvent}; {@link #build()} validates them all. */
   public static final class Builder {
     private UUID id;
     private String aggregateType;
@@ -361,14 +386,6 @@ public final class OutboxEvent {
     private String payload;
     private final Map<String, String> headers = new LinkedHashMap<>();
     private int priority;
-    private Instant createdAt;
-    private OutboxStatus status = OutboxStatus.PENDING;
-    private int attempts;
-    private Instant nextAttemptAt;
-    private String lastError;
-    private String leaseOwner;
-    private Instant leaseUntil;
-    private Instant dispatchedAt;
 
     private Builder() {}
 
@@ -412,45 +429,100 @@ public final class OutboxEvent {
       return this;
     }
 
-    // The setters below describe a stored row: stores use them when they read one back.
+    /** @throws InvalidEventException naming the field, the value and the fix */
+    public OutboxEvent build() {
+      return new OutboxEvent(this);
+    }
+  }
 
-    public Builder createdAt(Instant createdAt) {
+  /** The fields of a stored event, as a store reads them back; see {@link OutboxEvent#stored()}. */
+  public static final class Stored {
+    private UUID id;
+    private String aggregateType;
+    private String aggregateId;
+    private String topic;
+    private String payload;
+    private final Map<String, String> headers = new LinkedHashMap<>();
+    private int priority;
+    private Instant createdAt;
+    private OutboxStatus status = OutboxStatus.PENDING;
+    private int attempts;
+    private Instant nextAttemptAt;
+    private String lastError;
+    private String leaseOwner;
+    private Instant leaseUntil;
+    private Instant dispatchedAt;
+
+    private Stored() {}
+
+    public Stored id(UUID id) {
+      this.id = id;
+      return this;
+    }
+
+    public Stored aggregate(String aggregateType, String aggregateId) {
+      this.aggregateType = aggregateType;
+      this.aggregateId = aggregateId;
+      return this;
+    }
+
+    public Stored topic(String topic) {
+      this.topic = topic;
+      return this;
+    }
+
+    public Stored payload(String json) {
+      this.payload = json;
+      return this;
+    }
+
+    public Stored headers(Map<String, String> headers) {
+      this.headers.putAll(headers);
+      return this;
+    }
+
+    public Stored priority(int priority) {
+      this.priority = priority;
+      return this;
+    }
+
+    public Stored createdAt(Instant createdAt) {
       this.createdAt = createdAt;
       return this;
     }
 
-    public Builder status(OutboxStatus status) {
+    public Stored status(OutboxStatus status) {
       this.status = status;
       return this;
     }
 
-    public Builder attempts(int attempts) {
+    public Stored attempts(int attempts) {
       this.attempts = attempts;
       return this;
     }
 
-    public Builder nextAttemptAt(Instant nextAttemptAt) {
+    public Stored nextAttemptAt(Instant nextAttemptAt) {
       this.nextAttemptAt = nextAttemptAt;
       return this;
     }
 
-    public Builder lastError(String lastError) {
+    public Stored lastError(String lastError) {
       this.lastError = lastError;
       return this;
     }
 
-    public Builder lease(String owner, Instant until) {
+    public Stored lease(String owner, Instant until) {
       this.leaseOwner = owner;
       this.leaseUntil = until;
       return this;
     }
 
-    public Builder dispatchedAt(Instant dispatchedAt) {
+    public Stored dispatchedAt(Instant dispatchedAt) {
       this.dispatchedAt = dispatchedAt;
       return this;
     }
 
-    /** @throws InvalidEventException naming the field, the value and the fix */
+    /** @throws NullPointerException naming a required field that is missing */
     public OutboxEvent build() {
       return new OutboxEvent(this);
     }

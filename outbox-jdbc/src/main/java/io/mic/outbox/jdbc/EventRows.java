@@ -24,7 +24,7 @@ final class EventRows {
   }
 
   static OutboxEvent read(ResultSet rs, Dialect dialect) throws SQLException {
-    return OutboxEvent.builder()
+    return OutboxEvent.stored() // a row appended under older rules must stay readable
         .id(dialect.getId(rs, 1))
         .aggregate(rs.getString(2), rs.getString(3))
         .topic(rs.getString(4))

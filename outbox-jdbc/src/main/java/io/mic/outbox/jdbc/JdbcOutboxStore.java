@@ -254,7 +254,7 @@ public final class JdbcOutboxStore implements OutboxStore {
     Instant leaseUntil = dbNow.plus(leaseTtl);
     List<OutboxEvent> claimed = new ArrayList<>(locked.size());
     for (OutboxEvent e : locked) {
-      claimed.add(e.toBuilder().status(OutboxStatus.PROCESSING).attempts(e.attempts() + 1)
+      claimed.add(e.toStored().status(OutboxStatus.PROCESSING).attempts(e.attempts() + 1)
           .lease(owner, leaseUntil).build());
     }
     return claimed;

@@ -394,4 +394,39 @@ abstract class JdbcOutboxStoreTest {
     assertThat(s.priority()).isEqualTo(-2);
     assertThat(s.payload()).isEqualTo("[]");
   }
+
+  /**
+   * A row appended before today's append-time rules (here an aggregate id a broker header cannot carry)
+   * must not jam the claim: it is read back, published, and dead-lettered like any rejected event.
+   */
+  @Test
+  void aRowAppendedUnderOlderRulesIsDispatchedOrDeadLettered() throws SQLException {
+    OutboxEvent old = event("old");
+    OutboxEvent fine = event("fine");
+    try (Connection c = dataSource.getConnection()) {
+      c.setAutoCommit(false);
+      store.append(c, List.of(old, fine));
+      c.commit();
+    }
+    char q = store.dialect().identifierQuote();
+    String table = tables.get(tables.size() - 1);
+    try (Connection c = dataSource.getConnection();
+        PreparedStatement ps = c.prepareStatement("UPDATE " + q + table + q + " SET aggregate_id = ? WHERE aggregate_id = ?")) {
+      ps.setString(1, "caf\u00e9");
+      ps.setString(2, "old");
+      assertThat(ps.executeUpdate()).isEqualTo(1);
+    }
+    List<String> published = new ArrayList<>();
+    OutboxDispatcher d = OutboxDispatcher.builder().store(store).useClaim(true).maxAttempts(1).dispatchFn(e -> {
+      if (!e.aggregateId().chars().allMatch(ch -> ch < 0x80)) {
+        throw new IllegalArgumentException("the broker cannot carry this aggregate id");
+      }
+      published.add(e.aggregateId());
+    }).build();
+    assertThat(d.dispatchOnce()).isEqualTo(new io.mic.outbox.DispatchResult(2, 1, 0, 1, 0, 0));
+    assertThat(published).containsExactly("fine");
+    OutboxEvent dead = store.find(old.id()).orElseThrow();
+    assertThat(dead.status()).isEqualTo(OutboxStatus.DLQ);
+    assertThat(dead.aggregateId()).isEqualTo("caf\u00e9");
+  }
 }

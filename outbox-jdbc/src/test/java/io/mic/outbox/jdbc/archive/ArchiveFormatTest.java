@@ -37,9 +37,9 @@ class ArchiveFormatTest {
   @TempDir Path tmp;
 
   private static OutboxEvent event(int i, Instant created) {
-    return OutboxEvent.builder().id(UUID.nameUUIDFromBytes(("e" + i).getBytes(StandardCharsets.UTF_8)))
+    return OutboxEvent.stored().id(UUID.nameUUIDFromBytes(("e" + i).getBytes(StandardCharsets.UTF_8)))
         .aggregate("order", "o-" + i).topic("order.created").payload("{\"n\":" + i + ",\"s\":\"é\\\"\"}")
-        .header("tenant", "acme").createdAt(created).status(OutboxStatus.DISPATCHED).dispatchedAt(created)
+        .headers(java.util.Map.of("tenant", "acme")).createdAt(created).status(OutboxStatus.DISPATCHED).dispatchedAt(created)
         .build();
   }
 
