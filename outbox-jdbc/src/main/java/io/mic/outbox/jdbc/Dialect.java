@@ -186,6 +186,35 @@ public interface Dialect {
     return null;
   }
 
+  /**
+   * Inserts one event of a batch with its times given, so that the events of a batch get distinct,
+   * increasing {@code created_at} in the order given: one clock reading for a whole batch would tie them,
+   * and ties sort by id. Parameters: as {@link #insert}, then created_at, next_attempt_at.
+   */
+  default String insertAt(String table) {
+    return "INSERT INTO " + table + " (id, aggregate_type, aggregate_id, topic, payload, headers, priority,"
+        + " created_at, next_attempt_at) VALUES (?, ?, ?, ?, " + jsonParam() + ", " + jsonParam() + ", ?, ?, ?)";
+  }
+
+  /**
+   * The database clock as it reads when the statement runs, even late in a long transaction; a batch's
+   * times start from it. H2 has none: its clock stands still within a transaction, see
+   * {@link #clockAdvancesInTransactions()}.
+   */
+  default String statementClock() {
+    return now();
+  }
+
+  /**
+   * Whether {@link #statementClock()} moves on within a transaction. When it does, a batch append waits, if
+   * it must, until the clock has passed the last time it gave, so that a later transaction on the same
+   * aggregate reads a later time. When it does not (H2), {@link #insertAt} itself must place each event
+   * after the latest event of its aggregate.
+   */
+  default boolean clockAdvancesInTransactions() {
+    return true;
+  }
+
   /** Locks {@code keys} aggregates, in the order bound, until the transaction ends. */
   String lockAggregates(String lockTable, int keys);
 

@@ -68,6 +68,21 @@ public class H2Dialect implements Dialect {
   }
 
   @Override
+  public boolean clockAdvancesInTransactions() {
+    return false;
+  }
+
+  @Override
+  public String insertAt(String table) {
+    // as insert: never before the latest event of the aggregate, which a transaction clock cannot promise
+    String given = "CAST(?8 AS TIMESTAMP(6) WITH TIME ZONE)";
+    return "INSERT INTO " + table + " (id, aggregate_type, aggregate_id, topic, payload, headers, priority,"
+        + " created_at, next_attempt_at) SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ts, CAST(?9 AS TIMESTAMP(6) WITH TIME ZONE)"
+        + " FROM (SELECT GREATEST(" + given + ", COALESCE(DATEADD(MICROSECOND, 1, MAX(created_at)), " + given + "))"
+        + " AS ts FROM " + table + " WHERE aggregate_type = ?2 AND aggregate_id = ?3) AS clock";
+  }
+
+  @Override
   public String lockAggregates(String lockTable, int keys) {
     return "MERGE INTO " + lockTable + " (lock_key) KEY (lock_key) VALUES "
         + String.join(", ", java.util.Collections.nCopies(keys, "(?)"));

@@ -68,6 +68,11 @@ public class PostgresDialect implements Dialect {
   }
 
   @Override
+  public String statementClock() {
+    return "clock_timestamp()"; // now() is the start of the caller's transaction
+  }
+
+  @Override
   public String insertLocked(String table) {
     // The lock sits in a FROM subquery, so it is taken before clock_timestamp() is read for the row.
     return "INSERT INTO " + table + " (id, aggregate_type, aggregate_id, topic, payload, headers, priority,"
