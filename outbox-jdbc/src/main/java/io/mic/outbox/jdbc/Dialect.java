@@ -66,6 +66,16 @@ public interface Dialect {
   /** Classpath location of the DDL for the default table name {@code outbox}. */
   String schemaResource();
 
+  /**
+   * Lists, as rows (table name, index name), the indexes of the named tables in one schema, each table with
+   * at least its primary key; {@code createSchema()} runs no DDL when every table and index exists. Returns
+   * {@code null} when the database's catalog is not known, and {@code createSchema()} then always runs the
+   * DDL. Parameters: the schema (null: the connection's current one), then the {@code tables} names.
+   */
+  default String listIndexes(int tables) {
+    return null;
+  }
+
   /** The character that quotes identifiers. */
   default char identifierQuote() {
     return '"';

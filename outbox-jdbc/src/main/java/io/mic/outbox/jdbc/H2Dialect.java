@@ -22,6 +22,12 @@ public class H2Dialect implements Dialect {
   }
 
   @Override
+  public String listIndexes(int tables) {
+    return "SELECT TABLE_NAME, INDEX_NAME FROM INFORMATION_SCHEMA.INDEXES WHERE TABLE_SCHEMA ="
+        + " COALESCE(?, CURRENT_SCHEMA) AND TABLE_NAME IN " + Dialect.placeholders(tables);
+  }
+
+  @Override
   public String now() {
     return "CURRENT_TIMESTAMP";
   }

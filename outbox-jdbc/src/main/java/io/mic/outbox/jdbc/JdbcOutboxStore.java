@@ -102,10 +102,13 @@ public final class JdbcOutboxStore implements OutboxStore {
     return access;
   }
 
-  /** Creates the table and its indexes if they are missing. Safe to call at every start. */
+  /**
+   * Creates the table and its indexes if they are missing. Safe to call at every start: when everything
+   * exists no DDL runs, so a runtime role with row rights only (SELECT, INSERT, UPDATE, DELETE) may call it.
+   */
   public void createSchema() {
-    access.execute(schemaDdl());
-    LOG.info("outbox table {} ready ({})", tableName, dialect.name());
+    boolean created = access.createSchema(dialect.schemaResource(), DEFAULT_TABLE);
+    LOG.info("outbox table {} {} ({})", tableName, created ? "ready" : "found", dialect.name());
   }
 
   /** The DDL of {@link Dialect#schemaResource()} for this store's table name, comments removed. */

@@ -26,6 +26,12 @@ public class PostgresDialect implements Dialect {
   }
 
   @Override
+  public String listIndexes(int tables) {
+    return "SELECT tablename, indexname FROM pg_indexes WHERE schemaname = COALESCE(CAST(? AS name),"
+        + " current_schema()) AND tablename IN " + Dialect.placeholders(tables);
+  }
+
+  @Override
   public boolean updateReturning() {
     return true;
   }
