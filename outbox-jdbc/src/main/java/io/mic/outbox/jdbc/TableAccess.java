@@ -2,6 +2,7 @@ package io.mic.outbox.jdbc;
 
 import io.mic.outbox.InvalidConfigurationException;
 import io.mic.outbox.OutboxException;
+import io.mic.outbox.jdbc.internal.Causes;
 import io.mic.outbox.jdbc.internal.TableName;
 import java.io.IOException;
 import java.io.InputStream;
@@ -56,7 +57,7 @@ final class TableAccess {
     try (Connection c = dataSource.getConnection()) {
       return Dialect.detect(c.getMetaData());
     } catch (SQLException e) {
-      throw new OutboxStoreException("cannot connect to detect the database: " + e.getMessage(), e);
+      throw new OutboxStoreException("cannot connect to detect the database: " + Causes.describe(e), e);
     }
   }
 
@@ -266,7 +267,7 @@ final class TableAccess {
   }
 
   OutboxStoreException failed(SQLException e) {
-    return new OutboxStoreException(kind + " table " + name + ": " + e.getMessage() + " (SQLState "
+    return new OutboxStoreException(kind + " table " + name + ": " + Causes.describe(e) + " (SQLState "
         + e.getSQLState() + ")", e);
   }
 

@@ -21,9 +21,11 @@ class MariaDbSchemaEdgeCasesTest extends SchemaEdgeCasesTest {
     return '`' + name + '`';
   }
 
-  @Override protected List<String> createRuntimeRole(String role, String password, List<String> tables) {
+  @Override protected List<String> createRuntimeRole(String role, String password, List<String> outboxTables,
+      String inbox) {
     List<String> sql = new ArrayList<>(List.of("CREATE USER '" + role + "'@'%' IDENTIFIED BY '" + password + "'"));
-    tables.forEach(t -> sql.add("GRANT SELECT, INSERT, UPDATE, DELETE ON " + quote(t) + " TO '" + role + "'@'%'"));
+    outboxTables.forEach(t -> sql.add("GRANT SELECT, INSERT, UPDATE, DELETE ON " + quote(t) + " TO '" + role + "'@'%'"));
+    sql.add("GRANT SELECT, INSERT, DELETE ON " + quote(inbox) + " TO '" + role + "'@'%'");
     return sql;
   }
 

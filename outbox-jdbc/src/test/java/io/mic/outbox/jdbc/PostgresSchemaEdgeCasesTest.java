@@ -16,9 +16,12 @@ class PostgresSchemaEdgeCasesTest extends SchemaEdgeCasesTest {
     return "SELECT tablename FROM pg_tables WHERE schemaname = current_schema() AND tablename LIKE ?";
   }
 
-  @Override protected List<String> createRuntimeRole(String role, String password, List<String> tables) {
-    List<String> sql = new ArrayList<>(List.of("CREATE ROLE " + role + " LOGIN PASSWORD '" + password + "'"));
-    tables.forEach(t -> sql.add("GRANT SELECT, INSERT, UPDATE, DELETE ON " + quote(t) + " TO " + role));
+  @Override protected List<String> createRuntimeRole(String role, String password, List<String> outboxTables,
+      String inbox) {
+    List<String> sql = new ArrayList<>(List.of("CREATE ROLE " + role + " LOGIN PASSWORD '" + password + "'",
+        "GRANT USAGE ON SCHEMA public TO " + role));
+    outboxTables.forEach(t -> sql.add("GRANT SELECT, INSERT, UPDATE, DELETE ON " + quote(t) + " TO " + role));
+    sql.add("GRANT SELECT, INSERT, DELETE ON " + quote(inbox) + " TO " + role);
     return sql;
   }
 
