@@ -30,13 +30,14 @@ import java.util.UUID;
  * }</pre>
  *
  * <p>Times come from the {@link Clock} given to the constructor, truncated to microseconds like a SQL
- * timestamp, so tests can move time forward.
+ * timestamp, so tests can move time forward. Appends within one microsecond get arrival times a
+ * microsecond apart, so that arrival order is append order whatever the events' ids.
  */
 public final class InMemoryOutboxStore implements OutboxStore {
 
-  /** Dispatch order: priority (higher first), then arrival. */
+  /** Dispatch order: priority (higher first; negating it would overflow at Integer.MIN_VALUE), then arrival. */
   private static final Comparator<Row> DISPATCH_ORDER = Comparator
-      .comparingInt((Row r) -> -r.event.priority())
+      .comparingInt((Row r) -> r.event.priority()).reversed()
       .thenComparing(r -> r.createdAt)
       .thenComparing(r -> r.event.id(), UuidV7.ORDER);
 
@@ -49,6 +50,8 @@ public final class InMemoryOutboxStore implements OutboxStore {
   private final Map<UUID, Row> rows = new HashMap<>();
   private final TreeSet<Row> open = new TreeSet<>(DISPATCH_ORDER);
   private final Map<List<String>, TreeSet<Row>> openByAggregate = new HashMap<>();
+  /** The latest arrival time given: each append gets a later one, so arrival order is append order. */
+  private Instant lastCreatedAt = Instant.MIN;
 
   public InMemoryOutboxStore() {
     this(Clock.systemUTC());
@@ -64,7 +67,10 @@ public final class InMemoryOutboxStore implements OutboxStore {
     if (rows.containsKey(event.id())) {
       throw new DuplicateEventException(event.id());
     }
-    Row row = new Row(event, now());
+    Instant now = now();
+    // appends within one microsecond would tie, and ties sort by id, which need not follow append order
+    lastCreatedAt = now.isAfter(lastCreatedAt) ? now : lastCreatedAt.plus(1, ChronoUnit.MICROS);
+    Row row = new Row(event, lastCreatedAt, now);
     rows.put(event.id(), row);
     open.add(row);
     openByAggregate.computeIfAbsent(aggregateKey(event), k -> new TreeSet<>(AGGREGATE_ORDER)).add(row);
@@ -341,10 +347,10 @@ public final class InMemoryOutboxStore implements OutboxStore {
     Instant leaseUntil;
     Instant dispatchedAt;
 
-    Row(OutboxEvent event, Instant createdAt) {
+    Row(OutboxEvent event, Instant createdAt, Instant due) {
       this.event = event;
       this.createdAt = createdAt;
-      this.nextAttemptAt = createdAt;
+      this.nextAttemptAt = due;
     }
 
     boolean isAvailable(Instant now, boolean claiming) {

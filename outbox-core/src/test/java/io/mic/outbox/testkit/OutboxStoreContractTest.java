@@ -19,6 +19,7 @@ import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -185,6 +186,68 @@ public abstract class OutboxStoreContractTest {
     }
     append(events);
     assertThat(ids(store.fetchPending(100, false))).containsExactlyElementsOf(ids(events));
+  }
+
+  /**
+   * Caller-supplied random ids sort in no particular order, so only distinct, increasing arrival times
+   * keep a batch in the order given; a store that stamps a whole batch with one time dispatches it in id
+   * order instead.
+   */
+  @Test
+  void aBatchWithRandomIdsKeepsTheOrderGiven() {
+    List<OutboxEvent> events = new ArrayList<>();
+    for (int i = 0; i < 2_000; i++) {
+      events.add(OutboxEvent.builder().id(UUID.randomUUID()).aggregate("order", "o" + (i % 40))
+          .topic("order.changed").payload("{\"n\":" + i + "}").build());
+    }
+    append(events);
+    List<UUID> given = ids(events);
+    List<UUID> fetched = ids(store.fetchPending(2_000, false));
+    assertThat(inversions(given, fetched)).as("inversions in fetchPending").isZero();
+    assertThat(fetched).containsExactlyElementsOf(given);
+    assertThat(ids(store.fetchPending(2_000, true))).as("ordered mode: the heads, in the order given")
+        .containsExactlyElementsOf(given.subList(0, 40));
+    List<UUID> claimed = new ArrayList<>();
+    for (int i = 0; i < 4; i++) {
+      claimed.addAll(ids(store.claim("w" + i, 500, Duration.ofMinutes(1), false)));
+    }
+    assertThat(inversions(given, claimed)).as("inversions in claim").isZero();
+    assertThat(claimed).containsExactlyElementsOf(given);
+  }
+
+  /** Pairs of {@code actual} that come in the opposite order in {@code expected}. */
+  private static long inversions(List<UUID> expected, List<UUID> actual) {
+    Map<UUID, Integer> position = new HashMap<>();
+    for (int i = 0; i < expected.size(); i++) {
+      position.put(expected.get(i), i);
+    }
+    long inversions = 0;
+    for (int i = 0; i < actual.size(); i++) {
+      for (int j = i + 1; j < actual.size(); j++) {
+        if (position.get(actual.get(i)) > position.get(actual.get(j))) {
+          inversions++;
+        }
+      }
+    }
+    return inversions;
+  }
+
+  /** Priorities span the whole int range: negating one would overflow at Integer.MIN_VALUE. */
+  @Test
+  void extremePrioritiesComeHighestFirst() {
+    OutboxEvent low = event("low", Integer.MIN_VALUE);
+    OutboxEvent zero = event("zero", 0);
+    OutboxEvent high = event("high", Integer.MAX_VALUE);
+    OutboxEvent lowToo = event("low2", Integer.MIN_VALUE + 1);
+    append(low, zero, high, lowToo);
+    List<UUID> expected = List.of(high.id(), zero.id(), lowToo.id(), low.id());
+    assertThat(ids(store.fetchPending(10, false))).containsExactlyElementsOf(expected);
+    assertThat(ids(store.fetchPending(10, true))).containsExactlyElementsOf(expected);
+    assertThat(ids(store.claim("w1", 10, Duration.ofMinutes(1), false))).containsExactlyElementsOf(expected);
+    elapse(Duration.ofMinutes(2)); // the leases expire: the events are claimable again
+    assertThat(ids(store.claim("w2", 10, Duration.ofMinutes(1), true))).containsExactlyElementsOf(expected);
+    elapse(Duration.ofMinutes(2));
+    assertThat(ids(store.claimRuns("w3", 10, Duration.ofMinutes(1), 5))).containsExactlyElementsOf(expected);
   }
 
   @Test

@@ -66,6 +66,16 @@ public interface Dialect {
   /** Classpath location of the DDL for the default table name {@code outbox}. */
   String schemaResource();
 
+  /**
+   * Lists, as rows (table name, index name), the indexes of the named tables in one schema, each table with
+   * at least its primary key; {@code createSchema()} runs no DDL when every table and index exists. Returns
+   * {@code null} when the database's catalog is not known, and {@code createSchema()} then always runs the
+   * DDL. Parameters: the schema (null: the connection's current one), then the {@code tables} names.
+   */
+  default String listIndexes(int tables) {
+    return null;
+  }
+
   /** The character that quotes identifiers. */
   default char identifierQuote() {
     return '"';
@@ -184,6 +194,35 @@ public interface Dialect {
    */
   default String insertLocked(String table) {
     return null;
+  }
+
+  /**
+   * Inserts one event of a batch with its times given, so that the events of a batch get distinct,
+   * increasing {@code created_at} in the order given: one clock reading for a whole batch would tie them,
+   * and ties sort by id. Parameters: as {@link #insert}, then created_at, next_attempt_at.
+   */
+  default String insertAt(String table) {
+    return "INSERT INTO " + table + " (id, aggregate_type, aggregate_id, topic, payload, headers, priority,"
+        + " created_at, next_attempt_at) VALUES (?, ?, ?, ?, " + jsonParam() + ", " + jsonParam() + ", ?, ?, ?)";
+  }
+
+  /**
+   * The database clock as it reads when the statement runs, even late in a long transaction; a batch's
+   * times start from it. H2 has none: its clock stands still within a transaction, see
+   * {@link #clockAdvancesInTransactions()}.
+   */
+  default String statementClock() {
+    return now();
+  }
+
+  /**
+   * Whether {@link #statementClock()} moves on within a transaction. When it does, a batch append waits, if
+   * it must, until the clock has passed the last time it gave, so that a later transaction on the same
+   * aggregate reads a later time. When it does not (H2), {@link #insertAt} itself must place each event
+   * after the latest event of its aggregate.
+   */
+  default boolean clockAdvancesInTransactions() {
+    return true;
   }
 
   /** Locks {@code keys} aggregates, in the order bound, until the transaction ends. */

@@ -22,6 +22,12 @@ public class H2Dialect implements Dialect {
   }
 
   @Override
+  public String listIndexes(int tables) {
+    return "SELECT TABLE_NAME, INDEX_NAME FROM INFORMATION_SCHEMA.INDEXES WHERE TABLE_SCHEMA ="
+        + " COALESCE(?, CURRENT_SCHEMA) AND TABLE_NAME IN " + Dialect.placeholders(tables);
+  }
+
+  @Override
   public String now() {
     return "CURRENT_TIMESTAMP";
   }
@@ -64,6 +70,21 @@ public class H2Dialect implements Dialect {
     return "INSERT INTO " + table + " (id, aggregate_type, aggregate_id, topic, payload, headers, priority,"
         + " created_at, next_attempt_at) SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ts, ts FROM (SELECT"
         + " GREATEST(CURRENT_TIMESTAMP, COALESCE(DATEADD(MICROSECOND, 1, MAX(created_at)), CURRENT_TIMESTAMP))"
+        + " AS ts FROM " + table + " WHERE aggregate_type = ?2 AND aggregate_id = ?3) AS clock";
+  }
+
+  @Override
+  public boolean clockAdvancesInTransactions() {
+    return false;
+  }
+
+  @Override
+  public String insertAt(String table) {
+    // as insert: never before the latest event of the aggregate, which a transaction clock cannot promise
+    String given = "CAST(?8 AS TIMESTAMP(6) WITH TIME ZONE)";
+    return "INSERT INTO " + table + " (id, aggregate_type, aggregate_id, topic, payload, headers, priority,"
+        + " created_at, next_attempt_at) SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ts, CAST(?9 AS TIMESTAMP(6) WITH TIME ZONE)"
+        + " FROM (SELECT GREATEST(" + given + ", COALESCE(DATEADD(MICROSECOND, 1, MAX(created_at)), " + given + "))"
         + " AS ts FROM " + table + " WHERE aggregate_type = ?2 AND aggregate_id = ?3) AS clock";
   }
 

@@ -71,10 +71,13 @@ public final class JdbcInbox {
     return access.name.toString();
   }
 
-  /** Creates the table and its index if they are missing. Safe to call at every start. */
+  /**
+   * Creates the table and its index if they are missing. Safe to call at every start: when both exist no
+   * DDL runs, so a runtime role with row rights only (SELECT, INSERT, DELETE) may call it.
+   */
   public void createSchema() {
-    access.execute(schemaDdl());
-    LOG.info("inbox table {} ready ({})", access.name, access.dialect.name());
+    boolean created = access.createSchema(access.dialect.inboxSchemaResource(), DEFAULT_TABLE);
+    LOG.info("inbox table {} {} ({})", access.name, created ? "ready" : "found", access.dialect.name());
   }
 
   /** The DDL of {@link Dialect#inboxSchemaResource()} for this inbox's table name, comments removed. */

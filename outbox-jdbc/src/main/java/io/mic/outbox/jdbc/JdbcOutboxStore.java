@@ -30,6 +30,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.locks.LockSupport;
 import java.util.function.IntFunction;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
@@ -61,7 +62,7 @@ public final class JdbcOutboxStore implements OutboxStore {
 
   private static final Logger LOG = LoggerFactory.getLogger(JdbcOutboxStore.class);
   private static final Comparator<OutboxEvent> DISPATCH_ORDER = Comparator
-      .comparingInt((OutboxEvent e) -> -e.priority())
+      .comparingInt(OutboxEvent::priority).reversed() // not -priority: that overflows at Integer.MIN_VALUE
       .thenComparing(OutboxEvent::createdAt)
       .thenComparing(OutboxEvent::id, UuidV7.ORDER);
 
@@ -101,10 +102,13 @@ public final class JdbcOutboxStore implements OutboxStore {
     return access;
   }
 
-  /** Creates the table and its indexes if they are missing. Safe to call at every start. */
+  /**
+   * Creates the table and its indexes if they are missing. Safe to call at every start: when everything
+   * exists no DDL runs, so a runtime role with row rights only (SELECT, INSERT, UPDATE, DELETE) may call it.
+   */
   public void createSchema() {
-    access.execute(schemaDdl());
-    LOG.info("outbox table {} ready ({})", tableName, dialect.name());
+    boolean created = access.createSchema(dialect.schemaResource(), DEFAULT_TABLE);
+    LOG.info("outbox table {} {} ({})", tableName, created ? "ready" : "found", dialect.name());
   }
 
   /** The DDL of {@link Dialect#schemaResource()} for this store's table name, comments removed. */
@@ -126,7 +130,9 @@ public final class JdbcOutboxStore implements OutboxStore {
 
   /**
    * Appends events inside the caller's transaction with one JDBC batch, in the order given (which is
-   * their order within an aggregate). Never commits, rolls back or closes the connection.
+   * their order within an aggregate, and their dispatch order among equal priorities): the events get
+   * distinct, increasing {@code created_at}, one microsecond apart, from one reading of the database clock.
+   * Never commits, rolls back or closes the connection.
    */
   public void append(Connection connection, Collection<OutboxEvent> events) {
     Objects.requireNonNull(events, "events");
@@ -152,21 +158,52 @@ public final class JdbcOutboxStore implements OutboxStore {
           lock.execute();
         }
       }
-      try (PreparedStatement ps = connection.prepareStatement(dialect.insert(table))) {
-        for (OutboxEvent e : events) {
-          bindInsert(ps, e);
-          if (events.size() == 1) {
-            ps.executeUpdate();
-          } else {
-            ps.addBatch();
-          }
+      if (events.size() == 1) {
+        try (PreparedStatement ps = connection.prepareStatement(dialect.insert(table))) {
+          bindInsert(ps, events.iterator().next());
+          ps.executeUpdate();
         }
-        if (events.size() > 1) {
-          ps.executeBatch();
-        }
+      } else {
+        insertBatch(connection, events);
       }
     } catch (SQLException e) {
       throw appendFailed(e, events);
+    }
+  }
+
+  /**
+   * Inserts a batch with one clock reading, taken after the aggregate locks: the i-th event gets that
+   * time plus i microseconds, so the batch keeps the order given whatever its ids. Where the clock moves
+   * on within a transaction, it then waits, if need be, until the clock has passed the last time given:
+   * a later transaction on one of these aggregates reads its clock after this one commits, and so sorts
+   * after the whole batch, as ordered mode requires.
+   */
+  private void insertBatch(Connection connection, Collection<OutboxEvent> events) throws SQLException {
+    Instant start = readClock(connection);
+    Instant last = start;
+    try (PreparedStatement ps = connection.prepareStatement(dialect.insertAt(table))) {
+      for (OutboxEvent e : events) {
+        bindInsert(ps, e);
+        dialect.setInstant(ps, 8, last);
+        dialect.setInstant(ps, 9, start);
+        ps.addBatch();
+        last = last.plus(1, ChronoUnit.MICROS);
+      }
+      ps.executeBatch();
+    }
+    last = last.minus(1, ChronoUnit.MICROS);
+    if (dialect.clockAdvancesInTransactions()) {
+      for (Instant now = readClock(connection); !now.isAfter(last); now = readClock(connection)) {
+        LockSupport.parkNanos(Duration.between(now, last).toNanos() + 1_000);
+      }
+    }
+  }
+
+  private Instant readClock(Connection connection) throws SQLException {
+    try (Statement s = connection.createStatement();
+        ResultSet rs = s.executeQuery("SELECT " + dialect.statementClock())) {
+      rs.next();
+      return dialect.getInstant(rs, 1);
     }
   }
 

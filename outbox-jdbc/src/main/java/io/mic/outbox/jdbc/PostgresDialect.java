@@ -26,6 +26,12 @@ public class PostgresDialect implements Dialect {
   }
 
   @Override
+  public String listIndexes(int tables) {
+    return "SELECT tablename, indexname FROM pg_indexes WHERE schemaname = COALESCE(CAST(? AS name),"
+        + " current_schema()) AND tablename IN " + Dialect.placeholders(tables);
+  }
+
+  @Override
   public boolean updateReturning() {
     return true;
   }
@@ -65,6 +71,11 @@ public class PostgresDialect implements Dialect {
     return "INSERT INTO " + table + " (id, aggregate_type, aggregate_id, topic, payload, headers, priority,"
         + " created_at, next_attempt_at) VALUES (?, ?, ?, ?, CAST(? AS json), CAST(? AS json), ?,"
         + " clock_timestamp(), clock_timestamp())";
+  }
+
+  @Override
+  public String statementClock() {
+    return "clock_timestamp()"; // now() is the start of the caller's transaction
   }
 
   @Override

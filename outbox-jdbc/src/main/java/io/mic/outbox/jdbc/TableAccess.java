@@ -2,25 +2,35 @@ package io.mic.outbox.jdbc;
 
 import io.mic.outbox.InvalidConfigurationException;
 import io.mic.outbox.OutboxException;
+import io.mic.outbox.jdbc.internal.Causes;
 import io.mic.outbox.jdbc.internal.TableName;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashSet;
+import java.util.List;
 import java.util.Objects;
+import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import javax.sql.DataSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * One validated table on a {@link DataSource}, with the short transactions the inbox and the operations
  * classes run on it. Failures become {@link OutboxStoreException}s naming the table.
  */
 final class TableAccess {
+  private static final Logger LOG = LoggerFactory.getLogger(TableAccess.class);
   final DataSource dataSource;
   final Dialect dialect;
   final TableName name;
@@ -47,7 +57,7 @@ final class TableAccess {
     try (Connection c = dataSource.getConnection()) {
       return Dialect.detect(c.getMetaData());
     } catch (SQLException e) {
-      throw new OutboxStoreException("cannot connect to detect the database: " + e.getMessage(), e);
+      throw new OutboxStoreException("cannot connect to detect the database: " + Causes.describe(e), e);
     }
   }
 
@@ -84,6 +94,35 @@ final class TableAccess {
    * this table: indexes {@code <defaultTable>_<name>_idx} and tables beside it {@code <defaultTable>_<name>}.
    */
   String ddl(String resource, String defaultTable) {
+    return schema(resource, defaultTable).ddl();
+  }
+
+  /**
+   * Creates what {@code resource} describes, unless every table and index of it exists already: then no
+   * DDL runs, so a role with row rights only can call this at every start.
+   *
+   * @return {@code false} when everything existed
+   */
+  boolean createSchema(String resource, String defaultTable) {
+    Schema schema = schema(resource, defaultTable);
+    List<String> missing = missing(schema);
+    if (missing != null && missing.isEmpty()) {
+      return false;
+    }
+    try {
+      execute(schema.ddl());
+      return true;
+    } catch (OutboxStoreException e) {
+      throw new OutboxStoreException(e.getMessage() + "; " + (missing == null ? "the schema may be incomplete"
+          : "missing: " + String.join(", ", missing)) + ". A role without DDL rights can use existing tables"
+          + " only: run createSchema() once as the schema's owner, or apply schemaDdl() in a migration", e);
+    }
+  }
+
+  /** What {@code resource} creates: its DDL for this table, the tables, and the indexes on this table. */
+  private record Schema(String ddl, Set<String> tables, Set<String> indexes) {}
+
+  private Schema schema(String resource, String defaultTable) {
     try (InputStream in = TableAccess.class.getClassLoader().getResourceAsStream(resource)) {
       if (in == null) {
         throw new OutboxException("schema resource " + resource + " is missing from the classpath");
@@ -92,17 +131,61 @@ final class TableAccess {
       // the resource names its table <defaultTable>, indexes <defaultTable>_<name>_idx, other tables <defaultTable>_<name>
       Matcher m = Pattern.compile("\\b" + defaultTable + "(_\\w+)?\\b").matcher(ddl);
       StringBuilder out = new StringBuilder();
+      Set<String> tables = new LinkedHashSet<>(List.of(name.table()));
+      Set<String> indexes = new LinkedHashSet<>();
       char q = dialect.identifierQuote();
       while (m.find()) {
         String suffix = m.group(1) == null ? null : m.group(1).substring(1);
-        String name = suffix == null ? table
-            : suffix.endsWith("_idx") ? this.name.derived(suffix, q) : this.name.sibling(suffix, q);
-        m.appendReplacement(out, Matcher.quoteReplacement(name));
+        String replacement = table;
+        if (suffix != null && suffix.endsWith("_idx")) {
+          indexes.add(name.derivedName(suffix));
+          replacement = name.derived(suffix, q);
+        } else if (suffix != null) {
+          tables.add(name.derivedName(suffix));
+          replacement = name.sibling(suffix, q);
+        }
+        m.appendReplacement(out, Matcher.quoteReplacement(replacement));
       }
-      return m.appendTail(out).toString();
+      return new Schema(m.appendTail(out).toString(), tables, indexes);
     } catch (IOException e) {
       throw new OutboxException("cannot read schema resource " + resource, e);
     }
+  }
+
+  /**
+   * The tables and indexes of {@code schema} that do not exist, from the catalog; {@code null} when the
+   * dialect cannot tell or the catalog cannot be read (the DDL then runs and says what is wrong).
+   */
+  private List<String> missing(Schema schema) {
+    List<String> tables = List.copyOf(schema.tables());
+    String query = dialect.listIndexes(tables.size());
+    if (query == null) {
+      return null;
+    }
+    Set<String> found = new HashSet<>();
+    try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(query)) {
+      ps.setString(1, name.schema());
+      for (int i = 0; i < tables.size(); i++) {
+        ps.setString(i + 2, tables.get(i));
+      }
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          found.add(rs.getString(1));
+          found.add(rs.getString(1) + "." + rs.getString(2));
+        }
+      }
+      if (!c.getAutoCommit()) {
+        c.rollback();
+      }
+    } catch (SQLException e) {
+      LOG.debug("{} table {}: cannot read the catalog, running the DDL: {}", kind, name, e.getMessage());
+      return null;
+    }
+    List<String> missing = new ArrayList<>();
+    tables.stream().filter(t -> !found.contains(t)).forEach(t -> missing.add("table " + t));
+    schema.indexes().stream().filter(i -> !found.contains(name.table() + "." + i))
+        .forEach(i -> missing.add("index " + i));
+    return missing;
   }
 
   void execute(String ddl) {
@@ -184,7 +267,7 @@ final class TableAccess {
   }
 
   OutboxStoreException failed(SQLException e) {
-    return new OutboxStoreException(kind + " table " + name + ": " + e.getMessage() + " (SQLState "
+    return new OutboxStoreException(kind + " table " + name + ": " + Causes.describe(e) + " (SQLState "
         + e.getSQLState() + ")", e);
   }
 

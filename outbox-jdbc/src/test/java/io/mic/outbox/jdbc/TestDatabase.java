@@ -2,6 +2,7 @@ package io.mic.outbox.jdbc;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import io.mic.outbox.jdbc.internal.TableName;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
@@ -85,7 +86,9 @@ enum TestDatabase {
   static void dropOutbox(DataSource ds, String table) {
     try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
       s.execute("DROP TABLE IF EXISTS " + table);
-      s.execute("DROP TABLE IF EXISTS " + table + "_locks");
+      TableName name = TableName.parse("table", table);
+      s.execute("DROP TABLE IF EXISTS " + (name.schema() == null ? "" : name.schema() + ".")
+          + name.derivedName("locks"));
     } catch (SQLException e) {
       throw new IllegalStateException("cannot drop test table " + table, e);
     }

@@ -13,7 +13,8 @@ public final class Runs {
   private static final Comparator<OutboxEvent> AGGREGATE_ORDER = Comparator
       .comparing(OutboxEvent::createdAt).thenComparing(OutboxEvent::id, UuidV7.ORDER);
   private static final Comparator<OutboxEvent> DISPATCH_ORDER = Comparator
-      .comparingInt((OutboxEvent e) -> -e.priority()).thenComparing(AGGREGATE_ORDER);
+      .comparingInt(OutboxEvent::priority).reversed() // not -priority: that overflows at Integer.MIN_VALUE
+      .thenComparing(AGGREGATE_ORDER);
 
   private Runs() {}
 

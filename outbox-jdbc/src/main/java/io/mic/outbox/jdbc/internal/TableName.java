@@ -1,6 +1,10 @@
 package io.mic.outbox.jdbc.internal;
 
 import io.mic.outbox.InvalidConfigurationException;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
 import java.util.regex.Pattern;
 
 /**
@@ -34,23 +38,41 @@ public record TableName(String schema, String table) {
     return schema == null ? t : quote + schema + quote + "." + t;
   }
 
-  /** A name for an object derived from this table, such as an index: {@code <table>_<suffix>}, quoted. */
+  /** A name for an object derived from this table, such as an index: {@link #derivedName}, quoted. */
   public String derived(String suffix, char quote) {
-    String name = table + "_" + suffix;
-    if (name.length() > MAX_PART_LENGTH) {
-      name = name.substring(0, MAX_PART_LENGTH);
-    }
-    return quote + name + quote;
+    return quote + derivedName(suffix) + quote;
   }
 
-  /** A table beside this one, {@code <table>_<suffix>} in the same schema, quoted. */
+  /** A table beside this one, {@link #derivedName} in the same schema, quoted. */
   public String sibling(String suffix, char quote) {
-    String name = table + "_" + suffix;
-    if (name.length() > MAX_PART_LENGTH) {
-      name = name.substring(0, MAX_PART_LENGTH);
-    }
-    String t = quote + name + quote;
+    String t = quote + derivedName(suffix) + quote;
     return schema == null ? t : quote + schema + quote + "." + t;
+  }
+
+  /**
+   * The unquoted name of an object derived from this table: {@code <table>_<suffix>} when that fits in
+   * {@link #MAX_PART_LENGTH} characters, else the start of the table name, a hash of the whole name and the
+   * suffix, {@code <start>_<8 hex digits>_<suffix>}. Databases cut longer names short (PostgreSQL) or
+   * refuse them (MariaDB); cut short, the names of one table's indexes can collide, and silently
+   * {@code IF NOT EXISTS} then skips one.
+   */
+  public String derivedName(String suffix) {
+    String name = table + "_" + suffix;
+    if (name.length() <= MAX_PART_LENGTH) {
+      return name;
+    }
+    String hash = hash(table);
+    int keep = MAX_PART_LENGTH - suffix.length() - hash.length() - 2;
+    return table.substring(0, keep) + "_" + hash + "_" + suffix;
+  }
+
+  private static String hash(String text) {
+    try {
+      byte[] digest = MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8));
+      return HexFormat.of().formatHex(digest, 0, 4);
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException("SHA-256 is missing from this JVM", e); // every JVM must have it
+    }
   }
 
   @Override

@@ -1,0 +1,108 @@
+package io.mic.outbox.jdbc;
+
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.List;
+import java.util.UUID;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+
+/**
+ * A pool that cannot connect says only "Connection is not available"; the store's message must carry the
+ * driver's reason, and never the password. One small subclass per database.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+abstract class ConnectionFailureTest {
+  private final String password = "pw-" + UUID.randomUUID();
+
+  protected abstract TestDatabase database();
+
+  /** {@code url} with its database replaced by {@code name} and {@code password=…} appended. */
+  protected abstract String withDatabase(String url, String name, String password);
+
+  /** {@code url} pointing at port 1 (closed) with {@code password=…} appended. */
+  protected abstract String withClosedPort(String url, String password);
+
+  /** The driver's reason for a database that does not exist, as {@link #user()} sees it. */
+  protected abstract String unknownDatabaseReason(String name);
+
+  /** The user the pools log in as; {@link #createLogin} gives it {@link #password} where the server checks it. */
+  protected String user() {
+    return database().target().user();
+  }
+
+  /** Statements that let {@link #user()} log in with {@code password}; none where the server trusts the test. */
+  protected List<String> createLogin(String password) {
+    return List.of();
+  }
+
+  protected List<String> dropLogin() {
+    return List.of();
+  }
+
+  @BeforeAll
+  void login() throws SQLException {
+    execute(createLogin(password));
+  }
+
+  @AfterAll
+  void logout() throws SQLException {
+    execute(dropLogin());
+  }
+
+  private void execute(List<String> statements) throws SQLException {
+    try (HikariDataSource admin = database().dataSource(1, null); Connection c = admin.getConnection();
+        Statement s = c.createStatement()) {
+      for (String sql : statements) {
+        s.execute(sql);
+      }
+    }
+  }
+
+  @Test
+  void aMissingDatabaseIsNamedWithTheDriversReason() {
+    String name = "h_jdbc_missing_" + UUID.randomUUID().toString().substring(0, 8);
+    try (HikariDataSource ds = pool(withDatabase(database().target().url(), name, password))) {
+      assertThatThrownBy(() -> JdbcOutboxStore.builder().dataSource(ds).build())
+          .isInstanceOf(OutboxStoreException.class)
+          .hasMessageStartingWith("cannot connect to detect the database: " + ds.getPoolName()
+              + " - Connection is not available")
+          .hasMessageContaining(unknownDatabaseReason(name))
+          .hasMessageNotContaining(password);
+      assertThatThrownBy(() -> JdbcInbox.builder().dataSource(ds).build())
+          .hasMessageContaining(unknownDatabaseReason(name))
+          .hasMessageNotContaining(password);
+    }
+  }
+
+  @Test
+  void aClosedPortIsNamedWithTheDriversReason() {
+    try (HikariDataSource ds = pool(withClosedPort(database().target().url(), password))) {
+      assertThatThrownBy(() -> JdbcOutboxStore.builder().dataSource(ds).build())
+          .isInstanceOf(OutboxStoreException.class)
+          .hasMessageStartingWith("cannot connect to detect the database: " + ds.getPoolName()
+              + " - Connection is not available")
+          .hasMessageContaining("Connection refused")
+          .hasMessageNotContaining(password);
+    }
+  }
+
+  private HikariDataSource pool(String url) {
+    HikariConfig config = new HikariConfig();
+    config.setJdbcUrl(url);
+    config.setUsername(user());
+    config.setPassword(password);
+    config.setMaximumPoolSize(1);
+    config.setConnectionTimeout(1_000); // long enough for the first attempt to fail and leave its reason
+    config.setInitializationFailTimeout(-1); // start without a connection, as a pool does when the database is down
+    config.setPoolName("unreachable-" + UUID.randomUUID().toString().substring(0, 8));
+    return new HikariDataSource(config);
+  }
+}
