@@ -82,7 +82,8 @@ class MicrometerOutboxMetricsTest {
     assertThat(meters.status(PROCESSING)).isZero();
     assertThat(meters.status(DISPATCHED)).isEqualTo(3);
     assertThat(meters.status(DLQ)).isZero();
-    assertThat(meters.oldestPendingAgeSeconds()).isEqualTo(42.0);
+    // the oldest pending event is the 4th of the batch, which the store placed 3 µs after the first
+    assertThat(meters.oldestPendingAgeSeconds()).isEqualTo(42.0 - 0.000_003);
 
     storeClock.advance(Duration.ofHours(1));
     assertThat(dispatcher.dispatchOnce()).isEqualTo(new DispatchResult(3, 1, 0, 2, 0, 0));
