@@ -87,9 +87,10 @@ class MicEventsReplayJarIT {
         "2026-09-29T09:00:00Z", "--max-record-mb", "200"), dir);
 
     assertThat(run.exitCode()).as(run.stderr()).isEqualTo(2);
-    assertThat(run.stderr()).isEqualTo("mic-events-replay: cannot read the archive: " + file + " line 1: the record"
-        + " is beyond a limit of the JSON parser: String value length (20000001) exceeds the maximum allowed"
-        + " (20000000, from `StreamReadConstraints.getMaxStringLength()`)\n");
+    // the parser checks the length per buffer segment: the reported length is just past the limit
+    assertThat(run.stderr()).matches("mic-events-replay: cannot read the archive: \\Q" + file + "\\E line 1: the"
+        + " record is beyond a limit of the JSON parser: String value length \\(200\\d{5}\\) exceeds the maximum"
+        + " allowed \\(20000000, from `StreamReadConstraints.getMaxStringLength\\(\\)`\\)\n");
   }
 
   @Test
