@@ -5,6 +5,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.JsonToken;
 import io.mic.replay.internal.ClickHouseHttp;
 import io.mic.replay.internal.ClickHouseSql;
+import io.mic.replay.internal.ClickHouseUrl;
 import io.mic.replay.internal.JsonText;
 import io.mic.replay.internal.RecordParser;
 import io.mic.replay.internal.ReplayOrder;
@@ -13,7 +14,6 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.InputStreamReader;
 import java.net.URI;
-import java.net.URISyntaxException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.HashMap;
@@ -39,6 +39,10 @@ import java.util.TreeSet;
  * streamed ({@code FORMAT JSONEachRow}), so memory does not grow with the table. The table name is
  * validated and quoted, the topic escaped. A {@code DateTime} column has whole seconds: the range is
  * rounded inwards ({@code --from 08:00:00.5} starts at 08:00:01).
+ *
+ * <p>Before a publication (not for a dry run) the query runs twice: the first pass checks every selected
+ * row against the sink, so an event the destination cannot take stops the replay with nothing published;
+ * the second pass publishes. The archive is immutable, so both passes see the same rows.
  */
 public final class ClickHouseArchiveSource implements ReplaySource {
   public static final String DEFAULT_TABLE = "outbox_archive";
@@ -62,8 +66,9 @@ public final class ClickHouseArchiveSource implements ReplaySource {
   }
 
   @Override
-  public ReplayCursor open(ReplayQuery query, ReplayProgress progress) {
+  public ReplayCursor open(ReplayQuery query, ReplayProgress progress, EventCheck check) {
     Objects.requireNonNull(query, "query");
+    Objects.requireNonNull(check, "check");
     try {
       Map<String, String> columns = describe();
       for (String required : new TreeSet<>(ClickHouseSql.REQUIRED_COLUMNS)) {
@@ -79,7 +84,16 @@ public final class ClickHouseArchiveSource implements ReplaySource {
             + columns.get("created_at") + "; expected DateTime, DateTime('UTC') or DateTime64(3)");
       }
       String sql = ClickHouseSql.select(quotedTable, time, query, columns.keySet());
-      return new RowCursor(http.query(sql, "the replay query"), progress);
+      if (check != EventCheck.NONE) {
+        // the rows are streamed, not stored: a first pass checks them all before anything is published
+        try (RowCursor rows = new RowCursor(http.query(sql, "the check of the selected rows"), ReplayProgress.NONE,
+            check)) {
+          while (rows.next() != null) {
+            // each row is checked as it is read
+          }
+        }
+      }
+      return new RowCursor(http.query(sql, "the replay query"), progress, check);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new ReplayInputException("interrupted while querying ClickHouse", e);
@@ -133,10 +147,12 @@ public final class ClickHouseArchiveSource implements ReplaySource {
     private final InputStream body;
     private final BufferedReader reader;
     private final ReplayProgress progress;
+    private final EventCheck check;
     private ArchivedEvent previous;
     private long rows;
 
-    RowCursor(InputStream body, ReplayProgress progress) {
+    RowCursor(InputStream body, ReplayProgress progress, EventCheck check) {
+      this.check = check;
       this.body = body;
       this.reader = new BufferedReader(new InputStreamReader(body, StandardCharsets.UTF_8), 1 << 16);
       this.progress = progress;
@@ -166,6 +182,11 @@ public final class ClickHouseArchiveSource implements ReplaySource {
             + ") is out of (created_at, id) order: the replay order cannot be guaranteed");
       }
       previous = event;
+      try {
+        check.check(event);
+      } catch (UnpublishableEventException bad) {
+        throw bad.at("ClickHouse table " + table + " row " + rows);
+      }
       if ((rows & 0xFFF) == 0) {
         progress.read(rows, rows);
       }
@@ -259,28 +280,12 @@ public final class ClickHouseArchiveSource implements ReplaySource {
     }
 
     private URI validUrl() {
-      if (url == null || url.isBlank()) {
-        throw new ReplayConfigurationException("url", "url is required, e.g. http://127.0.0.1:8123");
-      }
-      URI uri;
       try {
-        uri = new URI(url);
-      } catch (URISyntaxException e) {
-        throw new ReplayConfigurationException("url", "url is not a valid URL (" + e.getReason()
-            + "), e.g. http://127.0.0.1:8123");
+        return ClickHouseUrl.parse(url, "--clickhouse-user/--clickhouse-password or"
+            + " CLICKHOUSE_USER/CLICKHOUSE_PASSWORD");
+      } catch (IllegalArgumentException e) {
+        throw new ReplayConfigurationException("url", e.getMessage());
       }
-      if (uri.getRawUserInfo() != null) {
-        // never repeat the URL here: it holds a password
-        throw new ReplayConfigurationException("url", "url must not contain credentials: pass them as"
-            + " --clickhouse-user/--clickhouse-password or CLICKHOUSE_USER/CLICKHOUSE_PASSWORD");
-      }
-      if (!("http".equalsIgnoreCase(uri.getScheme()) || "https".equalsIgnoreCase(uri.getScheme()))
-          || uri.getHost() == null || uri.getRawQuery() != null || uri.getRawFragment() != null) {
-        throw new ReplayConfigurationException("url", "url '" + url + "' must be http(s)://host[:port][/path]"
-            + " without a query string, e.g. http://127.0.0.1:8123 (name the database in the table:"
-            + " db.outbox_archive)");
-      }
-      return uri.getRawPath() == null || uri.getRawPath().isEmpty() ? uri.resolve("/") : uri;
     }
 
     private static void requirePositive(String option, Duration d) {

@@ -70,6 +70,7 @@ public final class EventReplay {
    *
    * @throws ReplayPublishException a publication failed: how far the replay got
    * @throws ReplayInputException the archive could not be read
+   * @throws UnpublishableEventException an event the sink can never take: nothing was published
    * @throws ReplayConfigurationException the sink's destination is misconfigured (no such stream)
    */
   public ReplayResult run() throws InterruptedException {
@@ -80,7 +81,9 @@ public final class EventReplay {
     } catch (ReplaySinkException e) {
       throw new ReplayPublishException(e.getMessage() + "; nothing was published", 0, null, batchId, e);
     }
-    try (ReplayCursor cursor = source.open(query, counter)) {
+    // every selected event is checked against the sink before the first one is published
+    EventCheck check = sink.isDryRun() ? EventCheck.NONE : e -> sink.validate(ReplayMessage.of(e, batchId));
+    try (ReplayCursor cursor = source.open(query, counter, check)) {
       List<ReplayMessage> chunk = new ArrayList<>(CHUNK_SIZE);
       for (ArchivedEvent e = next(cursor, counter); e != null; e = next(cursor, counter)) {
         chunk.add(ReplayMessage.of(e, batchId));

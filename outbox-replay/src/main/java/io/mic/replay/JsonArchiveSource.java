@@ -21,16 +21,23 @@ import java.util.Objects;
  * order by an external merge sort. At most {@link Builder#sortMemoryBytes} of events are held at once
  * (default: a sixth of the maximum heap, between 4 MiB and 256 MiB); the rest goes to temporary files in
  * {@link Builder#tempDir}, which need about the size of the selected events and are deleted when the
- * cursor is closed. The whole archive is read and sorted before the first event is published.
+ * cursor is closed. The whole archive is read and sorted before the first event is published, and every
+ * selected event passes the sink's check in that pass, so bad input never leaves a half-published batch.
+ *
+ * <p>A record longer than {@link Builder#maxRecordBytes} (default 16 MiB, uncompressed) stops the reading
+ * with its line, after about that many bytes: a 100 MB line is not copied into memory.
  */
 public final class JsonArchiveSource implements ReplaySource {
   public static final int MERGE_FAN_IN = 64;
+  public static final long DEFAULT_MAX_RECORD_BYTES = 16L << 20;
 
   private final Path path;
   private final Path tempDir;
   private final long sortMemoryBytes;
+  private final long maxRecordBytes;
 
   private JsonArchiveSource(Builder b) {
+    this.maxRecordBytes = b.maxRecordBytes;
     this.path = b.path;
     this.tempDir = b.tempDir != null ? b.tempDir : Path.of(System.getProperty("java.io.tmpdir"));
     this.sortMemoryBytes = b.sortMemoryBytes > 0 ? b.sortMemoryBytes : defaultSortMemory();
@@ -56,16 +63,22 @@ public final class JsonArchiveSource implements ReplaySource {
   }
 
   @Override
-  public ReplayCursor open(ReplayQuery query, ReplayProgress progress) {
+  public ReplayCursor open(ReplayQuery query, ReplayProgress progress, EventCheck check) {
     Objects.requireNonNull(query, "query");
+    Objects.requireNonNull(check, "check");
     ExternalSorter sorter = new ExternalSorter(tempDir, sortMemoryBytes, MERGE_FAN_IN);
-    try (JsonArchiveReader reader = JsonArchiveReader.open(path)) {
+    try (JsonArchiveReader reader = JsonArchiveReader.open(path, maxRecordBytes)) {
       long read = 0;
       long selected = 0;
       for (ArchivedEvent e = reader.next(query.topic()); e != null; e = reader.next(query.topic())) {
         read++;
         if (e != JsonArchiveReader.OTHER_TOPIC && query.matches(e)) {
           selected++;
+          try {
+            check.check(e);
+          } catch (UnpublishableEventException bad) {
+            throw bad.at(path + " line " + reader.recordLine());
+          }
           sorter.add(e);
         }
         if ((read & 0xFFF) == 0) {
@@ -94,6 +107,7 @@ public final class JsonArchiveSource implements ReplaySource {
     private Path path;
     private Path tempDir;
     private long sortMemoryBytes;
+    private long maxRecordBytes = DEFAULT_MAX_RECORD_BYTES;
 
     private Builder() {}
 
@@ -115,8 +129,21 @@ public final class JsonArchiveSource implements ReplaySource {
       return this;
     }
 
+    /**
+     * The longest record read, in bytes of uncompressed JSON (default 16 MiB); a longer one stops the replay
+     * with its line before it is held in memory. Raise it only for a destination that takes such messages.
+     */
+    public Builder maxRecordBytes(long maxRecordBytes) {
+      this.maxRecordBytes = maxRecordBytes;
+      return this;
+    }
+
     /** @throws ReplayConfigurationException naming the option that is wrong */
     public JsonArchiveSource build() {
+      if (maxRecordBytes < 1024) {
+        throw new ReplayConfigurationException("maxRecordBytes", "maxRecordBytes must be at least 1024, was "
+            + maxRecordBytes);
+      }
       if (path == null) {
         throw new ReplayConfigurationException("path", "path is required: the JSON archive to replay from");
       }

@@ -11,12 +11,16 @@ import io.nats.client.Nats;
 import io.nats.client.Options;
 import io.nats.client.PublishOptions;
 import io.nats.client.api.PublishAck;
+import io.nats.client.api.StreamConfiguration;
 import io.nats.client.impl.Headers;
+import io.nats.client.support.NatsJetStreamConstants;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -55,6 +59,9 @@ public final class NatsReplaySink implements ReplaySink {
   private Connection connection;
   private final boolean ownsConnection;
   private JetStream jetStream;
+  /** What the destination takes, learnt in prepare: the server's max_payload, the stream's max_msg_size (-1: none). */
+  private long serverMaxPayload = Long.MAX_VALUE;
+  private long streamMaxMessageSize = -1;
 
   private NatsReplaySink(Builder b) {
     this.url = b.url;
@@ -82,7 +89,10 @@ public final class NatsReplaySink implements ReplaySink {
       }
       jetStream = connection.jetStream(JetStreamOptions.builder().requestTimeout(ackTimeout).build());
       JetStreamManagement jsm = connection.jetStreamManagement();
-      List<String> subjects = jsm.getStreamInfo(stream).getConfiguration().getSubjects();
+      StreamConfiguration config = jsm.getStreamInfo(stream).getConfiguration();
+      List<String> subjects = config.getSubjects();
+      streamMaxMessageSize = config.getMaximumMessageSize();
+      serverMaxPayload = connection.getServerInfo().getMaxPayload();
       if (!jsm.getStreamNames(query.topic()).contains(stream)) {
         throw new ReplayConfigurationException("stream", "NATS stream '" + stream + "' does not capture subject '"
             + query.topic() + "' (its subjects: " + subjects + "): add the subject to the stream or name the"
@@ -118,6 +128,50 @@ public final class NatsReplaySink implements ReplaySink {
     }
     String message = e.getMessage();
     return message == null || message.contains("://") ? "no server answered" : message;
+  }
+
+  /**
+   * Refuses what JetStream would refuse mid-batch: a header value NATS cannot carry (the id, aggregate type and
+   * aggregate id become headers) and a message, headers included, over the server's {@code max_payload} or the
+   * stream's {@code max_msg_size}.
+   */
+  @Override
+  public void validate(ReplayMessage m) {
+    for (Map.Entry<String, String> h : m.headers().entrySet()) {
+      String value = h.getValue();
+      for (int i = 0; i < value.length(); i++) {
+        char c = value.charAt(i);
+        if ((c < 0x20 && c != '\t') || c > 0x7e) {
+          throw new UnpublishableEventException("event " + m.event().id() + " cannot go to NATS: header " + h.getKey()
+              + " (from " + origin(h.getKey()) + ") has a character NATS headers cannot carry at index " + i
+              + " (U+" + String.format(Locale.ROOT, "%04X", (int) c) + "): header values are printable ASCII");
+        }
+      }
+    }
+    Headers sent = new Headers(); // as send() and the client put them on the wire
+    m.headers().forEach(sent::put);
+    sent.put(NatsJetStreamConstants.MSG_ID_HDR, m.msgId());
+    sent.put(NatsJetStreamConstants.EXPECTED_STREAM_HDR, stream);
+    long payload = m.payloadBytes().length;
+    long size = payload + sent.serializedLength();
+    boolean streamLimit = streamMaxMessageSize >= 0 && streamMaxMessageSize < serverMaxPayload;
+    long limit = streamLimit ? streamMaxMessageSize : serverMaxPayload;
+    if (size > limit) {
+      throw new UnpublishableEventException("event " + m.event().id() + " cannot go to NATS: the message would be "
+          + size + " bytes (payload " + payload + " + headers " + sent.serializedLength() + "), over the " + limit
+          + (streamLimit ? " bytes of stream " + stream + "'s max_msg_size: raise the stream's limit"
+              : " bytes of the server's max_payload: raise max_payload in the server's configuration")
+          + " or leave the event out of the range");
+    }
+  }
+
+  private static String origin(String header) {
+    return switch (header) {
+      case ReplayMessage.ORIGINAL_ID_HEADER -> "the id";
+      case ReplayMessage.AGGREGATE_TYPE_HEADER -> "aggregate_type";
+      case ReplayMessage.AGGREGATE_ID_HEADER -> "aggregate_id";
+      default -> "headers";
+    };
   }
 
   @Override

@@ -45,7 +45,7 @@ import picocli.CommandLine.Spec;
         "0:all selected events published (or dry run done)",
         "1:a publication failed: the batch stopped; stderr says how many were published and the id of the first"
             + " event not published",
-        "2:bad arguments or unreadable input"},
+        "2:bad arguments, unreadable input, or an event the destination cannot take (nothing published)"},
     footerHeading = "%nEnvironment:%n",
     footer = "CLICKHOUSE_USER, CLICKHOUSE_PASSWORD   ClickHouse credentials when the options are not given")
 public final class ReplayCommand implements Callable<Integer> {
@@ -111,6 +111,10 @@ public final class ReplayCommand implements Callable<Integer> {
   @Option(names = "--sort-memory-mb", paramLabel = "MB", description = "memory for sorting a JSON archive (default: heap/6, 4 to 256)")
   private Integer sortMemoryMb;
 
+  @Option(names = "--max-record-mb", paramLabel = "MB",
+      description = "longest record of a JSON archive, uncompressed (default: 16); a longer one is refused with its line")
+  private Integer maxRecordMb;
+
   @Option(names = "--progress-interval", paramLabel = "SECONDS", defaultValue = "10",
       description = "seconds between progress lines on stderr, 0 for none (default: ${DEFAULT-VALUE})")
   private int progressSeconds;
@@ -162,7 +166,7 @@ public final class ReplayCommand implements Callable<Integer> {
         throw usage(option + " needs --from-clickhouse");
       }
     }
-    for (String option : new String[] {"--temp-dir", "--sort-memory-mb"}) {
+    for (String option : new String[] {"--temp-dir", "--sort-memory-mb", "--max-record-mb"}) {
       if (clickHouse && parsed.hasMatchedOption(option)) {
         throw usage(option + " applies to --from-json only: ClickHouse sorts on the server");
       }
@@ -191,6 +195,9 @@ public final class ReplayCommand implements Callable<Integer> {
       if (sortMemoryMb != null) {
         json.sortMemoryBytes((long) sortMemoryMb << 20);
       }
+      if (maxRecordMb != null) {
+        json.maxRecordBytes((long) maxRecordMb << 20);
+      }
       return build(json::build, JSON_OPTIONS);
     }
     return build(ClickHouseArchiveSource.builder().url(source.clickHouse).table(table)
@@ -207,7 +214,8 @@ public final class ReplayCommand implements Callable<Integer> {
   }
 
   private static final Map<String, String> JSON_OPTIONS =
-      Map.of("path", "--from-json", "tempDir", "--temp-dir", "sortMemoryBytes", "--sort-memory-mb");
+      Map.of("path", "--from-json", "tempDir", "--temp-dir", "sortMemoryBytes", "--sort-memory-mb",
+          "maxRecordBytes", "--max-record-mb");
   private static final Map<String, String> CLICKHOUSE_OPTIONS = Map.of("url", "--from-clickhouse",
       "table", "--clickhouse-table", "user", "--clickhouse-user", "password", "--clickhouse-password");
   private static final Map<String, String> NATS_OPTIONS =
@@ -241,8 +249,15 @@ public final class ReplayCommand implements Callable<Integer> {
   private int fail(Exception e) {
     if (e instanceof ReplayPublishException p) {
       stderr.println("mic-events-replay: publication failed: " + p.getMessage());
-      stderr.println("mic-events-replay: to resume, run the same command with --batch-id " + p.batchId());
+      if (p.firstUnpublishedId() != null) {
+        // before the first event (e.g. NATS unreachable) nothing was published: there is nothing to resume
+        stderr.println("mic-events-replay: to resume, run the same command with --batch-id " + p.batchId());
+      }
       return PUBLICATION_FAILED;
+    }
+    if (e instanceof UnpublishableEventException u) {
+      stderr.println("mic-events-replay: nothing was published: " + u.getMessage());
+      return BAD_INPUT;
     }
     if (e instanceof ReplayConfigurationException c) {
       String flag = NATS_OPTIONS.getOrDefault(c.option(), c.option());

@@ -20,6 +20,15 @@ public interface ReplaySink extends AutoCloseable {
   default void prepare(ReplayQuery query) throws InterruptedException {}
 
   /**
+   * Checks that this sink can publish {@code message} (header characters, size limits, whatever the destination
+   * refuses). Called after {@link #prepare} for every selected event before the first publication, so an event
+   * the destination can never take stops the replay with nothing published. The default accepts everything.
+   *
+   * @throws UnpublishableEventException what is wrong and the fix, naming the event but never its payload
+   */
+  default void validate(ReplayMessage message) {}
+
+  /**
    * Publishes the messages in order and returns once every one was acknowledged.
    *
    * @throws ReplaySinkException naming the first message that was not acknowledged

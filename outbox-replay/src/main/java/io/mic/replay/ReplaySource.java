@@ -15,7 +15,15 @@ public interface ReplaySource {
    * time, ties broken by the id compared character by character (Unicode code points, which is also the
    * byte order of their UTF-8 form).
    *
-   * @throws ReplayInputException the archive cannot be opened or read
+   * <p>Every selected event passes {@code check} before this method returns: an event that fails it stops
+   * the replay before the first publication ({@link UnpublishableEventException}, naming where the event is).
+   *
+   * @throws ReplayInputException the archive cannot be opened or read, or an event failed {@code check}
    */
-  ReplayCursor open(ReplayQuery query, ReplayProgress progress);
+  ReplayCursor open(ReplayQuery query, ReplayProgress progress, EventCheck check);
+
+  /** {@link #open(ReplayQuery, ReplayProgress, EventCheck)} without a check. */
+  default ReplayCursor open(ReplayQuery query, ReplayProgress progress) {
+    return open(query, progress, EventCheck.NONE);
+  }
 }

@@ -145,6 +145,38 @@ class ClickHouseReplayTest {
     assertThat(cli.lines().get(1)).contains("\"created_at\":\"2026-09-29T08:00:00.500Z\"");
   }
 
+  /** Rows stream from ClickHouse; a first pass checks every one, so a bad row after 1,500 good ones publishes none. */
+  @Test
+  void aRowNatsCannotTakeAfter1500GoodOnesIsExit2WithNothingPublished() throws Exception {
+    String table = createTable("String", "DateTime('UTC')");
+    String stream = TestServices.uniqueName();
+    String topic = stream + ".order.created";
+    StringBuilder values = new StringBuilder();
+    for (int i = 0; i < 1600; i++) {
+      values.append(i == 0 ? "" : ", ").append("('e").append(String.format("%04d", i)).append("', '").append(topic)
+          .append("', 'order', '").append(i == 1500 ? "Zürich" : "42").append("', toDateTime(")
+          .append(Instant.parse("2026-09-29T08:00:00Z").getEpochSecond() + i).append("), '{}', '')");
+    }
+    TestServices.clickHouse("INSERT INTO " + table + " (id, topic, aggregate_type, aggregate_id, created_at, payload,"
+        + " headers) VALUES " + values);
+    try (Connection nats = TestServices.nats()) {
+      nats.jetStreamManagement().addStream(StreamConfiguration.builder().name(stream).subjects(stream + ".>").build());
+      try {
+        Cli cli = Cli.run("--from-clickhouse", TestServices.clickHouseUrl(), "--clickhouse-table", table,
+            "--topic", topic, "--from", "2026-09-29T08:00:00Z", "--to", "2026-09-29T09:00:00Z",
+            "--to-nats", TestServices.natsUrl(), "--nats-stream", stream, "--batch-id", "from-ch");
+
+        assertThat(cli.exitCode()).as(cli.stderr()).isEqualTo(2);
+        assertThat(cli.stderr()).isEqualTo("mic-events-replay: nothing was published: ClickHouse table " + table
+            + " row 1501: event e1500 cannot go to NATS: header x-aggregate-id (from aggregate_id) has a character"
+            + " NATS headers cannot carry at index 1 (U+00FC): header values are printable ASCII\n");
+        assertThat(nats.jetStreamManagement().getStreamInfo(stream).getStreamState().getMsgCount()).isZero();
+      } finally {
+        nats.jetStreamManagement().deleteStream(stream);
+      }
+    }
+  }
+
   @Test
   void aClickHouseArchiveIsPublishedToJetStreamWithItsPayloadAndHeaders() throws Exception {
     String table = createTable("String", "DateTime('UTC')");

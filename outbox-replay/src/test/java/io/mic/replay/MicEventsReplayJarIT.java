@@ -44,6 +44,55 @@ class MicEventsReplayJarIT {
     assertThat(bad.stderr()).startsWith("mic-events-replay: Invalid value for option '--from': 'yesterday'");
   }
 
+  /** A 100 MB line, run in a 128 MB heap: refused at the record bound, with the file and line, no stack trace. */
+  @Test
+  void aHundredMegabyteLineIsExit2NamingTheFileAndLine() throws Exception {
+    Path file = dir.resolve("huge.jsonl");
+    try (java.io.BufferedWriter w = Files.newBufferedWriter(file, StandardCharsets.UTF_8)) {
+      w.write("{\"id\":\"a\",\"topic\":\"order.created\",\"created_at\":\"2026-09-29T08:00:00Z\",\"payload\":{}}\n");
+      w.write("{\"id\":\"b\",\"topic\":\"order.created\",\"created_at\":\"2026-09-29T08:00:01Z\",\"payload\":[");
+      String chunk = "1,".repeat(1 << 19);
+      for (int i = 0; i < 100; i++) {
+        w.write(chunk); // 100 MiB of small numbers: no single value reaches a parser limit
+      }
+      w.write("1]}\n");
+    }
+
+    ReplayProcess run = ReplayProcess.run(List.of(ReplayProcess.java(), "-Xmx128m", "-jar", JAR.toString(),
+        "--from-json", file.toString(), "--topic", "order.created", "--from", "2026-09-29T08:00:00Z", "--to",
+        "2026-09-29T09:00:00Z"), dir);
+
+    assertThat(run.exitCode()).as(run.stderr()).isEqualTo(2);
+    assertThat(run.stderr()).isEqualTo("mic-events-replay: cannot read the archive: " + file + " line 2: the record"
+        + " is longer than 16777216 bytes, the longest record this replay reads: raise the bound with"
+        + " --max-record-mb (maxRecordBytes) if the destination takes messages that big\n");
+    assertThat(run.stdout()).isEmpty();
+  }
+
+  /** A 100 MB string: Jackson's string limit, reported with the line instead of an unexpected error. */
+  @Test
+  void aHundredMegabyteStringIsExit2NamingTheFileAndLine() throws Exception {
+    Path file = dir.resolve("string.jsonl");
+    try (java.io.BufferedWriter w = Files.newBufferedWriter(file, StandardCharsets.UTF_8)) {
+      w.write("{\"id\":\"b\",\"topic\":\"order.created\",\"created_at\":\"2026-09-29T08:00:01Z\",\"payload\":\"");
+      String chunk = "x".repeat(1 << 20);
+      for (int i = 0; i < 100; i++) {
+        w.write(chunk);
+      }
+      w.write("\"}\n");
+    }
+
+    ReplayProcess run = ReplayProcess.run(List.of(ReplayProcess.java(), "-Xmx256m", "-jar", JAR.toString(),
+        "--from-json", file.toString(), "--topic", "order.created", "--from", "2026-09-29T08:00:00Z", "--to",
+        "2026-09-29T09:00:00Z", "--max-record-mb", "200"), dir);
+
+    assertThat(run.exitCode()).as(run.stderr()).isEqualTo(2);
+    // the parser checks the length per buffer segment: the reported length is just past the limit
+    assertThat(run.stderr()).matches("mic-events-replay: cannot read the archive: \\Q" + file + "\\E line 1: the"
+        + " record is beyond a limit of the JSON parser: String value length \\(200\\d{5}\\) exceeds the maximum"
+        + " allowed \\(20000000, from `StreamReadConstraints.getMaxStringLength\\(\\)`\\)\n");
+  }
+
   @Test
   void theLauncherPublishesToJetStreamThroughTheJar() throws Exception {
     try (Connection nats = TestServices.nats()) {

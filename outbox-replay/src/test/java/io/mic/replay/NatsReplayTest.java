@@ -8,6 +8,7 @@ import io.nats.client.JetStreamApiException;
 import io.nats.client.JetStreamSubscription;
 import io.nats.client.Message;
 import io.nats.client.PullSubscribeOptions;
+import io.nats.client.api.DiscardPolicy;
 import io.nats.client.api.StreamConfiguration;
 import io.nats.client.impl.Headers;
 import java.io.IOException;
@@ -53,6 +54,12 @@ class NatsReplayTest {
       config.maximumMessageSize(maxMessageSize);
     }
     nats.jetStreamManagement().addStream(config.build());
+  }
+
+  /** A stream that takes {@code maxMessages} messages and refuses the next one: a refusal at publication time. */
+  private void createFullStream(int maxMessages) throws IOException, JetStreamApiException {
+    nats.jetStreamManagement().addStream(StreamConfiguration.builder().name(stream).subjects(stream + ".>")
+        .duplicateWindow(Duration.ofMinutes(2)).maxMessages(maxMessages).discardPolicy(DiscardPolicy.New).build());
   }
 
   private String record(String id, String createdAt, String payload) {
@@ -115,16 +122,15 @@ class NatsReplayTest {
 
   @Test
   void aStreamThatRefusesAMessageMidBatchStopsWithExit1TheCountAndTheFirstUnpublishedId() throws Exception {
-    createStream(512);
-    String big = "{\"blob\":\"" + "x".repeat(2000) + "\"}";
+    createFullStream(2);
     Path file = archive(record("e1", "2026-09-29T08:00:01Z", "{}"), record("e2", "2026-09-29T08:00:02Z", "{}"),
-        record("e3", "2026-09-29T08:00:03Z", big), record("e4", "2026-09-29T08:00:04Z", "{}"));
+        record("e3", "2026-09-29T08:00:03Z", "{}"), record("e4", "2026-09-29T08:00:04Z", "{}"));
 
     Cli cli = replay(file, "b-fail", "--max-pending-acks", "1");
 
     assertThat(cli.exitCode()).isEqualTo(1);
     assertThat(cli.stderr()).isEqualTo("mic-events-replay: publication failed: event e3 on subject '" + topic
-        + "': message size exceeds maximum allowed [10054]; published 2 events in order before it; first"
+        + "': maximum messages exceeded [10077]; published 2 events in order before it; first"
         + " unpublished event: e3 (created_at 2026-09-29T08:00:03.000Z)\n"
         + "mic-events-replay: to resume, run the same command with --batch-id b-fail\n");
     assertThat(storedCount()).isEqualTo(2);
@@ -132,29 +138,32 @@ class NatsReplayTest {
 
   @Test
   void withAWindowTheMessagesInFlightBehindTheFailureAreReportedToo() throws Exception {
-    createStream(512);
-    String big = "{\"blob\":\"" + "x".repeat(2000) + "\"}";
-    Path file = archive(record("e1", "2026-09-29T08:00:01Z", "{}"), record("e2", "2026-09-29T08:00:02Z", big),
+    createFullStream(3);
+    // e2 cannot be stored (the stream already holds 3); e3 and e4 are in flight behind it
+    nats.jetStream().publish(topic, "{}".getBytes(UTF_8));
+    nats.jetStream().publish(topic, "{}".getBytes(UTF_8));
+    Path file = archive(record("e1", "2026-09-29T08:00:01Z", "{}"), record("e2", "2026-09-29T08:00:02Z", "{}"),
         record("e3", "2026-09-29T08:00:03Z", "{}"), record("e4", "2026-09-29T08:00:04Z", "{}"));
+    StreamConfiguration full = nats.jetStreamManagement().getStreamInfo(stream).getConfiguration();
 
     Cli cli = replay(file, "b-window");
 
     assertThat(cli.exitCode()).isEqualTo(1);
     assertThat(cli.stderr()).contains("published 1 events in order before it; first unpublished event: e2"
-        + " (created_at 2026-09-29T08:00:02.000Z); 2 later events were acknowledged too");
+        + " (created_at 2026-09-29T08:00:02.000Z)");
     assertThat(storedCount()).isEqualTo(3);
+    assertThat(full.getMaxMsgs()).isEqualTo(3);
   }
 
   @Test
   void aResumedBatchIsDeduplicatedByJetStreamAndANewBatchIsNot() throws Exception {
-    createStream(512);
-    String big = "{\"blob\":\"" + "x".repeat(2000) + "\"}";
+    createFullStream(2);
     Path file = archive(record("e1", "2026-09-29T08:00:01Z", "{}"), record("e2", "2026-09-29T08:00:02Z", "{}"),
-        record("e3", "2026-09-29T08:00:03Z", big), record("e4", "2026-09-29T08:00:04Z", "{}"));
+        record("e3", "2026-09-29T08:00:03Z", "{}"), record("e4", "2026-09-29T08:00:04Z", "{}"));
     assertThat(replay(file, "resume-me", "--max-pending-acks", "1").exitCode()).isEqualTo(1);
     // the operator raises the stream's limit and runs the same command again
     nats.jetStreamManagement().updateStream(StreamConfiguration.builder(
-        nats.jetStreamManagement().getStreamInfo(stream).getConfiguration()).maximumMessageSize(1 << 20).build());
+        nats.jetStreamManagement().getStreamInfo(stream).getConfiguration()).maxMessages(100).build());
 
     Cli resumed = replay(file, "resume-me");
 
@@ -165,6 +174,79 @@ class NatsReplayTest {
 
     assertThat(replay(file, "another-batch").exitCode()).isZero();
     assertThat(storedCount()).isEqualTo(8);
+  }
+
+  /** 1,600 good records, one bad one after the 1,500th in replay order: nothing may be published. */
+  private Path archiveWithABadRecordAt1501(String badRecord) throws IOException {
+    List<String> lines = new ArrayList<>();
+    for (int i = 0; i < 1600; i++) {
+      lines.add(i == 1500 ? badRecord : record(String.format("e%04d", i), String.format(
+          "2026-09-29T08:%02d:%02dZ", i / 60, i % 60), "{\"n\":" + i + "}"));
+    }
+    return archive(lines.toArray(String[]::new));
+  }
+
+  @Test
+  void aNonAsciiIdAtRecord1501IsExit2WithNothingPublished() throws Exception {
+    createStream(0);
+    Path file = archiveWithABadRecordAt1501(record("e1500-é", "2026-09-29T08:25:00Z", "{}"));
+
+    Cli cli = replay(file, "ascii");
+
+    assertThat(cli.exitCode()).as(cli.stderr()).isEqualTo(2);
+    assertThat(cli.stderr()).isEqualTo("mic-events-replay: nothing was published: " + file + " line 1501: event"
+        + " e1500-é cannot go to NATS: header x-original-event-id (from the id) has a character NATS headers cannot"
+        + " carry at index 6 (U+00E9): header values are printable ASCII\n");
+    assertThat(storedCount()).isZero();
+  }
+
+  @Test
+  void aNonAsciiAggregateIdIsExit2WithNothingPublished() throws Exception {
+    createStream(0);
+    String bad = "{\"id\":\"e1500\",\"topic\":\"" + topic + "\",\"aggregate_type\":\"order\","
+        + "\"aggregate_id\":\"Zürich-7\",\"created_at\":\"2026-09-29T08:25:00Z\",\"payload\":{}}";
+    Path file = archiveWithABadRecordAt1501(bad);
+
+    Cli cli = replay(file, "ascii");
+
+    assertThat(cli.exitCode()).as(cli.stderr()).isEqualTo(2);
+    assertThat(cli.stderr()).isEqualTo("mic-events-replay: nothing was published: " + file + " line 1501: event"
+        + " e1500 cannot go to NATS: header x-aggregate-id (from aggregate_id) has a character NATS headers cannot"
+        + " carry at index 1 (U+00FC): header values are printable ASCII\n");
+    assertThat(storedCount()).isZero();
+  }
+
+  @Test
+  void aPayloadOverTheStreamsLimitAtRecord1501IsExit2WithNothingPublished() throws Exception {
+    createStream(4096);
+    String marker = "PAYLOAD-MARKER-" + stream;
+    Path file = archiveWithABadRecordAt1501(record("e1500", "2026-09-29T08:25:00Z",
+        "{\"blob\":\"" + marker + "x".repeat(5000) + "\"}"));
+
+    Cli cli = replay(file, "size");
+
+    assertThat(cli.exitCode()).as(cli.stderr()).isEqualTo(2);
+    assertThat(cli.stderr()).matches("mic-events-replay: nothing was published: \\Q" + file + "\\E line 1501: event"
+        + " e1500 cannot go to NATS: the message would be \\d+ bytes \\(payload 5\\d{3} \\+ headers \\d+\\),"
+        + " over the 4096 bytes of stream \\Q" + stream + "\\E's max_msg_size: raise the stream's limit or leave the"
+        + " event out of the range\n");
+    assertThat(cli.stderr()).doesNotContain(marker);
+    assertThat(storedCount()).isZero();
+  }
+
+  @Test
+  void aPayloadWithinTheLimitOnlyWithoutItsHeadersIsRefusedBeforePublication() throws Exception {
+    createStream(1024);
+    // 1000 bytes of payload fit, the replay headers do not: the server would refuse this message
+    String payload = "{\"b\":\"" + "y".repeat(1000 - 8) + "\"}";
+    Path file = archive(record("e1", "2026-09-29T08:00:01Z", "{}"), record("e2", "2026-09-29T08:00:02Z", payload));
+
+    Cli cli = replay(file, "headers");
+
+    assertThat(cli.exitCode()).as(cli.stderr()).isEqualTo(2);
+    assertThat(cli.stderr()).contains(" line 2: event e2 cannot go to NATS: the message would be ")
+        .contains("(payload 1000 + headers ");
+    assertThat(storedCount()).isZero();
   }
 
   @Test
@@ -208,7 +290,9 @@ class NatsReplayTest {
 
     assertThat(cli.exitCode()).isEqualTo(1);
     assertThat(cli.stderr()).startsWith("mic-events-replay: publication failed: cannot use JetStream at"
-        + " nats://***@127.0.0.1:1 (").contains("; nothing was published\n").doesNotContain("s3cret");
+        + " nats://***@127.0.0.1:1 (").endsWith("): check the URL, that the server runs and that JetStream is"
+        + " enabled; nothing was published\n").doesNotContain("s3cret").doesNotContain("resume");
+    assertThat(cli.stderr().lines()).hasSize(1);
   }
 
   private List<Message> readAll(int count) throws Exception {

@@ -47,8 +47,10 @@ final class NatsBus implements Bus {
           .storageType(StorageType.Memory).build());
       jetStream = connection.jetStream();
     } catch (Exception e) {
-      throw new OutboxDemo.DemoSetupException("cannot use NATS JetStream at " + url + ": " + e.getMessage()
-          + " (start nats-server with -js, or leave out --nats)");
+      // the client's message quotes the URL with its password
+      String message = e.getMessage() == null ? e.toString() : e.getMessage().replace(url, Secrets.redact(url));
+      throw new OutboxDemo.DemoSetupException("cannot use NATS JetStream at " + Secrets.redact(url) + " ("
+          + new Secrets(url).mask(message) + "): start nats-server with -js, or leave out --nats");
     }
     publisher = NatsJetStreamPublisher.builder().connection(connection).subjectPrefix(PREFIX).build();
     dispatcher = connection.createDispatcher();

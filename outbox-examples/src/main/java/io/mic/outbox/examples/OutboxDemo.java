@@ -97,7 +97,8 @@ public final class OutboxDemo implements Callable<Integer> {
   @Override
   public Integer call() throws Exception {
     if (natsUrl != null && !natsUrl.matches("(nats|tls)://.+")) {
-      throw new DemoSetupException("--nats must be a NATS URL such as nats://127.0.0.1:4222, was '" + natsUrl + "'");
+      throw new DemoSetupException("--nats must be a NATS URL such as nats://127.0.0.1:4222, was '"
+          + Secrets.redact(natsUrl) + "'");
     }
     try (HikariDataSource dataSource = connect(); Bus bus = natsUrl == null ? new InProcessBus() : new NatsBus(natsUrl)) {
       new Story(dataSource, bus, out).tell();
@@ -109,7 +110,7 @@ public final class OutboxDemo implements Callable<Integer> {
     String url = jdbcUrl != null ? jdbcUrl : String.format(H2_URL, java.util.UUID.randomUUID());
     if (!url.startsWith("jdbc:")) {
       throw new DemoSetupException("--jdbc-url must be a JDBC URL such as jdbc:postgresql://127.0.0.1:5432/test,"
-          + " was '" + url + "'");
+          + " was '" + Secrets.redact(url) + "'");
     }
     HikariConfig config = new HikariConfig();
     config.setJdbcUrl(url);
@@ -122,7 +123,9 @@ public final class OutboxDemo implements Callable<Integer> {
       return new HikariDataSource(config);
     } catch (RuntimeException e) {
       Throwable cause = e.getCause() != null ? e.getCause() : e;
-      throw new DemoSetupException("cannot connect to " + url + ": " + cause.getMessage()
+      // the driver's message may quote the URL or a part of it (MariaDB: "Incorrect port value : <password>@host")
+      throw new DemoSetupException("cannot connect to " + Secrets.redact(url) + ": "
+          + new Secrets(url, jdbcPassword).mask(cause.getMessage())
           + " (check that the database runs and that --jdbc-user/--jdbc-password are right)");
     }
   }

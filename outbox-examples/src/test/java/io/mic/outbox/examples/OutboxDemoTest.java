@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 class OutboxDemoTest {
@@ -96,5 +97,33 @@ class OutboxDemoTest {
   void helpListsTheOptionsAndExitCodes() {
     assertThat(run("--help")).isZero();
     assertThat(out()).contains("--jdbc-url").contains("Exit codes:").contains("2   bad options");
+  }
+
+  private static final String SECRET = "s3cret-Xq7";
+
+  @Test
+  void aJdbcPasswordNeverReachesTheOutput() {
+    int inUrl = run("--jdbc-url", "jdbc:postgresql://127.0.0.1:1/nowhere?user=demo&password=" + SECRET + "&ssl=false");
+    int asOption = run("--jdbc-url", "jdbc:postgresql://127.0.0.1:1/nowhere", "--jdbc-password", SECRET);
+    int mariaDb = run("--jdbc-url", "jdbc:mariadb://demo:" + SECRET + "@127.0.0.1:1/nowhere");
+    int notJdbc = run("--jdbc-url", "postgres://demo:" + SECRET + "@localhost/db");
+
+    assertThat(List.of(inUrl, asOption, mariaDb, notJdbc)).containsExactly(2, 2, 2, 2);
+    assertThat(err()).contains("cannot connect to jdbc:postgresql://127.0.0.1:1/nowhere?user=demo&password=***"
+        + "&ssl=false: ").contains("cannot connect to jdbc:mariadb://***@127.0.0.1:1/nowhere: ")
+        .contains("--jdbc-url must be a JDBC URL such as jdbc:postgresql://127.0.0.1:5432/test, was"
+            + " 'postgres://***@localhost/db'");
+    assertThat(err() + out()).doesNotContain(SECRET);
+  }
+
+  @Test
+  void aNatsPasswordNeverReachesTheOutput() {
+    int unreachable = run("--nats", "nats://demo:" + SECRET + "@127.0.0.1:1");
+    int notNats = run("--nats", "http://demo:" + SECRET + "@127.0.0.1:4222");
+
+    assertThat(List.of(unreachable, notNats)).containsExactly(2, 2);
+    assertThat(err()).contains("cannot use NATS JetStream at nats://***@127.0.0.1:1 (")
+        .contains("--nats must be a NATS URL such as nats://127.0.0.1:4222, was 'http://***@127.0.0.1:4222'");
+    assertThat(err() + out()).doesNotContain(SECRET);
   }
 }

@@ -45,6 +45,7 @@ import java.util.Comparator;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
+import java.util.UUID;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -181,6 +182,57 @@ class ArchiveRoundTripTest {
     }
     Path all = concatenate(archiveFiles(dir), tmp.resolve("both.jsonl.gz"));
     assertSameEvents(replay(JsonArchiveSource.of(all), TOPIC_A), old, TOPIC_A, false);
+  }
+
+  /**
+   * A payload column of the wrong type: ClickHouse's answer to the insert would quote the row, payload included.
+   * The archiver checks the column types first, and no payload text and no password reach an exception or a log.
+   */
+  @Test
+  void aColumnOfTheWrongTypeIsRefusedBeforeTheInsertAndNoPayloadOrSecretReachesAMessageOrALog() throws Exception {
+    requireClickHouse();
+    use(TestDatabase.POSTGRES);
+    String marker = "PII-MARKER-" + UUID.randomUUID();
+    String secret = "s3cret-" + UUID.randomUUID();
+    append(List.of(OutboxEvent.builder().aggregate("person", "1").topic(TOPIC_A)
+        .payload("{\"name\":\"" + marker + "\"}").build()));
+    dispatchAll();
+    store.shiftTimesForTesting(Duration.ofDays(10));
+    String chTable = clickHouseTable();
+    clickHouse("CREATE TABLE " + chTable + " (id String, topic String, aggregate_type Nullable(String),"
+        + " aggregate_id Nullable(String), created_at DateTime('UTC'), payload UInt64, headers String)"
+        + " ENGINE = MergeTree ORDER BY (topic, created_at, id)");
+    OutboxArchiver wrongType = OutboxArchiver.builder().store(store)
+        .sink(ClickHouseArchive.builder().url(clickHouseUrl()).table(chTable).build()).build();
+    OutboxArchiver wrongPassword = OutboxArchiver.builder().store(store)
+        .sink(ClickHouseArchive.builder().url(clickHouseUrl()).table(chTable).credentials("default", secret).build())
+        .build();
+    List<String> messages = new ArrayList<>();
+
+    String log = CapturedStderr.during(() -> {
+      messages.add(catchArchiveException(() -> wrongType.archiveAndPurge(Duration.ofDays(7))).getMessage());
+      messages.add(catchArchiveException(() -> wrongPassword.archiveAndPurge(Duration.ofDays(7))).toString());
+    });
+
+    assertThat(messages.get(0)).isEqualTo("column payload of ClickHouse table " + chTable + " is UInt64; expected"
+        + " String (the archive writes JSON text there): alter the column, or create the table with"
+        + " ClickHouseArchive.createTable()");
+    assertThat(messages.get(1)).contains("refused the description of table " + chTable + " (HTTP ");
+    assertThat(log).contains("WARN io.mic.outbox.jdbc.archive.OutboxArchiver - outbox table " + table
+        + ": archive failed after 0 event(s) archived and 0 purged; a page of 1 kept:"
+        + " io.mic.outbox.jdbc.archive.ArchiveException: column payload of ClickHouse table " + chTable + " is UInt64");
+    assertThat(String.join("\n", messages) + log).doesNotContain(marker).doesNotContain(secret);
+    assertThat(store.countByStatus()).containsEntry(OutboxStatus.DISPATCHED, 1L);
+    assertThat(clickHouseCount(chTable)).isZero();
+  }
+
+  private static ArchiveException catchArchiveException(Runnable run) {
+    try {
+      run.run();
+    } catch (ArchiveException e) {
+      return e;
+    }
+    throw new AssertionError("no ArchiveException");
   }
 
   @Test
@@ -406,6 +458,14 @@ class ArchiveRoundTripTest {
     String t = TestDatabase.uniqueName("outbox_archive_test");
     clickHouseTables.add(t);
     return t;
+  }
+
+  private static long clickHouseCount(String table) throws IOException, InterruptedException {
+    HttpResponse<String> r = HttpClient.newHttpClient().send(HttpRequest.newBuilder(URI.create(clickHouseUrl() + "/"))
+        .POST(HttpRequest.BodyPublishers.ofString("SELECT count() FROM " + table)).build(),
+        HttpResponse.BodyHandlers.ofString());
+    assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+    return Long.parseLong(r.body().trim());
   }
 
   private static void clickHouse(String sql) throws IOException, InterruptedException {

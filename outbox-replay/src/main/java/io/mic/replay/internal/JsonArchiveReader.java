@@ -3,6 +3,7 @@ package io.mic.replay.internal;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.JsonToken;
+import com.fasterxml.jackson.core.exc.StreamConstraintsException;
 import io.mic.replay.ArchivedEvent;
 import io.mic.replay.ReplayInputException;
 import java.io.BufferedInputStream;
@@ -32,18 +33,24 @@ public final class JsonArchiveReader implements AutoCloseable {
 
   private final String name;
   private final JsonParser parser;
+  private final RecordBound bound;
   private final boolean array;
   private long recordLine;
   private long previousEndLine;
   private boolean finished;
 
-  private JsonArchiveReader(String name, JsonParser parser) {
+  private JsonArchiveReader(String name, JsonParser parser, RecordBound bound) {
     this.name = name;
     this.parser = parser;
+    this.bound = bound;
     this.array = parser.currentToken() == JsonToken.START_ARRAY;
   }
 
-  public static JsonArchiveReader open(Path path) {
+  /**
+   * Opens the archive; a record longer than {@code maxRecordBytes} (uncompressed) stops the reading with a
+   * message naming its line, after about that many bytes were read.
+   */
+  public static JsonArchiveReader open(Path path, long maxRecordBytes) {
     String name = path.toString();
     InputStream in = null;
     try {
@@ -54,14 +61,19 @@ public final class JsonArchiveReader implements AutoCloseable {
       if (gzip) {
         in = new BufferedInputStream(new GZIPInputStream(in, BUFFER), BUFFER);
       }
+      RecordBound bound = new RecordBound(in, maxRecordBytes);
+      in = bound;
       JsonParser parser = JsonText.FACTORY.createParser(in);
       try {
         parser.nextToken();
       } catch (JsonProcessingException e) {
         parser.close();
-        throw new ReplayInputException(problem(name, e));
+        throw new ReplayInputException(problem(name, 1, e));
+      } catch (RecordBound.TooLong e) {
+        parser.close();
+        throw new ReplayInputException(tooLong(name, 1, maxRecordBytes));
       }
-      return new JsonArchiveReader(name, parser);
+      return new JsonArchiveReader(name, parser, bound);
     } catch (NoSuchFileException e) {
       closeQuietly(in);
       throw new ReplayInputException(name + ": no such file");
@@ -98,6 +110,7 @@ public final class JsonArchiveReader implements AutoCloseable {
         return null;
       }
       recordLine = line();
+      bound.recordStartsAt(parser.currentTokenLocation().getByteOffset());
       if (!array && recordLine == previousEndLine) {
         throw new RecordParser.BadRecordException("a second record starts on this line: put one record per line");
       }
@@ -105,7 +118,9 @@ public final class JsonArchiveReader implements AutoCloseable {
       previousEndLine = line();
       return event == null ? OTHER_TOPIC : event;
     } catch (JsonProcessingException e) {
-      throw new ReplayInputException(problem(name, e));
+      throw new ReplayInputException(problem(name, recordLine, e));
+    } catch (RecordBound.TooLong e) {
+      throw new ReplayInputException(tooLong(name, recordLine, bound.maxRecordBytes()));
     } catch (RecordParser.BadRecordException e) {
       throw new ReplayInputException(name + " line " + recordLine + ": " + e.getMessage());
     } catch (IOException e) {
@@ -117,11 +132,27 @@ public final class JsonArchiveReader implements AutoCloseable {
     return parser.currentTokenLocation().getLineNr();
   }
 
-  private static String problem(String name, JsonProcessingException e) {
+  /** The line of the record being read: where the reader stands, or the first line before any record. */
+  public long recordLine() {
+    return recordLine;
+  }
+
+  private static String problem(String name, long recordLine, JsonProcessingException e) {
     String message = e.getOriginalMessage();
+    if (e instanceof StreamConstraintsException || e.getLocation() == null) {
+      // a limit of the parser (nesting depth, number or string length) has no location: the record's line
+      return name + " line " + Math.max(1, recordLine) + ": the record is beyond a limit of the JSON parser: "
+          + message;
+    }
     String what = message != null && message.startsWith("Invalid UTF-8") ? "not valid UTF-8"
         : "not valid JSON: " + message + " (column " + e.getLocation().getColumnNr() + ")";
     return name + " line " + e.getLocation().getLineNr() + ": " + what;
+  }
+
+  private static String tooLong(String name, long recordLine, long maxRecordBytes) {
+    return name + " line " + Math.max(1, recordLine) + ": the record is longer than " + maxRecordBytes
+        + " bytes, the longest record this replay reads: raise the bound with --max-record-mb (maxRecordBytes)"
+        + " if the destination takes messages that big";
   }
 
   @Override

@@ -8,6 +8,7 @@ import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
 import java.time.format.DateTimeFormatterBuilder;
 import java.time.format.DateTimeParseException;
+import java.time.format.ResolverStyle;
 import java.time.temporal.ChronoField;
 
 /** ISO-8601 instants in, UTC out. */
@@ -19,13 +20,13 @@ public final class Timestamps {
       .optionalStart().appendOffset("+HH:MM:ss", "Z").optionalEnd()
       .optionalStart().appendOffset("+HHmm", "Z").optionalEnd()
       .optionalStart().appendOffset("+HH", "Z").optionalEnd()
-      .toFormatter();
+      .toFormatter().withResolverStyle(ResolverStyle.STRICT); // 2026-02-30 is refused, not clamped to the 28th
 
   /** ClickHouse's text form of a DateTime or DateTime64 in UTC: {@code 2026-09-29 08:00:00[.123]}. */
   private static final DateTimeFormatter CLICKHOUSE = new DateTimeFormatterBuilder()
-      .appendPattern("yyyy-MM-dd HH:mm:ss")
+      .appendPattern("uuuu-MM-dd HH:mm:ss")
       .optionalStart().appendFraction(ChronoField.NANO_OF_SECOND, 0, 9, true).optionalEnd()
-      .toFormatter();
+      .toFormatter().withResolverStyle(ResolverStyle.STRICT);
 
   private Timestamps() {}
 
@@ -47,6 +48,10 @@ public final class Timestamps {
       }
       return OffsetDateTime.from(parsed).toInstant();
     } catch (DateTimeParseException e) {
+      if (e.getCause() instanceof DateTimeException impossible) {
+        // well-formed, but no such day or time: 2026-02-30, 2026-02-29, 24:00
+        throw new IllegalArgumentException("'" + text + "' is not a valid date-time: " + impossible.getMessage(), e);
+      }
       throw new IllegalArgumentException("'" + text + "' is not an ISO-8601 date-time with an offset,"
           + " e.g. 2026-09-29T08:00:00Z or 2026-09-29T10:00:00.123+02:00", e);
     } catch (DateTimeException e) {

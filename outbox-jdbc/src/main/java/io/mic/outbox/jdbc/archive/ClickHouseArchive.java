@@ -16,8 +16,10 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -48,6 +50,18 @@ public final class ClickHouseArchive implements ArchiveSink {
   private static final Pattern DATETIME64_UTC =
       Pattern.compile("(?:Nullable\\()?DateTime64\\(\\d, *'(?:UTC|Etc/UTC)'\\)\\)?");
   private static final int MAX_ERROR_TEXT = 500;
+  private static final String STRING = "(?:LowCardinality\\()?(?:Nullable\\()?String\\)?\\)?";
+  /** The columns the archive writes text into, and the types that take it. */
+  private static final Map<String, Pattern> TEXT_COLUMNS = new LinkedHashMap<>();
+
+  static {
+    TEXT_COLUMNS.put("id", Pattern.compile(STRING + "|(?:Nullable\\()?UUID\\)?"));
+    for (String name : List.of("topic", "aggregate_type", "aggregate_id", "payload", "headers")) {
+      TEXT_COLUMNS.put(name, Pattern.compile(STRING));
+    }
+  }
+
+  private static final Pattern ERROR_CODE = Pattern.compile("^Code: (\\d+)");
 
   private final URI uri;
   private final String table;
@@ -159,6 +173,16 @@ public final class ClickHouseArchive implements ArchiveSink {
             + "': create it with ClickHouseArchive.createTable()");
       }
     }
+    // a wrong type fails the insert with an answer that quotes the rows (payloads): refuse it before
+    for (Map.Entry<String, Pattern> text : TEXT_COLUMNS.entrySet()) {
+      String name = text.getKey();
+      if (!text.getValue().matcher(columns.get(name)).matches()) {
+        throw new ArchiveException("column " + name + " of ClickHouse table " + table + " is " + columns.get(name)
+            + "; expected " + (name.equals("id") ? "String or UUID" : "String") + " (the archive writes "
+            + (name.equals("payload") || name.equals("headers") ? "JSON text" : "text") + " there): alter the"
+            + " column, or create the table with ClickHouseArchive.createTable()");
+      }
+    }
     String type = columns.get("created_at");
     boolean wide;
     if (DATETIME.matcher(type).matches()) {
@@ -199,15 +223,26 @@ public final class ClickHouseArchive implements ArchiveSink {
       throw new ArchiveException("interrupted during " + what + " at ClickHouse " + uri, e);
     }
     if (response.statusCode() != 200) {
-      String text = response.body().strip();
-      if (text.length() > MAX_ERROR_TEXT) {
-        text = text.substring(0, MAX_ERROR_TEXT) + "…";
-      }
+      String text = serverError(response.body(), data != null);
       throw new ArchiveException("ClickHouse at " + uri + " refused " + what + " (HTTP " + response.statusCode()
           + (user != null && (response.statusCode() == 401 || response.statusCode() == 403 || text.contains("Authentication"))
               ? ", user " + user : "") + "): " + text);
     }
     return response.body();
+  }
+
+  /**
+   * ClickHouse's error text for a message. The answer to an insert quotes the rows it could not parse
+   * (payloads, personal data): only its error code is kept.
+   */
+  static String serverError(String body, boolean rows) {
+    String text = body.strip();
+    if (rows) {
+      Matcher code = ERROR_CODE.matcher(text);
+      return code.find() ? "ClickHouse error code " + code.group(1) + " (its text is left out: it quotes the rows)"
+          : "no ClickHouse error code (its text is left out: it may quote the rows)";
+    }
+    return text.length() > MAX_ERROR_TEXT ? text.substring(0, MAX_ERROR_TEXT) + "…" : text;
   }
 
   @Override
@@ -252,26 +287,7 @@ public final class ClickHouseArchive implements ArchiveSink {
 
     /** @throws InvalidConfigurationException naming the option that is wrong */
     public ClickHouseArchive build() {
-      if (url == null || url.isBlank()) {
-        throw new InvalidConfigurationException("url is required, e.g. http://127.0.0.1:8123");
-      }
-      URI uri;
-      try {
-        uri = new URI(url);
-      } catch (URISyntaxException e) {
-        throw new InvalidConfigurationException("url is not a valid URL (" + e.getReason() + ")");
-      }
-      if (uri.getRawUserInfo() != null) {
-        throw new InvalidConfigurationException("url must not contain credentials: use .credentials(user, password)");
-      }
-      if (!("http".equalsIgnoreCase(uri.getScheme()) || "https".equalsIgnoreCase(uri.getScheme()))
-          || uri.getHost() == null || uri.getRawQuery() != null || uri.getRawFragment() != null) {
-        throw new InvalidConfigurationException("url '" + url + "' must be http(s)://host[:port][/path] without"
-            + " a query string (name the database in the table: db.outbox_archive)");
-      }
-      if (uri.getRawPath() == null || uri.getRawPath().isEmpty()) {
-        uri = uri.resolve("/");
-      }
+      URI uri = validUrl(url);
       if (table == null) {
         throw new InvalidConfigurationException("table is required, e.g. outbox_archive");
       }
@@ -294,6 +310,46 @@ public final class ClickHouseArchive implements ArchiveSink {
         throw new InvalidConfigurationException("timeout must be > 0, was " + timeout);
       }
       return new ClickHouseArchive(this, uri, quoted.toString());
+    }
+
+    /**
+     * The URL with a path. A URL may carry a password (user-info, a password parameter): a message shows at
+     * most its host and port, and only once no user-info is in it. (The replay's ClickHouseArchiveSource checks
+     * its URL with the same rules.)
+     */
+    private static URI validUrl(String url) {
+      String example = "http://127.0.0.1:8123";
+      String credentials = ".credentials(user, password)";
+      if (url == null || url.isBlank()) {
+        throw new InvalidConfigurationException("url is required, e.g. " + example);
+      }
+      if (url.indexOf('@') >= 0) {
+        // user-info, maybe with a password holding '/', '?' or '#': whatever else is wrong, repeat none of it
+        throw new InvalidConfigurationException("url must not contain credentials: pass them as " + credentials);
+      }
+      URI uri;
+      try {
+        uri = new URI(url);
+      } catch (URISyntaxException e) {
+        throw new InvalidConfigurationException("url is not a valid URL (" + e.getReason() + " at index "
+            + e.getIndex() + "), e.g. " + example);
+      }
+      if (!("http".equalsIgnoreCase(uri.getScheme()) || "https".equalsIgnoreCase(uri.getScheme()))) {
+        throw new InvalidConfigurationException("url must start with http:// or https://, e.g. " + example);
+      }
+      if (uri.getRawQuery() != null) {
+        throw new InvalidConfigurationException("url must not have a query string (settings and passwords do not"
+            + " belong there): use e.g. " + example + ", credentials as " + credentials
+            + ", and the database in the table (db.outbox_archive)");
+      }
+      if (uri.getRawFragment() != null) {
+        throw new InvalidConfigurationException("url must not have a fragment ('#…'): use e.g. " + example);
+      }
+      if (uri.getHost() == null || uri.getPort() == 0 || uri.getPort() > 65535) {
+        throw new InvalidConfigurationException("url host '" + uri.getRawAuthority() + "' is not host[:port]: a"
+            + " host name has letters, digits, '-' and '.' (no '_'), a port is 1 to 65535; e.g. " + example);
+      }
+      return uri.getRawPath() == null || uri.getRawPath().isEmpty() ? uri.resolve("/") : uri;
     }
   }
 }

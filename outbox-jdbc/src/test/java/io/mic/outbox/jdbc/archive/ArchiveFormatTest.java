@@ -151,4 +151,39 @@ class ArchiveFormatTest {
     assertThatThrownBy(() -> ch.archive(List.of(event(1, T0)))).isInstanceOf(ArchiveException.class)
         .hasMessageContaining("unreachable").hasMessageNotContaining("s3cret");
   }
+
+  private static final String SECRET = "s3cret-Xq7";
+  private static final String CREDENTIALS = "url must not contain credentials: pass them as"
+      + " .credentials(user, password)";
+
+  @org.junit.jupiter.params.ParameterizedTest
+  @org.junit.jupiter.params.provider.CsvSource(delimiter = '|', value = {
+      "http://reader:s3cret-Xq7@click_house:8123|" + CREDENTIALS,
+      "http://reader:s3cret-Xq7@127.0.0.1:80a|" + CREDENTIALS,
+      "http://reader:s3/cret-Xq7@127.0.0.1:8123|" + CREDENTIALS,
+      "http://127.0.0.1:8123/?password=s3cret-Xq7|url must not have a query string (settings and passwords do not"
+          + " belong there): use e.g. http://127.0.0.1:8123, credentials as .credentials(user, password), and the"
+          + " database in the table (db.outbox_archive)",
+      "http://click_house:8123|url host 'click_house:8123' is not host[:port]: a host name has letters, digits, '-'"
+          + " and '.' (no '_'), a port is 1 to 65535; e.g. http://127.0.0.1:8123",
+      "http://127.0.0.1:99999|url host '127.0.0.1:99999' is not host[:port]: a host name has letters, digits, '-'"
+          + " and '.' (no '_'), a port is 1 to 65535; e.g. http://127.0.0.1:8123"})
+  void aClickHouseUrlThatCannotBeUsedIsRefusedWithoutItsSecret(String url, String message) {
+    assertThatThrownBy(() -> ClickHouseArchive.builder().url(url).build())
+        .isInstanceOf(InvalidConfigurationException.class).hasMessage(message);
+  }
+
+  /** ClickHouse 18.16's answer to an insert whose row does not parse: it quotes the row, i.e. the payload. */
+  @Test
+  void theTextOfAFailedInsertIsLeftOutOfTheMessageBecauseItQuotesTheRows() {
+    String answer = "Code: 27, e.displayText() = DB::Exception: Cannot parse input: expected , before:"
+        + " {\"id\":\"x\",\"payload\":\"{\\\"name\\\":\\\"PII-MARKER\\\"}\"}: (at row 1)\n, e.what() = DB::Exception\n";
+
+    assertThat(ClickHouseArchive.serverError(answer, true)).isEqualTo("ClickHouse error code 27 (its text is left"
+        + " out: it quotes the rows)");
+    assertThat(ClickHouseArchive.serverError("no code at all: PII-MARKER", true)).isEqualTo("no ClickHouse error"
+        + " code (its text is left out: it may quote the rows)");
+    assertThat(ClickHouseArchive.serverError("Code: 60, e.displayText() = DB::Exception: Table default.t doesn't"
+        + " exist.\n", false)).isEqualTo("Code: 60, e.displayText() = DB::Exception: Table default.t doesn't exist.");
+  }
 }
