@@ -50,6 +50,8 @@ public final class InMemoryOutboxStore implements OutboxStore {
   private final Map<UUID, Row> rows = new HashMap<>();
   private final TreeSet<Row> open = new TreeSet<>(DISPATCH_ORDER);
   private final Map<List<String>, TreeSet<Row>> openByAggregate = new HashMap<>();
+  /** The last sequence number given to each aggregate. */
+  private final Map<List<String>, Long> sequences = new HashMap<>();
   /** The latest arrival time given: each append gets a later one, so arrival order is append order. */
   private Instant lastCreatedAt = Instant.MIN;
 
@@ -61,7 +63,7 @@ public final class InMemoryOutboxStore implements OutboxStore {
     this.clock = Objects.requireNonNull(clock, "clock");
   }
 
-  /** Stores a new {@code PENDING} event stamped with the store's clock. */
+  /** Stores a new {@code PENDING} event stamped with the store's clock and its aggregate's next sequence. */
   public synchronized void append(OutboxEvent event) {
     Objects.requireNonNull(event, "event");
     if (rows.containsKey(event.id())) {
@@ -70,7 +72,8 @@ public final class InMemoryOutboxStore implements OutboxStore {
     Instant now = now();
     // appends within one microsecond would tie, and ties sort by id, which need not follow append order
     lastCreatedAt = now.isAfter(lastCreatedAt) ? now : lastCreatedAt.plus(1, ChronoUnit.MICROS);
-    Row row = new Row(event, lastCreatedAt, now);
+    long sequence = sequences.merge(aggregateKey(event), 1L, Long::sum);
+    Row row = new Row(event.toStored().sequence(sequence).build(), lastCreatedAt, now);
     rows.put(event.id(), row);
     open.add(row);
     openByAggregate.computeIfAbsent(aggregateKey(event), k -> new TreeSet<>(AGGREGATE_ORDER)).add(row);

@@ -61,12 +61,12 @@ public final class OutboxEvent {
    * consumer could not trust them. Names starting with {@code Nats-} (any case) are refused as well:
    * JetStream acts on them (expected stream, rollup, deduplication).
    */
-  public static final Set<String> RESERVED_HEADERS = Set.of(
-      "x-event-id", "x-aggregate-type", "x-aggregate-id", "nats-msg-id",
-      "x-replay", "x-replay-batch-id", "x-original-event-id");
+  public static final Set<String> RESERVED_HEADERS = reservedHeaders();
+  /** The version of a payload's schema when the builder sets none. */
+  public static final int DEFAULT_SCHEMA_VERSION = 1;
 
-  private static final String AGGREGATE_TYPE_HEADER = "x-aggregate-type";
-  private static final String AGGREGATE_ID_HEADER = "x-aggregate-id";
+  /** W3C trace context, version 00: version, trace id, parent id, flags, in lower-case hex. */
+  private static final Pattern TRACE_PARENT = Pattern.compile("00-([0-9a-f]{32})-([0-9a-f]{16})-[0-9a-f]{2}");
   private static final Pattern TOPIC = Pattern.compile("[A-Za-z0-9_-]+(\\.[A-Za-z0-9_-]+)*");
   /** An HTTP token (RFC 7230 {@code tchar}), which every broker's header names accept. */
   private static final Pattern HEADER_NAME = Pattern.compile("[A-Za-z0-9!#$%&'*+.^_`|~-]+");
@@ -87,11 +87,21 @@ public final class OutboxEvent {
   private final String leaseOwner;
   private final Instant leaseUntil;
   private final Instant dispatchedAt;
+  private final long sequence;
+  private final int schemaVersion;
+  private final Instant occurredAt;
+  private final String traceParent;
+
+  private static Set<String> reservedHeaders() {
+    Set<String> names = new java.util.HashSet<>(OutboxHeaders.RESERVED);
+    names.add("nats-msg-id");
+    return Set.copyOf(names);
+  }
 
   private OutboxEvent(Builder b) {
     this.id = b.id != null ? b.id : UuidV7.next();
-    this.aggregateType = requireName("aggregateType", AGGREGATE_TYPE_HEADER, b.aggregateType);
-    this.aggregateId = requireName("aggregateId", AGGREGATE_ID_HEADER, b.aggregateId);
+    this.aggregateType = requireName("aggregateType", OutboxHeaders.AGGREGATE_TYPE, b.aggregateType);
+    this.aggregateId = requireName("aggregateId", OutboxHeaders.AGGREGATE_ID, b.aggregateId);
     this.topic = requireTopic(b.topic);
     this.payload = requireJson(b.payload, headersBytes(b.headers));
     this.headers = Collections.unmodifiableMap(new LinkedHashMap<>(b.headers));
@@ -104,6 +114,14 @@ public final class OutboxEvent {
     this.leaseOwner = null;
     this.leaseUntil = null;
     this.dispatchedAt = null;
+    this.sequence = 0;
+    if (b.schemaVersion < 1) {
+      throw new InvalidEventException("schemaVersion must be >= 1, was " + b.schemaVersion
+          + ": number the versions of a payload's schema from 1");
+    }
+    this.schemaVersion = b.schemaVersion;
+    this.occurredAt = b.occurredAt;
+    this.traceParent = requireTraceParent(b.traceParent);
   }
 
   private OutboxEvent(Stored b) {
@@ -122,6 +140,10 @@ public final class OutboxEvent {
     this.leaseOwner = b.leaseOwner;
     this.leaseUntil = b.leaseUntil;
     this.dispatchedAt = b.dispatchedAt;
+    this.sequence = b.sequence;
+    this.schemaVersion = b.schemaVersion;
+    this.occurredAt = b.occurredAt;
+    this.traceParent = b.traceParent;
   }
 
   /** A copy with another stored state; the validated fields are shared, not checked again. */
@@ -148,6 +170,10 @@ public final class OutboxEvent {
     this.leaseOwner = leaseOwner;
     this.leaseUntil = leaseUntil;
     this.dispatchedAt = dispatchedAt;
+    this.sequence = e.sequence;
+    this.schemaVersion = e.schemaVersion;
+    this.occurredAt = e.occurredAt;
+    this.traceParent = e.traceParent;
   }
 
   public static Builder builder() {
@@ -169,7 +195,8 @@ public final class OutboxEvent {
     Stored b = new Stored()
         .id(id).aggregate(aggregateType, aggregateId).topic(topic).payload(payload).priority(priority)
         .createdAt(createdAt).status(status).attempts(attempts).nextAttemptAt(nextAttemptAt)
-        .lastError(lastError).lease(leaseOwner, leaseUntil).dispatchedAt(dispatchedAt);
+        .lastError(lastError).lease(leaseOwner, leaseUntil).dispatchedAt(dispatchedAt)
+        .sequence(sequence).schemaVersion(schemaVersion).occurredAt(occurredAt).traceParent(traceParent);
     b.headers.putAll(headers);
     return b;
   }
@@ -217,6 +244,21 @@ public final class OutboxEvent {
   /** When the event was marked {@code DISPATCHED}, or {@code null}. */
   public Instant dispatchedAt() { return dispatchedAt; }
 
+  /**
+   * Position in its aggregate, 1, 2, 3 … in commit order, gap-free among committed events; assigned by
+   * the store at append, 0 before (and in stores that assign none).
+   */
+  public long sequence() { return sequence; }
+
+  /** Version of the payload's schema (default {@value #DEFAULT_SCHEMA_VERSION}). */
+  public int schemaVersion() { return schemaVersion; }
+
+  /** Business time of the event: as set by the builder, else the append time; {@code null} before it. */
+  public Instant occurredAt() { return occurredAt != null ? occurredAt : createdAt; }
+
+  /** W3C {@code traceparent} of the code that appended the event, or {@code null}. */
+  public String traceParent() { return traceParent; }
+
   @Override
   public boolean equals(Object o) {
     return o instanceof OutboxEvent other && id.equals(other.id) && status == other.status
@@ -251,6 +293,19 @@ public final class OutboxEvent {
             + ": the aggregate travels in NATS headers (" + header + "), which carry printable ASCII only;"
             + " encode it, e.g. percent-encoding");
       }
+    }
+    return value;
+  }
+
+  private static String requireTraceParent(String value) {
+    if (value == null) {
+      return null;
+    }
+    java.util.regex.Matcher m = TRACE_PARENT.matcher(value);
+    if (!m.matches() || m.group(1).chars().allMatch(c -> c == '0') || m.group(2).chars().allMatch(c -> c == '0')) {
+      throw new InvalidEventException("traceParent must be a W3C traceparent such as"
+          + " '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01' (version 00, lower-case hex, trace and"
+          + " parent ids not all zero), was '" + (value.length() > 80 ? value.substring(0, 80) + "…" : value) + "'");
     }
     return value;
   }
@@ -386,6 +441,9 @@ public final class OutboxEvent {
     private String payload;
     private final Map<String, String> headers = new LinkedHashMap<>();
     private int priority;
+    private int schemaVersion = DEFAULT_SCHEMA_VERSION;
+    private Instant occurredAt;
+    private String traceParent;
 
     private Builder() {}
 
@@ -429,6 +487,24 @@ public final class OutboxEvent {
       return this;
     }
 
+    /** Version of the payload's schema, from 1 (the default); consumers choose their decoder by it. */
+    public Builder schemaVersion(int schemaVersion) {
+      this.schemaVersion = schemaVersion;
+      return this;
+    }
+
+    /** When the business fact happened; by default the append time. */
+    public Builder occurredAt(Instant occurredAt) {
+      this.occurredAt = occurredAt;
+      return this;
+    }
+
+    /** W3C {@code traceparent} of the appending code, so consumers continue its trace. */
+    public Builder traceParent(String traceParent) {
+      this.traceParent = traceParent;
+      return this;
+    }
+
     /** @throws InvalidEventException naming the field, the value and the fix */
     public OutboxEvent build() {
       return new OutboxEvent(this);
@@ -452,6 +528,10 @@ public final class OutboxEvent {
     private String leaseOwner;
     private Instant leaseUntil;
     private Instant dispatchedAt;
+    private long sequence;
+    private int schemaVersion = DEFAULT_SCHEMA_VERSION;
+    private Instant occurredAt;
+    private String traceParent;
 
     private Stored() {}
 
@@ -519,6 +599,26 @@ public final class OutboxEvent {
 
     public Stored dispatchedAt(Instant dispatchedAt) {
       this.dispatchedAt = dispatchedAt;
+      return this;
+    }
+
+    public Stored sequence(long sequence) {
+      this.sequence = sequence;
+      return this;
+    }
+
+    public Stored schemaVersion(int schemaVersion) {
+      this.schemaVersion = schemaVersion;
+      return this;
+    }
+
+    public Stored occurredAt(Instant occurredAt) {
+      this.occurredAt = occurredAt;
+      return this;
+    }
+
+    public Stored traceParent(String traceParent) {
+      this.traceParent = traceParent;
       return this;
     }
 

@@ -1,5 +1,6 @@
 package io.mic.replay;
 
+import io.mic.outbox.OutboxHeaders;
 import java.nio.charset.StandardCharsets;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -20,12 +21,7 @@ import java.util.Map;
  * trust them.
  */
 public final class ReplayMessage {
-  public static final String REPLAY_HEADER = "x-replay";
-  public static final String BATCH_ID_HEADER = "x-replay-batch-id";
-  public static final String ORIGINAL_ID_HEADER = "x-original-event-id";
-  public static final String AGGREGATE_TYPE_HEADER = "x-aggregate-type";
-  public static final String AGGREGATE_ID_HEADER = "x-aggregate-id";
-  public static final String MSG_ID_HEADER = "Nats-Msg-Id";
+  private static final String MSG_ID_HEADER = "Nats-Msg-Id";
 
   private final ArchivedEvent event;
   private final String batchId;
@@ -44,23 +40,21 @@ public final class ReplayMessage {
         headers.put(name, value);
       }
     });
-    headers.put(REPLAY_HEADER, "true");
-    headers.put(BATCH_ID_HEADER, batchId);
-    headers.put(ORIGINAL_ID_HEADER, event.id());
+    headers.put(OutboxHeaders.REPLAY, "true");
+    headers.put(OutboxHeaders.REPLAY_BATCH_ID, batchId);
+    headers.put(OutboxHeaders.ORIGINAL_EVENT_ID, event.id());
     if (event.aggregateType() != null) {
-      headers.put(AGGREGATE_TYPE_HEADER, event.aggregateType());
+      headers.put(OutboxHeaders.AGGREGATE_TYPE, event.aggregateType());
     }
     if (event.aggregateId() != null) {
-      headers.put(AGGREGATE_ID_HEADER, event.aggregateId());
+      headers.put(OutboxHeaders.AGGREGATE_ID, event.aggregateId());
     }
     return new ReplayMessage(event, batchId, Collections.unmodifiableMap(headers));
   }
 
   private static boolean isReserved(String name) {
     String n = name.toLowerCase(Locale.ROOT);
-    return n.equals(REPLAY_HEADER) || n.equals(BATCH_ID_HEADER) || n.equals(ORIGINAL_ID_HEADER)
-        || n.equals(AGGREGATE_TYPE_HEADER) || n.equals(AGGREGATE_ID_HEADER) || n.equals("x-event-id")
-        || n.equals("nats-msg-id");
+    return OutboxHeaders.RESERVED.contains(n) || n.equals("nats-msg-id");
   }
 
   public ArchivedEvent event() {

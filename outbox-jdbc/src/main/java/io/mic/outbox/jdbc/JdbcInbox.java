@@ -1,5 +1,6 @@
 package io.mic.outbox.jdbc;
 
+import io.mic.outbox.OutboxHeaders;
 import io.mic.outbox.InvalidConfigurationException;
 import io.mic.outbox.OutboxException;
 import io.mic.outbox.jdbc.internal.TableName;
@@ -43,10 +44,6 @@ public final class JdbcInbox {
   public static final int MAX_PURGE_BATCH_SIZE = 10_000;
   /** Longest consumer name or event id, in characters (the columns are {@code varchar(255)}). */
   public static final int MAX_KEY_LENGTH = 255;
-  /** The header carrying the event id on a live publication. */
-  public static final String EVENT_ID_HEADER = "x-event-id";
-  /** The header carrying the original event id on a replayed publication. */
-  public static final String ORIGINAL_EVENT_ID_HEADER = "x-original-event-id";
 
   private static final Logger LOG = LoggerFactory.getLogger(JdbcInbox.class);
 
@@ -229,15 +226,15 @@ public final class JdbcInbox {
     if (headers == null) {
       throw new InvalidInboxKeyException("headers are required to find the event id");
     }
-    for (String name : new String[] {ORIGINAL_EVENT_ID_HEADER, EVENT_ID_HEADER}) {
+    for (String name : new String[] {OutboxHeaders.ORIGINAL_EVENT_ID, OutboxHeaders.EVENT_ID}) {
       String value = header(headers, name);
       if (value != null) {
         requireKey(name + " header", value);
         return value;
       }
     }
-    throw new InvalidInboxKeyException("the message carries no event id: expected header " + EVENT_ID_HEADER
-        + " (live publication) or " + ORIGINAL_EVENT_ID_HEADER + " (replay); header names present: "
+    throw new InvalidInboxKeyException("the message carries no event id: expected header " + OutboxHeaders.EVENT_ID
+        + " (live publication) or " + OutboxHeaders.ORIGINAL_EVENT_ID + " (replay); header names present: "
         + new TreeSet<>(headers.keySet()));
   }
 

@@ -3,6 +3,7 @@ package io.mic.outbox.nats;
 import io.mic.outbox.BatchDispatchFn;
 import io.mic.outbox.InvalidConfigurationException;
 import io.mic.outbox.OutboxEvent;
+import io.mic.outbox.OutboxHeaders;
 import io.mic.outbox.PublishUnavailableException;
 import io.mic.outbox.nats.internal.ConnectionSource;
 import io.mic.outbox.nats.internal.ConnectionSource.Session;
@@ -77,10 +78,6 @@ public final class NatsJetStreamPublisher implements BatchDispatchFn, AutoClosea
   public static final int DEFAULT_MAX_PENDING_ACKS = 256;
   public static final int MAX_PENDING_ACKS_LIMIT = 10_000;
   public static final String DEFAULT_CONNECTION_NAME = "mic-outbox";
-
-  public static final String EVENT_ID_HEADER = "x-event-id";
-  public static final String AGGREGATE_TYPE_HEADER = "x-aggregate-type";
-  public static final String AGGREGATE_ID_HEADER = "x-aggregate-id";
 
   private static final String MSG_ID_HEADER = "Nats-Msg-Id";
   private static final String EXPECTED_STREAM_HEADER = "Nats-Expected-Stream";
@@ -245,10 +242,7 @@ public final class NatsJetStreamPublisher implements BatchDispatchFn, AutoClosea
     String subject = subjectOf(event);
     try {
       Headers headers = new Headers(); // refuses values NATS cannot carry (non-ASCII): this event's fault
-      event.headers().forEach(headers::put);
-      headers.put(EVENT_ID_HEADER, event.id().toString());
-      headers.put(AGGREGATE_TYPE_HEADER, event.aggregateType());
-      headers.put(AGGREGATE_ID_HEADER, event.aggregateId());
+      OutboxHeaders.of(event).forEach(headers::put);
       headers.put(MSG_ID_HEADER, event.id().toString());
       if (expectedStream != null) {
         headers.put(EXPECTED_STREAM_HEADER, expectedStream);

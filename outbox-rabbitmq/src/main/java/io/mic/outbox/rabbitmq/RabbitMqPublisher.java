@@ -6,6 +6,7 @@ import com.rabbitmq.client.ShutdownSignalException;
 import io.mic.outbox.BatchDispatchFn;
 import io.mic.outbox.InvalidConfigurationException;
 import io.mic.outbox.OutboxEvent;
+import io.mic.outbox.OutboxHeaders;
 import io.mic.outbox.PublishUnavailableException;
 import io.mic.outbox.rabbitmq.internal.ChannelPool;
 import io.mic.outbox.rabbitmq.internal.ConfirmChannel;
@@ -73,9 +74,6 @@ public final class RabbitMqPublisher implements BatchDispatchFn, AutoCloseable {
   /** Delivery mode 2: the broker writes the message to disk in durable queues. */
   public static final int PERSISTENT = 2;
 
-  public static final String EVENT_ID_HEADER = "x-event-id";
-  public static final String AGGREGATE_TYPE_HEADER = "x-aggregate-type";
-  public static final String AGGREGATE_ID_HEADER = "x-aggregate-id";
 
   private static final Logger LOG = LoggerFactory.getLogger(RabbitMqPublisher.class);
   private static final int MAX_SHORT_STRING = 255;
@@ -274,10 +272,7 @@ public final class RabbitMqPublisher implements BatchDispatchFn, AutoCloseable {
   }
 
   private static AMQP.BasicProperties propertiesOf(OutboxEvent event) {
-    Map<String, Object> headers = new LinkedHashMap<>(event.headers());
-    headers.put(EVENT_ID_HEADER, event.id().toString());
-    headers.put(AGGREGATE_TYPE_HEADER, event.aggregateType());
-    headers.put(AGGREGATE_ID_HEADER, event.aggregateId());
+    Map<String, Object> headers = new LinkedHashMap<>(OutboxHeaders.of(event));
     Instant created = event.createdAt() != null ? event.createdAt() : Instant.now();
     return new AMQP.BasicProperties.Builder()
         .messageId(event.id().toString())
