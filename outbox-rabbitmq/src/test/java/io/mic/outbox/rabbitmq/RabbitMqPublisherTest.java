@@ -87,11 +87,13 @@ class RabbitMqPublisherTest {
     return messages;
   }
 
+  private static final String TRACE = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+
   @Test
   void aConsumerReceivesTheRoutingKeyThePropertiesTheHeadersAndThePayloadBytes() throws Exception {
     String payload = "{\"city\":\"Zürich\",\"note\":\"日本語 ✓ \\\"quoted\\\"\",\"amount\":12.50}";
     OutboxEvent event = OutboxEvent.builder().aggregate("order", "A-7").topic("order.created").payload(payload)
-        .header("tenant", "acme").header("traceparent", "00-abc-01").build();
+        .header("tenant", "acme").traceParent(TRACE).build();
 
     java.time.Instant before = java.time.Instant.now().truncatedTo(java.time.temporal.ChronoUnit.SECONDS);
     publisher().dispatch(event);
@@ -108,8 +110,9 @@ class RabbitMqPublisherTest {
     assertThat(p.getTimestamp().toInstant()).isBetween(before, after); // not appended: no createdAt, so now
     Map<String, String> headers = new LinkedHashMap<>();
     p.getHeaders().forEach((k, v) -> headers.put(k, v.toString()));
-    assertThat(headers).containsExactlyInAnyOrderEntriesOf(Map.of("tenant", "acme", "traceparent", "00-abc-01",
-        "x-event-id", event.id().toString(), "x-aggregate-type", "order", "x-aggregate-id", "A-7"));
+    assertThat(headers).containsExactlyInAnyOrderEntriesOf(Map.of("tenant", "acme", "traceparent", TRACE,
+        "x-event-id", event.id().toString(), "x-aggregate-type", "order", "x-aggregate-id", "A-7",
+        "x-schema-version", "1"));
   }
 
   @Test
