@@ -158,12 +158,9 @@ final class KafkaTestBroker {
       signal("-CONT");
     }
 
-    /** Stops the broker (SIGTERM, a clean shutdown) and starts it again on the same port and data. */
-    void stop() throws InterruptedException {
-      process.destroy();
-      if (!process.waitFor(30, TimeUnit.SECONDS)) {
-        process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
-      }
+    /** Kills the broker (SIGKILL, as in a crash); {@link #restart()} brings it back on the same port and data. */
+    void kill() throws InterruptedException {
+      process.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
     }
 
     void restart() throws IOException {
