@@ -28,9 +28,10 @@ import org.testcontainers.kafka.KafkaContainer;
  * The Kafka broker the tests use, found in this order: {@code MIC_TEST_KAFKA_BOOTSTRAP}; a Testcontainers
  * broker when Docker is available; else a real single-node KRaft broker ({@code kafka.Kafka} from the
  * {@code kafka_2.13} test dependency) started in a child JVM for this test run and stopped when it ends.
- * Tests that freeze or stop the broker always get a child JVM ({@link #child()}).
+ * Tests that freeze or stop the broker always get a child JVM ({@link #child()}). Published in the
+ * module's test-jar, so other modules' tests (the demo's) use the same broker.
  */
-final class KafkaTestBroker {
+public final class KafkaTestBroker {
   static final String ENV = "MIC_TEST_KAFKA_BOOTSTRAP";
 
   private static String sharedBootstrap;
@@ -39,7 +40,7 @@ final class KafkaTestBroker {
   private KafkaTestBroker() {}
 
   /** The bootstrap servers of the broker shared by the tests of this JVM. */
-  static synchronized String bootstrap() {
+  public static synchronized String bootstrap() {
     if (sharedBootstrap == null) {
       String env = System.getenv(ENV);
       if (env != null && !env.isBlank()) {
