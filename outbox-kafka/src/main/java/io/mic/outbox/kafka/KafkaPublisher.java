@@ -9,6 +9,7 @@ import io.mic.outbox.kafka.internal.ProducerSettings;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -74,6 +75,8 @@ public final class KafkaPublisher implements BatchDispatchFn, AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(KafkaPublisher.class);
   /** Added to the producer's own bounds before waiting on a future gives up: the producer should answer first. */
   private static final long WAIT_MARGIN_MILLIS = 5_000;
+  /** Topics of one batch whose metadata may be waited for in vain before the broker counts as down. */
+  static final int MAX_TOPICS_WAITED_FOR = 2;
 
   private final Producer<byte[], byte[]> producer;
   private final boolean ownsProducer;
@@ -127,10 +130,14 @@ public final class KafkaPublisher implements BatchDispatchFn, AutoCloseable {
   public Map<UUID, Exception> dispatchBatch(List<OutboxEvent> events) throws InterruptedException {
     Map<UUID, Exception> failures = new LinkedHashMap<>();
     List<InFlight> inFlight = new ArrayList<>(events.size());
+    // send() waits max.block.ms for a topic's metadata: a topic that made it wait in vain is not tried
+    // again in this batch, and after two such topics the broker itself is taken as down
+    Map<String, PublishUnavailableException> downTopics = new HashMap<>();
     PublishUnavailableException down = null;
     for (OutboxEvent event : events) {
-      if (down != null) {
-        failures.put(event.id(), down);
+      PublishUnavailableException known = down != null ? down : downTopics.get(topicOf.apply(event));
+      if (known != null) {
+        failures.put(event.id(), known);
         continue;
       }
       Future<RecordMetadata> sent;
@@ -141,14 +148,16 @@ public final class KafkaPublisher implements BatchDispatchFn, AutoCloseable {
         continue;
       } catch (PublishUnavailableException e) {
         failures.put(event.id(), e);
-        down = e;
+        down = e; // the producer is closed: every later send fails alike
         continue;
       }
       PublishUnavailableException immediate = failedAtOnce(event, sent);
       if (immediate != null) {
-        // send() already waited max.block.ms for metadata or buffer space: the rest would wait alike
         failures.put(event.id(), immediate);
-        down = immediate;
+        downTopics.put(topicOf.apply(event), immediate);
+        if (downTopics.size() >= MAX_TOPICS_WAITED_FOR) {
+          down = immediate;
+        }
       } else {
         inFlight.add(new InFlight(event, sent));
       }

@@ -141,6 +141,26 @@ class KafkaPublisherTest {
   }
 
   @Test
+  void aMissingTopicDelaysOnlyItsOwnEvents() throws Exception {
+    String missing = KafkaTestBroker.uniqueTopic();
+    List<OutboxEvent> events = new ArrayList<>();
+    for (int i = 0; i < 6; i++) {
+      events.add(OutboxEvent.builder().aggregate("order", "m-" + i).topic(i % 2 == 0 ? missing : topic)
+          .payload("{\"i\":" + i + "}").build());
+    }
+    try (KafkaPublisher publisher = publisher().maxBlock(Duration.ofMillis(500))
+        .property("allow.auto.create.topics", "false").build()) {
+      Map<UUID, Exception> failures = publisher.dispatchBatch(events);
+
+      assertThat(failures).containsOnlyKeys(events.get(0).id(), events.get(2).id(), events.get(4).id());
+      assertThat(failures.values()).allSatisfy(f -> assertThat(f).isInstanceOf(PublishUnavailableException.class)
+          .hasMessageContaining("for topic '" + missing + "'"));
+    }
+    assertThat(TopicReader.readAtLeast(bootstrap, topic, 3)).extracting(r -> new String(r.key(), UTF_8))
+        .containsExactlyInAnyOrder("m-1", "m-3", "m-5");
+  }
+
+  @Test
   void noBrokerIsUnavailableForEveryEventAfterOneWait() throws Exception {
     int closedPort;
     try (ServerSocket s = new ServerSocket(0)) {
