@@ -100,7 +100,7 @@ public final class InMemoryOutboxStore implements OutboxStore {
       Set<String> pausedTopics) {
     Instant now = now();
     List<OutboxEvent> result = new ArrayList<>();
-    for (Row row : candidates(now, preserveAggregateOrder, false, pausedTopics)) {
+    for (Row row : candidates(now, preserveAggregateOrder, false, pausedTopics, limit)) {
       if (result.size() == limit) {
         break;
       }
@@ -120,7 +120,7 @@ public final class InMemoryOutboxStore implements OutboxStore {
     Objects.requireNonNull(owner, "owner");
     Instant now = now();
     List<OutboxEvent> result = new ArrayList<>();
-    for (Row row : candidates(now, preserveAggregateOrder, true, pausedTopics)) {
+    for (Row row : candidates(now, preserveAggregateOrder, true, pausedTopics, limit)) {
       if (result.size() == limit) {
         break;
       }
@@ -144,7 +144,7 @@ public final class InMemoryOutboxStore implements OutboxStore {
     Objects.requireNonNull(owner, "owner");
     Instant now = now();
     List<List<Row>> runs = new ArrayList<>();
-    for (Row head : candidates(now, true, true, pausedTopics)) {
+    for (Row head : candidates(now, true, true, pausedTopics, Integer.MAX_VALUE)) {
       List<Row> run = new ArrayList<>();
       for (Row row : openByAggregate.get(aggregateKey(head.event))) {
         // behind the head only due PENDING events: an expired run is retaken head first, one by one
@@ -277,8 +277,12 @@ public final class InMemoryOutboxStore implements OutboxStore {
         .map(oldest -> Duration.between(oldest, now()));
   }
 
-  /** Available rows in dispatch order; in ordered mode only each aggregate's available head. */
-  private List<Row> candidates(Instant now, boolean preserveAggregateOrder, boolean claiming, Set<String> paused) {
+  /**
+   * Available rows in dispatch order; in ordered mode only each aggregate's available head. Without
+   * ordering the scan stops after {@code limit} rows, so a batch costs its size, not the backlog's.
+   */
+  private List<Row> candidates(Instant now, boolean preserveAggregateOrder, boolean claiming, Set<String> paused,
+      int limit) {
     List<Row> result = new ArrayList<>();
     if (preserveAggregateOrder) {
       for (TreeSet<Row> aggregate : openByAggregate.values()) {
@@ -290,6 +294,9 @@ public final class InMemoryOutboxStore implements OutboxStore {
       result.sort(DISPATCH_ORDER);
     } else {
       for (Row row : open) {
+        if (result.size() == limit) {
+          break;
+        }
         if (row.isAvailable(now, claiming) && !paused.contains(row.event.topic())) {
           result.add(row);
         }

@@ -39,7 +39,7 @@ import picocli.CommandLine.Spec;
     version = "mic-events-replay 0.1.0",
     description = {
         "Republishes the archived events of one topic and an inclusive time range, in (created_at, id) order.",
-        "Without --to-nats it is a dry run: one JSON line per selected event on stdout, a summary on stderr."},
+        "Without --to-nats or --to-kafka it is a dry run: one JSON line per selected event on stdout, a summary on stderr."},
     exitCodeListHeading = "%nExit codes:%n",
     exitCodeList = {
         "0:all selected events published (or dry run done)",
@@ -98,6 +98,10 @@ public final class ReplayCommand implements Callable<Integer> {
   @Option(names = "--nats-stream", paramLabel = "STREAM", description = "the JetStream stream (must exist and capture the topic)")
   private String natsStream;
 
+  @Option(names = "--to-kafka", paramLabel = "BOOTSTRAP",
+      description = "publish to this Kafka cluster, e.g. 127.0.0.1:9092 (the topic must exist)")
+  private String kafkaBootstrap;
+
   @Option(names = "--batch-id", paramLabel = "ID", description = "batch id; reuse it to resume a failed batch (default: random)")
   private String batchId;
 
@@ -151,7 +155,8 @@ public final class ReplayCommand implements Callable<Integer> {
         .from(from).to(to).progress(new CliProgress(stderr, Duration.ofSeconds(Math.max(0, progressSeconds))));
     Writer dryRunOut = new BufferedWriter(new OutputStreamWriter(stdout, StandardCharsets.UTF_8), 1 << 16);
     ReplayResult result;
-    try (ReplaySink sink = natsUrl == null ? new DryRunSink(dryRunOut) : natsSink()) {
+    try (ReplaySink sink = natsUrl != null ? natsSink() : kafkaBootstrap != null ? kafkaSink()
+        : new DryRunSink(dryRunOut)) {
       result = build(replay.sink(sink)::build, EVENT_REPLAY_OPTIONS).run();
     }
     summary(result, replaySource); // after close: stdout is complete before the summary reaches stderr
@@ -170,6 +175,9 @@ public final class ReplayCommand implements Callable<Integer> {
       if (clickHouse && parsed.hasMatchedOption(option)) {
         throw usage(option + " applies to --from-json only: ClickHouse sorts on the server");
       }
+    }
+    if (natsUrl != null && kafkaBootstrap != null) {
+      throw usage("--to-nats and --to-kafka exclude each other: replay to one broker at a time");
     }
     if (natsUrl == null) {
       for (String option : new String[] {"--nats-stream", "--max-pending-acks"}) {
@@ -209,6 +217,10 @@ public final class ReplayCommand implements Callable<Integer> {
         NATS_OPTIONS);
   }
 
+  private ReplaySink kafkaSink() {
+    return build(KafkaReplaySink.builder().bootstrapServers(kafkaBootstrap)::build, KAFKA_OPTIONS);
+  }
+
   private static String blankToNull(String s) {
     return s == null || s.isEmpty() ? null : s;
   }
@@ -220,6 +232,7 @@ public final class ReplayCommand implements Callable<Integer> {
       "table", "--clickhouse-table", "user", "--clickhouse-user", "password", "--clickhouse-password");
   private static final Map<String, String> NATS_OPTIONS =
       Map.of("url", "--to-nats", "stream", "--nats-stream", "maxPendingAcks", "--max-pending-acks");
+  private static final Map<String, String> KAFKA_OPTIONS = Map.of("bootstrapServers", "--to-kafka");
   private static final Map<String, String> EVENT_REPLAY_OPTIONS =
       Map.of("topic", "--topic", "from", "--from", "to", "--to", "batchId", "--batch-id");
 
@@ -239,7 +252,8 @@ public final class ReplayCommand implements Callable<Integer> {
       stderr.println("dry run: " + r.published() + " events selected from " + r.recordsRead() + " records of "
           + replaySource + " (" + range + "); batch id " + r.batchId() + "; nothing was published (" + took + ")");
     } else {
-      stderr.println("published " + r.published() + " events to NATS stream " + natsStream + " (" + range
+      String destination = kafkaBootstrap != null ? "Kafka at " + kafkaBootstrap : "NATS stream " + natsStream;
+      stderr.println("published " + r.published() + " events to " + destination + " (" + range
           + ") from " + r.recordsRead() + " records of " + replaySource + "; batch id " + r.batchId() + " ("
           + took + ")");
     }
@@ -260,7 +274,7 @@ public final class ReplayCommand implements Callable<Integer> {
       return BAD_INPUT;
     }
     if (e instanceof ReplayConfigurationException c) {
-      String flag = NATS_OPTIONS.getOrDefault(c.option(), c.option());
+      String flag = (kafkaBootstrap != null ? KAFKA_OPTIONS : NATS_OPTIONS).getOrDefault(c.option(), c.option());
       stderr.println("mic-events-replay: " + flag + ": " + c.getMessage());
       return BAD_INPUT;
     }

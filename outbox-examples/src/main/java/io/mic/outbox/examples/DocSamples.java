@@ -6,6 +6,7 @@ import com.sun.net.httpserver.HttpServer;
 import io.mic.outbox.AsyncOutboxDispatcher;
 import io.mic.outbox.DispatchFn;
 import io.mic.outbox.OutboxDispatcher;
+import io.mic.outbox.OutboxEvent;
 import io.mic.outbox.OutboxHealth;
 import io.mic.outbox.OutboxListeners;
 import io.mic.outbox.jdbc.DeadLetterQuery;
@@ -16,6 +17,8 @@ import io.mic.outbox.jdbc.OutboxMaintenance;
 import io.mic.outbox.jdbc.archive.ClickHouseArchive;
 import io.mic.outbox.jdbc.archive.JsonLinesArchive;
 import io.mic.outbox.jdbc.archive.OutboxArchiver;
+import io.mic.outbox.kafka.KafkaHeaders;
+import io.mic.outbox.kafka.KafkaPublisher;
 import io.mic.outbox.micrometer.MicrometerOutboxMetrics;
 import io.mic.outbox.nats.NatsJetStreamPublisher;
 import io.mic.replay.EventReplay;
@@ -33,6 +36,8 @@ import java.util.UUID;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import javax.sql.DataSource;
+import org.apache.kafka.clients.consumer.Consumer;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
 
 /**
  * Every Java sample of docs/, compiled against the real API. {@code DocSamplesTest} checks that each
@@ -48,6 +53,8 @@ final class DocSamples {
   record Order(String id) {}
 
   static void createInvoice(Connection c, Order order) {}
+
+  static void createInvoice(Connection c, byte[] json) {}
 
   static void jdbc1(DataSource hikari) {
     // docs/jdbc.md 1 begin
@@ -165,5 +172,29 @@ final class DocSamples {
           .build().run();
     }
     // docs/replay.md 2 end
+  }
+
+  static void kafka1(JdbcOutboxStore store) {
+    // docs/kafka.md 1 begin
+    try (KafkaPublisher publisher = KafkaPublisher.builder()
+        .bootstrapServers("127.0.0.1:9092")       // or .producer(appProducer): then never closed by us
+        .property("linger.ms", "5")               // any producer setting (security, compression, ...)
+        .topicOf(e -> "acme." + e.topic())        // optional; default: the event's topic
+        .keyOf(OutboxEvent::aggregateId)          // optional; default: the aggregate id
+        .deliveryTimeout(Duration.ofSeconds(20))  // default 20 s; keep it well below leaseTtl
+        .build()) {
+      OutboxDispatcher.builder().store(store).dispatchFn(publisher).build().dispatchOnce();
+    }
+    // docs/kafka.md 1 end
+  }
+
+  static void kafka2(Consumer<byte[], byte[]> consumer, JdbcInbox inbox) {
+    // docs/kafka.md 2 begin
+    for (ConsumerRecord<byte[], byte[]> record : consumer.poll(Duration.ofMillis(500))) {
+      String eventId = JdbcInbox.eventIdOf(KafkaHeaders.toMap(record.headers()));
+      inbox.runOnce("billing", eventId, c -> createInvoice(c, record.value()));
+    }
+    consumer.commitSync();    // commit offsets only after the effects are recorded
+    // docs/kafka.md 2 end
   }
 }

@@ -36,9 +36,10 @@ import picocli.CommandLine.Option;
             + " whose event never appears, dispatch in per-aggregate order by two claiming workers, a redelivered"
             + " duplicate absorbed by the consumer's inbox, and a poison event that goes to the DLQ and is"
             + " redriven.",
-        "Runs on H2 in process and an in-process bus unless --jdbc-url and --nats name real servers; it"
+        "Runs on H2 in process and an in-process bus unless --jdbc-url and --nats or --kafka name real servers; it"
             + " creates (and first drops) the tables mic_demo_orders, mic_demo_invoices, mic_demo_outbox and"
-            + " mic_demo_inbox, and a JetStream stream MIC_DEMO_* that it deletes at the end."},
+            + " mic_demo_inbox, and a JetStream stream MIC_DEMO_* or a Kafka topic mic-demo-* that it deletes at the"
+            + " end."},
     exitCodeListHeading = "Exit codes:%n",
     exitCodeList = {"0:the story ran to the end", "1:the story went wrong (a bug: please report it)",
         "2:bad options or an unreachable server"})
@@ -72,6 +73,10 @@ public final class OutboxDemo implements Callable<Integer> {
       description = "publish to NATS JetStream at this URL, e.g. nats://127.0.0.1:4222 (default: an in-process bus)")
   String natsUrl;
 
+  @Option(names = "--kafka", paramLabel = "BOOTSTRAP",
+      description = "publish to Apache Kafka at these bootstrap servers, e.g. 127.0.0.1:9092")
+  String kafkaBootstrap;
+
   @Option(names = "--verbose", description = "show the library's own log lines (INFO and above)")
   boolean verbose;
 
@@ -100,7 +105,11 @@ public final class OutboxDemo implements Callable<Integer> {
       throw new DemoSetupException("--nats must be a NATS URL such as nats://127.0.0.1:4222, was '"
           + Secrets.redact(natsUrl) + "'");
     }
-    try (HikariDataSource dataSource = connect(); Bus bus = natsUrl == null ? new InProcessBus() : new NatsBus(natsUrl)) {
+    if (natsUrl != null && kafkaBootstrap != null) {
+      throw new DemoSetupException("--nats and --kafka exclude each other: choose one bus");
+    }
+    try (HikariDataSource dataSource = connect(); Bus bus = natsUrl != null ? new NatsBus(natsUrl)
+        : kafkaBootstrap != null ? new KafkaBus(kafkaBootstrap) : new InProcessBus()) {
       new Story(dataSource, bus, out).tell();
       return 0;
     }

@@ -35,7 +35,7 @@ class DocSamplesTest {
         }
       }
     }
-    assertThat(checked).hasSize(9);
+    assertThat(checked).hasSize(11);
   }
 
   private static String compiled(List<String> source, String marker) {

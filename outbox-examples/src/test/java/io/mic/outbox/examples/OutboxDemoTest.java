@@ -69,6 +69,24 @@ class OutboxDemoTest {
         .contains("Summary: 7 events written, 7 dispatched, 2 retried, 1 dead-lettered and redriven");
   }
 
+  /** The same story through Apache Kafka (MIC_TEST_KAFKA_BOOTSTRAP, else a broker started for the tests). */
+  @Test
+  void tellsTheSameStoryThroughKafka() {
+    int code = run("--kafka", io.mic.outbox.kafka.KafkaTestBroker.bootstrap());
+    assertThat(code).as(err() + out()).isZero();
+    assertThat(out()).contains("publishing to Apache Kafka (topic mic-demo-")
+        .contains("o-1: order.placed -> order.paid")
+        .contains("o-1's order.placed was delivered twice; billing's inbox absorbed 1 duplicate(s)")
+        .contains("Summary: 7 events written, 7 dispatched, 2 retried, 1 dead-lettered and redriven, 1 duplicate"
+            + " absorbed, 0 in the DLQ, 0 lost");
+  }
+
+  @Test
+  void natsAndKafkaTogetherAreExitCodeTwo() {
+    assertThat(run("--nats", "nats://127.0.0.1:4222", "--kafka", "127.0.0.1:9092")).isEqualTo(2);
+    assertThat(err()).contains("--nats and --kafka exclude each other");
+  }
+
   @Test
   void unreachableNatsIsExitCodeTwo() {
     assertThat(run("--nats", "nats://127.0.0.1:1")).isEqualTo(2);

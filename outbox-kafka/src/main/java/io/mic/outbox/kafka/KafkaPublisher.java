@@ -1,0 +1,364 @@
+package io.mic.outbox.kafka;
+
+import io.mic.outbox.BatchDispatchFn;
+import io.mic.outbox.InvalidConfigurationException;
+import io.mic.outbox.OutboxEvent;
+import io.mic.outbox.OutboxHeaders;
+import io.mic.outbox.PublishUnavailableException;
+import io.mic.outbox.kafka.internal.KafkaErrors;
+import io.mic.outbox.kafka.internal.ProducerSettings;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.UUID;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Function;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.Producer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.errors.InterruptException;
+import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Publishes outbox events to Apache Kafka; use it as the dispatcher's {@code dispatchFn}.
+ *
+ * <pre>{@code
+ * try (KafkaPublisher publisher = KafkaPublisher.builder()
+ *     .bootstrapServers("127.0.0.1:9092")
+ *     .property("linger.ms", "5")
+ *     .build()) {
+ *   OutboxDispatcher dispatcher = OutboxDispatcher.builder().store(store).dispatchFn(publisher).build();
+ *   dispatcher.dispatchOnce();
+ * }
+ * }</pre>
+ *
+ * <p>Each event becomes one record: topic = the event's topic (or {@link Builder#topicOf}), key = the
+ * aggregate id as UTF-8 (or {@link Builder#keyOf}), so all events of an aggregate land on one partition;
+ * value = the JSON text as UTF-8; headers = the event's headers plus {@code x-event-id},
+ * {@code x-aggregate-type} and {@code x-aggregate-id}, all UTF-8. An event counts as published only when
+ * its send completed without error, that is with {@code acks=all} on every in-sync replica.
+ *
+ * <p>The producer is idempotent with {@code acks=all}; settings that would weaken ordering or durability
+ * are refused by {@link Builder#build()} with {@link InvalidConfigurationException}.
+ *
+ * <p>Failures: {@link PublishUnavailableException} (no attempt counted) for retriable errors and unknown
+ * outcomes (timeouts, not enough replicas, network, broker down, failed authentication);
+ * {@link PublishRejectedException} (an attempt counted, then the DLQ) for a record too large, an invalid
+ * topic, a missing authorization or a serialization error.
+ *
+ * <p>Thread-safe. {@link #close()} closes the producer only if this publisher created it.
+ */
+public final class KafkaPublisher implements BatchDispatchFn, AutoCloseable {
+  /** Default {@code delivery.timeout.ms}: the longest a send may take once accepted by the producer. */
+  public static final Duration DEFAULT_DELIVERY_TIMEOUT = Duration.ofSeconds(20);
+  /** Default {@code request.timeout.ms}: one request to a broker. */
+  public static final Duration DEFAULT_REQUEST_TIMEOUT = Duration.ofSeconds(10);
+  /** Default {@code max.block.ms}: how long {@code send} may wait for metadata or buffer space. */
+  public static final Duration DEFAULT_MAX_BLOCK = Duration.ofSeconds(5);
+
+
+  private static final Logger LOG = LoggerFactory.getLogger(KafkaPublisher.class);
+  /** Added to the producer's own bounds before waiting on a future gives up: the producer should answer first. */
+  private static final long WAIT_MARGIN_MILLIS = 5_000;
+  /** Topics of one batch whose metadata may be waited for in vain before the broker counts as down. */
+  static final int MAX_TOPICS_WAITED_FOR = 2;
+
+  private final Producer<byte[], byte[]> producer;
+  private final boolean ownsProducer;
+  private final Function<OutboxEvent, String> topicOf;
+  private final Function<OutboxEvent, String> keyOf;
+  private final long waitMillis;
+
+  private KafkaPublisher(Builder b, Producer<byte[], byte[]> producer, boolean ownsProducer, long sendBoundMillis) {
+    this.producer = producer;
+    this.ownsProducer = ownsProducer;
+    this.topicOf = b.topicOf;
+    this.keyOf = b.keyOf;
+    this.waitMillis = sendBoundMillis + WAIT_MARGIN_MILLIS;
+  }
+
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /** The record {@code event} is published as. */
+  public ProducerRecord<byte[], byte[]> recordOf(OutboxEvent event) {
+    RecordHeaders headers = new RecordHeaders();
+    OutboxHeaders.of(event).forEach((name, value) -> headers.add(name, utf8(value)));
+    String key = keyOf.apply(event);
+    return new ProducerRecord<>(topicOf.apply(event), null, key == null ? null : utf8(key),
+        utf8(event.payload()), headers);
+  }
+
+  /**
+   * Publishes one event and returns once Kafka acknowledged it.
+   *
+   * @throws PublishUnavailableException Kafka is not available, or the outcome is unknown
+   * @throws PublishRejectedException Kafka refused this record
+   */
+  @Override
+  public void dispatch(OutboxEvent event) throws InterruptedException {
+    Future<RecordMetadata> sent = send(event);
+    flush();
+    await(event, sent);
+  }
+
+  /**
+   * Sends the whole batch, flushes, and waits for every acknowledgement.
+   *
+   * @return the failure of each event that was not acknowledged, by id; absent = acknowledged
+   */
+  @Override
+  public Map<UUID, Exception> dispatchBatch(List<OutboxEvent> events) throws InterruptedException {
+    Map<UUID, Exception> failures = new LinkedHashMap<>();
+    List<InFlight> inFlight = new ArrayList<>(events.size());
+    // send() waits max.block.ms for a topic's metadata: a topic that made it wait in vain is not tried
+    // again in this batch, and after two such topics the broker itself is taken as down
+    Map<String, PublishUnavailableException> downTopics = new HashMap<>();
+    PublishUnavailableException down = null;
+    for (OutboxEvent event : events) {
+      PublishUnavailableException known = down != null ? down : downTopics.get(topicOf.apply(event));
+      if (known != null) {
+        failures.put(event.id(), known);
+        continue;
+      }
+      Future<RecordMetadata> sent;
+      try {
+        sent = send(event);
+      } catch (PublishRejectedException e) {
+        failures.put(event.id(), e);
+        continue;
+      } catch (PublishUnavailableException e) {
+        failures.put(event.id(), e);
+        down = e; // the producer is closed: every later send fails alike
+        continue;
+      }
+      PublishUnavailableException immediate = failedAtOnce(event, sent);
+      if (immediate != null) {
+        failures.put(event.id(), immediate);
+        downTopics.put(topicOf.apply(event), immediate);
+        if (downTopics.size() >= MAX_TOPICS_WAITED_FOR) {
+          down = immediate;
+        }
+      } else {
+        inFlight.add(new InFlight(event, sent));
+      }
+    }
+    if (!inFlight.isEmpty()) {
+      flush();
+    }
+    for (InFlight f : inFlight) {
+      try {
+        await(f.event, f.sent);
+      } catch (PublishUnavailableException | PublishRejectedException e) {
+        failures.put(f.event.id(), e);
+      }
+    }
+    if (!failures.isEmpty()) {
+      LOG.debug("{} of {} events not acknowledged by Kafka", failures.size(), events.size());
+    }
+    return failures;
+  }
+
+  private Future<RecordMetadata> send(OutboxEvent event) throws InterruptedException {
+    try {
+      return producer.send(recordOf(event));
+    } catch (InterruptException e) {
+      throw interrupted(e);
+    } catch (KafkaException | IllegalStateException e) {
+      // the producer reports most errors through the future; what it throws here is about the record
+      // (serialization) or about the producer (closed)
+      throw KafkaErrors.classify(e, describe(event));
+    }
+  }
+
+  /** The unavailable outcome of a send that failed before it left the producer, else null. */
+  private PublishUnavailableException failedAtOnce(OutboxEvent event, Future<RecordMetadata> sent)
+      throws InterruptedException {
+    if (!sent.isDone()) {
+      return null;
+    }
+    try {
+      sent.get();
+      return null;
+    } catch (ExecutionException e) {
+      return KafkaErrors.classify(e, describe(event)) instanceof PublishUnavailableException u ? u : null;
+    }
+  }
+
+  private void flush() throws InterruptedException {
+    try {
+      producer.flush();
+    } catch (InterruptException e) {
+      throw interrupted(e);
+    }
+  }
+
+  private void await(OutboxEvent event, Future<RecordMetadata> sent) throws InterruptedException {
+    try {
+      sent.get(waitMillis, TimeUnit.MILLISECONDS); // the producer itself fails it after delivery.timeout.ms
+    } catch (ExecutionException e) {
+      throw KafkaErrors.classify(e, describe(event));
+    } catch (TimeoutException e) {
+      throw new PublishUnavailableException("no answer from the Kafka producer for " + describe(event)
+          + " within " + waitMillis + " ms: the outcome is unknown, the event will be published again", e);
+    }
+  }
+
+  private static InterruptedException interrupted(InterruptException e) {
+    Thread.interrupted(); // InterruptException set the flag again; the caller sees InterruptedException instead
+    InterruptedException ie = new InterruptedException("interrupted while publishing to Kafka");
+    ie.initCause(e);
+    return ie;
+  }
+
+  private String describe(OutboxEvent event) {
+    return "event " + event.id() + " for topic '" + topicOf.apply(event) + "'";
+  }
+
+  private static byte[] utf8(String s) {
+    return s.getBytes(StandardCharsets.UTF_8);
+  }
+
+  /** Closes the producer if this publisher created it (built with {@link Builder#bootstrapServers}). */
+  @Override
+  public void close() {
+    if (ownsProducer) {
+      producer.close(Duration.ofMillis(waitMillis));
+    }
+  }
+
+  private record InFlight(OutboxEvent event, Future<RecordMetadata> sent) {}
+
+  /** Options of a {@link KafkaPublisher}; {@link #build()} validates them. */
+  public static final class Builder {
+    private Producer<byte[], byte[]> producer;
+    private final Map<String, String> properties = new LinkedHashMap<>();
+    private Function<OutboxEvent, String> topicOf = OutboxEvent::topic;
+    private Function<OutboxEvent, String> keyOf = OutboxEvent::aggregateId;
+    private Duration deliveryTimeout = DEFAULT_DELIVERY_TIMEOUT;
+    private Duration requestTimeout = DEFAULT_REQUEST_TIMEOUT;
+    private Duration maxBlock = DEFAULT_MAX_BLOCK;
+
+    private Builder() {}
+
+    /** The brokers the publisher's own producer connects to, e.g. {@code 127.0.0.1:9092}. */
+    public Builder bootstrapServers(String bootstrapServers) {
+      return property(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
+    }
+
+    /**
+     * Any producer setting for the publisher's own producer ({@code linger.ms}, {@code compression.type},
+     * {@code security.protocol}, {@code sasl.jaas.config} …). Settings that break ordering or durability
+     * ({@code acks} other than {@code all}, {@code enable.idempotence=false}, more than 5 in-flight
+     * requests, {@code retries=0}, {@code transactional.id}) are refused by {@link #build()}.
+     */
+    public Builder property(String name, String value) {
+      if (name == null || name.isBlank()) {
+        throw new InvalidConfigurationException("property name must not be blank");
+      }
+      if (value == null) {
+        throw new InvalidConfigurationException("property " + name + " must have a value");
+      }
+      properties.put(name.trim(), value);
+      return this;
+    }
+
+    /**
+     * Publish with the application's producer; the publisher never closes it. It must be configured as
+     * {@link #build()} would configure its own ({@code acks=all}, idempotence on, at most 5 in-flight
+     * requests, a delivery timeout well below the dispatcher's lease): the publisher cannot check it.
+     */
+    public Builder producer(Producer<byte[], byte[]> producer) {
+      this.producer = producer;
+      return this;
+    }
+
+    /** The Kafka topic of an event (default: the event's topic). */
+    public Builder topicOf(Function<OutboxEvent, String> topicOf) {
+      this.topicOf = topicOf;
+      return this;
+    }
+
+    /**
+     * The record key of an event, encoded as UTF-8 (default: the aggregate id). Events with equal keys
+     * land on one partition, in order. Returning null sends the record without a key.
+     */
+    public Builder keyOf(Function<OutboxEvent, String> keyOf) {
+      this.keyOf = keyOf;
+      return this;
+    }
+
+    /**
+     * {@code delivery.timeout.ms} (default 20 s): after it, a send fails as unavailable. Together with
+     * {@link #maxBlock} it bounds one batch; keep the sum well below the dispatcher's {@code leaseTtl}
+     * (default 60 s), or another worker may claim events whose publication is still running.
+     */
+    public Builder deliveryTimeout(Duration deliveryTimeout) {
+      this.deliveryTimeout = deliveryTimeout;
+      return this;
+    }
+
+    /** {@code request.timeout.ms} (default 10 s): one request to a broker, retried within the delivery timeout. */
+    public Builder requestTimeout(Duration requestTimeout) {
+      this.requestTimeout = requestTimeout;
+      return this;
+    }
+
+    /** {@code max.block.ms} (default 5 s): how long {@code send} waits for metadata or buffer space. */
+    public Builder maxBlock(Duration maxBlock) {
+      this.maxBlock = maxBlock;
+      return this;
+    }
+
+    /** @throws InvalidConfigurationException naming the option that is wrong and how to fix it */
+    public KafkaPublisher build() {
+      require(topicOf != null, "topicOf must not be null: leave it unset to use the event's topic");
+      require(keyOf != null, "keyOf must not be null: leave it unset to key by aggregate id, or return null"
+          + " from the function for records without a key");
+      requireMillis("deliveryTimeout", deliveryTimeout);
+      requireMillis("requestTimeout", requestTimeout);
+      requireMillis("maxBlock", maxBlock);
+      if (producer != null) {
+        require(properties.isEmpty(), "set either producer or bootstrapServers/property, not both: the"
+            + " settings " + properties.keySet() + " would not reach the application's producer");
+        long bound = deliveryTimeout.toMillis() + maxBlock.toMillis();
+        return new KafkaPublisher(this, producer, false, bound);
+      }
+      Properties settings = ProducerSettings.of(properties, deliveryTimeout, requestTimeout, maxBlock);
+      Producer<byte[], byte[]> own;
+      try {
+        own = new KafkaProducer<>(settings);
+      } catch (KafkaException e) {
+        // Kafka's messages hide password-type values; name the cause, never echo the settings
+        Throwable cause = e.getCause() != null ? e.getCause() : e;
+        throw new InvalidConfigurationException("the Kafka producer could not be created: " + cause.getMessage());
+      }
+      return new KafkaPublisher(this, own, true, ProducerSettings.sendBoundMillis(settings));
+    }
+
+    private static void requireMillis(String option, Duration d) {
+      require(d != null && d.toMillis() > 0 && d.toMillis() <= Integer.MAX_VALUE,
+          option + " must be between 1 ms and " + Integer.MAX_VALUE + " ms, was " + d);
+    }
+
+    private static void require(boolean condition, String message) {
+      if (!condition) {
+        throw new InvalidConfigurationException(message);
+      }
+    }
+  }
+}

@@ -1,0 +1,64 @@
+package io.mic.outbox.kafka.internal;
+
+import io.mic.outbox.OutboxException;
+import io.mic.outbox.PublishUnavailableException;
+import io.mic.outbox.kafka.PublishRejectedException;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+import org.apache.kafka.common.InvalidRecordException;
+import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.errors.AuthorizationException;
+import org.apache.kafka.common.errors.InvalidTopicException;
+import org.apache.kafka.common.errors.PolicyViolationException;
+import org.apache.kafka.common.errors.RecordBatchTooLargeException;
+import org.apache.kafka.common.errors.RecordTooLargeException;
+import org.apache.kafka.common.errors.SerializationException;
+
+/**
+ * Sorts a failed send into "Kafka is not available, or the outcome is unknown" (no attempt is counted)
+ * or "Kafka refused this record" (an attempt is counted, then the DLQ).
+ *
+ * <p>Rejected: the record is too large (for {@code max.request.size} or the broker's
+ * {@code message.max.bytes}), the topic name is invalid, the producer is not authorized to write the topic
+ * (or cluster), the record cannot be serialized or the broker finds it invalid or against a policy.
+ * Sending the same record again cannot succeed, and the dispatcher must not stall an aggregate on it
+ * forever. Everything else is unavailable: every {@code RetriableException} (timeouts, not enough
+ * replicas, leader changes, network errors, a topic missing from the metadata), failed authentication
+ * (the credentials are wrong for every event alike), a closed producer and any error whose outcome is
+ * unknown. Such an event is published again later and may then reach the topic twice.
+ */
+public final class KafkaErrors {
+  private KafkaErrors() {}
+
+  /** The exception to report for {@code error}, raised while publishing {@code what} (id and topic). */
+  public static OutboxException classify(Throwable error, String what) {
+    Throwable t = unwrap(error);
+    if (isRejection(t)) {
+      return new PublishRejectedException("Kafka rejected " + what + ": " + t.getMessage(),
+          t.getClass().getSimpleName(), t);
+    }
+    if (t instanceof OutboxException known) {
+      return known;
+    }
+    return new PublishUnavailableException("Kafka did not acknowledge " + what + " (" + t.getClass().getSimpleName()
+        + ": " + t.getMessage() + "): the outcome is unknown, the event will be published again", t);
+  }
+
+  /** True when sending the same record again cannot succeed. */
+  public static boolean isRejection(Throwable t) {
+    return t instanceof RecordTooLargeException || t instanceof RecordBatchTooLargeException
+        || t instanceof InvalidTopicException || t instanceof AuthorizationException
+        || t instanceof SerializationException || t instanceof InvalidRecordException
+        || t instanceof PolicyViolationException;
+  }
+
+  /** The producer wraps the real cause in execution and plain Kafka exceptions; peel them off. */
+  private static Throwable unwrap(Throwable error) {
+    Throwable t = error;
+    while ((t instanceof ExecutionException || t instanceof CompletionException
+        || (t != null && t.getClass() == KafkaException.class)) && t.getCause() != null) {
+      t = t.getCause();
+    }
+    return t;
+  }
+}

@@ -1,0 +1,122 @@
+package io.mic.outbox.kafka;
+
+import static java.nio.charset.StandardCharsets.UTF_8;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.mic.replay.ReplayCommand;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** {@code mic-events-replay --to-kafka}, end to end on a real broker. */
+class ReplayToKafkaTest {
+  private static final String ID_1 = "01925e6a-0000-7000-8000-000000000001";
+  private static final String ID_2 = "01925e6a-0000-7000-8000-000000000002";
+  private static final String ID_3 = "01925e6a-0000-7000-8000-000000000003";
+
+  @TempDir
+  Path dir;
+  private String bootstrap;
+  private String topic;
+  private final ByteArrayOutputStream out = new ByteArrayOutputStream();
+  private final ByteArrayOutputStream err = new ByteArrayOutputStream();
+
+  @BeforeEach
+  void setUp() {
+    bootstrap = KafkaTestBroker.bootstrap();
+    topic = KafkaTestBroker.uniqueTopic();
+  }
+
+  @AfterEach
+  void tearDown() throws Exception {
+    try (Admin admin = KafkaTestBroker.admin(bootstrap)) {
+      admin.deleteTopics(List.of(topic)); // may not exist: nothing to wait for
+    }
+  }
+
+  private Path archive(String secondPayload) throws Exception {
+    Path file = dir.resolve("archive.jsonl");
+    Files.writeString(file, String.join("\n",
+        record(ID_2, "2026-09-29T08:00:02Z", "{\"n\":2}"),
+        record(ID_1, "2026-09-29T08:00:01Z", "{\"n\":1}"),
+        record(ID_3, "2026-09-29T08:00:03Z", secondPayload),
+        ""));
+    return file;
+  }
+
+  private String record(String id, String createdAt, String payload) {
+    return "{\"id\":\"" + id + "\",\"topic\":\"" + topic + "\",\"aggregate_type\":\"order\",\"aggregate_id\":\"42\","
+        + "\"created_at\":\"" + createdAt + "\",\"payload\":" + payload + ",\"headers\":{\"tenant\":\"acme\"}}";
+  }
+
+  private int replay(Path archive, String... extra) {
+    List<String> args = new java.util.ArrayList<>(List.of("--from-json", archive.toString(), "--topic", topic,
+        "--from", "2026-09-29T08:00:00Z", "--to", "2026-09-29T09:00:00Z", "--batch-id", "rebuild-1",
+        "--progress-interval", "0"));
+    args.addAll(List.of(extra));
+    return ReplayCommand.execute(args.toArray(String[]::new), new PrintStream(out, true, UTF_8),
+        new PrintStream(err, true, UTF_8));
+  }
+
+  @Test
+  void replaysInOrderWithTheReplayHeadersKeyedByAggregate() throws Exception {
+    KafkaTestBroker.createTopic(bootstrap, topic, 4);
+    int exit = replay(archive("{\"n\":3}"), "--to-kafka", bootstrap);
+
+    assertThat(exit).as(err.toString(UTF_8)).isEqualTo(ReplayCommand.OK);
+    assertThat(err.toString(UTF_8)).contains("published 3 events to Kafka at " + bootstrap);
+    List<ConsumerRecord<byte[], byte[]>> records = TopicReader.readAtLeast(bootstrap, topic, 3);
+    assertThat(records).hasSize(3);
+    assertThat(records).extracting(r -> new String(r.value(), UTF_8))
+        .containsExactly("{\"n\":1}", "{\"n\":2}", "{\"n\":3}");
+    assertThat(records).extracting(r -> new String(r.key(), UTF_8)).containsOnly("42");
+    assertThat(KafkaHeaders.toMap(records.get(0).headers())).isEqualTo(Map.of(
+        "tenant", "acme", "x-replay", "true", "x-replay-batch-id", "rebuild-1", "x-original-event-id", ID_1,
+        "x-aggregate-type", "order", "x-aggregate-id", "42"));
+  }
+
+  @Test
+  void aRecordTheBrokerRefusesStopsTheReplayWithExitCode1() throws Exception {
+    try (Admin admin = KafkaTestBroker.admin(bootstrap)) {
+      admin.createTopics(List.of(new NewTopic(topic, 1, (short) 1).configs(Map.of("max.message.bytes", "1024"))))
+          .all().get(30, TimeUnit.SECONDS);
+    }
+    int exit = replay(archive("{\"blob\":\"" + "x".repeat(3_000) + "\"}"), "--to-kafka", bootstrap);
+
+    String stderr = err.toString(UTF_8);
+    assertThat(exit).as(stderr).isEqualTo(ReplayCommand.PUBLICATION_FAILED);
+    assertThat(stderr).contains("event " + ID_3 + " on Kafka topic '" + topic + "': RecordTooLargeException",
+        "published 2 events in order before it; first unpublished event: " + ID_3,
+        "--batch-id rebuild-1");
+    assertThat(TopicReader.readAtLeast(bootstrap, topic, 2)).extracting(r -> new String(r.value(), UTF_8))
+        .containsExactly("{\"n\":1}", "{\"n\":2}");
+  }
+
+  @Test
+  void aMissingTopicIsABadArgument() throws Exception {
+    int exit = replay(archive("{\"n\":3}"), "--to-kafka", bootstrap);
+
+    assertThat(exit).isEqualTo(ReplayCommand.BAD_INPUT);
+    assertThat(err.toString(UTF_8)).contains("--to-kafka: Kafka topic '" + topic + "' does not exist at " + bootstrap);
+  }
+
+  @Test
+  void natsAndKafkaTogetherAreRefused() throws Exception {
+    int exit = replay(archive("{\"n\":3}"), "--to-kafka", bootstrap, "--to-nats", "nats://127.0.0.1:4222",
+        "--nats-stream", "S");
+
+    assertThat(exit).isEqualTo(ReplayCommand.BAD_INPUT);
+    assertThat(err.toString(UTF_8)).contains("--to-nats and --to-kafka exclude each other");
+  }
+}
