@@ -76,7 +76,7 @@ final class KafkaBus implements Bus {
 
   @Override
   public DispatchFn publisher() {
-    return event -> publisher.dispatch(event.toBuilder().header(TOPIC_HEADER, event.topic()).build());
+    return event -> publisher.dispatch(event.toStored().headers(java.util.Map.of(TOPIC_HEADER, event.topic())).build());
   }
 
   @Override
