@@ -2,7 +2,6 @@ package io.mic.outbox;
 
 import io.mic.outbox.internal.Json;
 import io.mic.outbox.internal.UuidV7;
-import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -32,8 +31,24 @@ import java.util.regex.Pattern;
  */
 public final class OutboxEvent {
 
-  /** Largest payload accepted, in UTF-8 bytes (1 MiB, the default maximum message size of NATS). */
-  public static final int MAX_PAYLOAD_BYTES = 1024 * 1024;
+  /**
+   * Largest message a broker is assumed to take, payload and headers together, in bytes: 1 MiB, the
+   * default {@code max_payload} of a NATS server.
+   */
+  public static final int MAX_MESSAGE_BYTES = 1024 * 1024;
+  /**
+   * Room kept in every message for the headers a publisher adds (event id, aggregate, message id, replay
+   * and envelope headers), in bytes.
+   */
+  public static final int PUBLISHER_HEADER_BYTES = 4096;
+  /**
+   * Largest payload accepted, in UTF-8 bytes, for an event without headers: {@link #MAX_MESSAGE_BYTES}
+   * less {@link #PUBLISHER_HEADER_BYTES}. The event's own headers count against it as they travel
+   * ({@code name: value} and a line break each), so payload and headers never exceed a message.
+   */
+  public static final int MAX_PAYLOAD_BYTES = MAX_MESSAGE_BYTES - PUBLISHER_HEADER_BYTES;
+  /** Largest total of an event's headers as they travel ({@code name: value} and a line break each), in bytes. */
+  public static final int MAX_HEADERS_BYTES = 64 * 1024;
   /** Longest aggregate type, aggregate id or topic, in characters. */
   public static final int MAX_NAME_LENGTH = 255;
   /** Longest header name, in characters. */
@@ -43,14 +58,19 @@ public final class OutboxEvent {
 
   /**
    * Header names the publishers set themselves on every message; an event may not carry them, or a
-   * consumer could not trust them.
+   * consumer could not trust them. Names starting with {@code Nats-} (any case) are refused as well:
+   * JetStream acts on them (expected stream, rollup, deduplication).
    */
   public static final Set<String> RESERVED_HEADERS = Set.of(
       "x-event-id", "x-aggregate-type", "x-aggregate-id", "nats-msg-id",
       "x-replay", "x-replay-batch-id", "x-original-event-id");
 
+  private static final String AGGREGATE_TYPE_HEADER = "x-aggregate-type";
+  private static final String AGGREGATE_ID_HEADER = "x-aggregate-id";
   private static final Pattern TOPIC = Pattern.compile("[A-Za-z0-9_-]+(\\.[A-Za-z0-9_-]+)*");
-  private static final Pattern HEADER_NAME = Pattern.compile("[!-9;-~]+");
+  /** An HTTP token (RFC 7230 {@code tchar}), which every broker's header names accept. */
+  private static final Pattern HEADER_NAME = Pattern.compile("[A-Za-z0-9!#$%&'*+.^_`|~-]+");
+  private static final String BROKER_HEADER_PREFIX = "nats-";
 
   private final UUID id;
   private final String aggregateType;
@@ -70,10 +90,10 @@ public final class OutboxEvent {
 
   private OutboxEvent(Builder b) {
     this.id = b.id != null ? b.id : UuidV7.next();
-    this.aggregateType = requireName("aggregateType", b.aggregateType);
-    this.aggregateId = requireName("aggregateId", b.aggregateId);
+    this.aggregateType = requireName("aggregateType", AGGREGATE_TYPE_HEADER, b.aggregateType);
+    this.aggregateId = requireName("aggregateId", AGGREGATE_ID_HEADER, b.aggregateId);
     this.topic = requireTopic(b.topic);
-    this.payload = requireJson(b.payload);
+    this.payload = requireJson(b.payload, headersBytes(b.headers));
     this.headers = Collections.unmodifiableMap(new LinkedHashMap<>(b.headers));
     this.priority = b.priority;
     this.createdAt = b.createdAt;
@@ -190,7 +210,7 @@ public final class OutboxEvent {
         + ", status=" + status + ", attempts=" + attempts + "}";
   }
 
-  private static String requireName(String field, String value) {
+  private static String requireName(String field, String header, String value) {
     if (value == null || value.isBlank()) {
       throw new InvalidEventException(field + " is required and must not be blank, was "
           + (value == null ? "null" : "'" + value + "'") + ": set it with .aggregate(type, id)");
@@ -199,7 +219,19 @@ public final class OutboxEvent {
       throw new InvalidEventException(field + " is " + value.length() + " characters long; the limit is "
           + MAX_NAME_LENGTH);
     }
+    for (int i = 0; i < value.length(); i++) {
+      char c = value.charAt(i);
+      if (c < 0x20 || c > 0x7e) {
+        throw new InvalidEventException(field + " contains " + describe(c) + " at index " + i
+            + ": the aggregate travels in NATS headers (" + header + "), which carry printable ASCII only;"
+            + " encode it, e.g. percent-encoding");
+      }
+    }
     return value;
+  }
+
+  private static String describe(char c) {
+    return c > 0x7f ? "a non-ASCII character" : String.format("a control character (U+%04X)", (int) c);
   }
 
   private static String requireTopic(String topic) {
@@ -218,24 +250,66 @@ public final class OutboxEvent {
     return topic;
   }
 
-  private static String requireJson(String payload) {
+  private static String requireJson(String payload, long headersBytes) {
     if (payload == null) {
       throw new InvalidEventException("payload is required: set it with .payload(jsonText)");
     }
-    // UTF-8 needs at most 3 bytes per UTF-16 char: count the bytes only when the limit is reachable
-    if ((long) payload.length() * 3 > MAX_PAYLOAD_BYTES) {
-      int bytes = payload.getBytes(StandardCharsets.UTF_8).length;
-      if (bytes > MAX_PAYLOAD_BYTES) {
-        throw new InvalidEventException("payload is " + bytes + " bytes of UTF-8; the limit is "
-            + MAX_PAYLOAD_BYTES + " bytes (OutboxEvent.MAX_PAYLOAD_BYTES): store large documents elsewhere"
-            + " and send a reference");
-      }
+    long bytes = utf8Length(payload);
+    if (bytes + headersBytes > MAX_PAYLOAD_BYTES) {
+      String size = headersBytes == 0 ? "payload is " + bytes + " bytes of UTF-8"
+          : "payload and headers are " + (bytes + headersBytes) + " bytes (payload " + bytes + ", headers "
+              + headersBytes + ")";
+      throw new InvalidEventException(size + "; the limit is " + MAX_PAYLOAD_BYTES
+          + " bytes (OutboxEvent.MAX_PAYLOAD_BYTES): store large documents elsewhere and send a reference");
     }
-    String problem = Json.problem(payload);
+    Json.Problem problem = Json.problem(payload);
+    if (problem != null && problem.limit()) {
+      throw new InvalidEventException("payload exceeds a limit of the JSON parser (" + problem.text()
+          + "): nest at most 1000 levels and write numbers with at most 1000 digits (send longer ones as"
+          + " strings)");
+    }
     if (problem != null) {
-      throw new InvalidEventException("payload is not valid JSON: " + problem);
+      throw new InvalidEventException("payload is not valid JSON: " + problem.text());
     }
     return payload;
+  }
+
+  /** The UTF-8 length of {@code text}; refuses a lone surrogate, which has no UTF-8 form. */
+  private static long utf8Length(String text) {
+    long bytes = 0;
+    for (int i = 0; i < text.length(); i++) {
+      char c = text.charAt(i);
+      if (c < 0x80) {
+        bytes += 1;
+      } else if (c < 0x800) {
+        bytes += 2;
+      } else if (!Character.isSurrogate(c)) {
+        bytes += 3;
+      } else if (Character.isHighSurrogate(c) && i + 1 < text.length()
+          && Character.isLowSurrogate(text.charAt(i + 1))) {
+        bytes += 4;
+        i++;
+      } else {
+        throw new InvalidEventException(String.format("payload contains a lone UTF-16 surrogate (U+%04X) at"
+            + " index %d: it has no UTF-8 form and a database would store '?' instead; fix the code that"
+            + " built the text (e.g. a string cut in the middle of an emoji)", (int) c, i));
+      }
+    }
+    return bytes;
+  }
+
+  /** The size of {@code headers} as they travel: {@code name: value} and CR LF each (ASCII: one byte a char). */
+  private static long headersBytes(Map<String, String> headers) {
+    long bytes = 0;
+    for (Map.Entry<String, String> h : headers.entrySet()) {
+      bytes += h.getKey().length() + 2 + h.getValue().length() + 2;
+    }
+    if (bytes > MAX_HEADERS_BYTES) {
+      throw new InvalidEventException("headers are " + bytes + " bytes on the wire; the limit is "
+          + MAX_HEADERS_BYTES + " (OutboxEvent.MAX_HEADERS_BYTES): send fewer or shorter headers, or move the"
+          + " data into the payload");
+    }
+    return bytes;
   }
 
   private static void requireHeader(String name, String value) {
@@ -243,11 +317,16 @@ public final class OutboxEvent {
         || !HEADER_NAME.matcher(name).matches()) {
       throw new InvalidEventException("header name " + (name == null ? "null" : "'" + name + "'")
           + " is invalid: use 1 to " + MAX_HEADER_NAME_LENGTH
-          + " visible ASCII characters without ':' or spaces, e.g. 'tenant'");
+          + " letters, digits or !#$%&'*+-.^_`|~ (an HTTP token), e.g. 'tenant'");
     }
-    if (RESERVED_HEADERS.contains(name.toLowerCase(Locale.ROOT))) {
+    String lower = name.toLowerCase(Locale.ROOT);
+    if (RESERVED_HEADERS.contains(lower)) {
       throw new InvalidEventException("header '" + name + "' is set by MIC Outbox on every publication;"
           + " choose another name");
+    }
+    if (lower.startsWith(BROKER_HEADER_PREFIX)) {
+      throw new InvalidEventException("header '" + name + "' is in the 'Nats-' namespace, which NATS JetStream"
+          + " interprets (expected stream, rollup, deduplication …): choose a name without that prefix");
     }
     if (value == null) {
       throw new InvalidEventException("header '" + name + "' has a null value: omit the header instead");
@@ -261,6 +340,14 @@ public final class OutboxEvent {
       if (c == '\r' || c == '\n' || c == 0) {
         throw new InvalidEventException("header '" + name + "' contains a " + (c == 0 ? "NUL" : "CR or LF")
             + " character at index " + i + ": header values must be a single line");
+      }
+      if (c > 0x7f) {
+        throw new InvalidEventException("header '" + name + "' contains a non-ASCII character at index " + i
+            + ": NATS headers carry printable ASCII only; percent-encode the value or move it into the payload");
+      }
+      if (c < 0x20 || c == 0x7f) {
+        throw new InvalidEventException("header '" + name + "' contains " + describe(c) + " at index " + i
+            + ": header values must be printable ASCII");
       }
     }
   }

@@ -1,6 +1,6 @@
 package io.mic.replay;
 
-import io.mic.replay.internal.Urls;
+import io.mic.outbox.nats.internal.Urls;
 import io.nats.client.Connection;
 import io.nats.client.ErrorListener;
 import io.nats.client.JetStream;

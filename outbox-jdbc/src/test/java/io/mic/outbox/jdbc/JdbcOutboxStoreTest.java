@@ -182,7 +182,7 @@ abstract class JdbcOutboxStoreTest {
     String big = "{\"blob\":\"" + "x".repeat(OutboxEvent.MAX_PAYLOAD_BYTES) + "\"}";
     assertThatThrownBy(() -> OutboxEvent.builder().aggregate("order", "1").topic("order.created").payload(big).build())
         .isInstanceOf(InvalidEventException.class)
-        .hasMessageContaining("the limit is 1048576 bytes");
+        .hasMessageContaining("the limit is 1044480 bytes");
   }
 
   @Test
@@ -195,6 +195,23 @@ abstract class JdbcOutboxStoreTest {
       c.commit();
     }
     assertThat(store.find(e.id()).orElseThrow().payload()).isEqualTo(json);
+  }
+
+  @Test
+  void supplementaryCharactersRoundTripAndALoneSurrogateNeverReachesTheDatabase() throws SQLException {
+    String json = "{\"face\":\"\uD83D\uDE00\",\"jp\":\"\u65E5\u672C\"}";
+    OutboxEvent e = OutboxEvent.builder().aggregate("order", "1").topic("order.created").payload(json).build();
+    try (Connection c = dataSource.getConnection()) {
+      c.setAutoCommit(false);
+      store.append(c, e);
+      c.commit();
+    }
+    assertThat(store.find(e.id()).orElseThrow().payload()).isEqualTo(json);
+    // a lone surrogate would come back as '?': the builder refuses it before any store sees it
+    assertThatThrownBy(() -> OutboxEvent.builder().aggregate("order", "1").topic("order.created")
+        .payload("{\"face\":\"\uD83D\"}").build())
+        .isInstanceOf(InvalidEventException.class)
+        .hasMessageStartingWith("payload contains a lone UTF-16 surrogate (U+D83D) at index 9");
   }
 
   @Test

@@ -5,16 +5,22 @@ import io.mic.outbox.InvalidConfigurationException;
 import io.mic.outbox.OutboxEvent;
 import io.mic.outbox.PublishUnavailableException;
 import io.mic.outbox.nats.internal.ConnectionSource;
+import io.mic.outbox.nats.internal.ConnectionSource.Session;
 import io.mic.outbox.nats.internal.NatsErrors;
 import io.mic.outbox.nats.internal.Urls;
 import io.nats.client.Connection;
-import io.nats.client.JetStream;
-import io.nats.client.PublishOptions;
+import io.nats.client.JetStreamApiException;
+import io.nats.client.JetStreamManagement;
+import io.nats.client.JetStreamOptions;
 import io.nats.client.api.PublishAck;
+import io.nats.client.api.ServerInfo;
 import io.nats.client.impl.Headers;
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -53,7 +59,15 @@ import org.slf4j.LoggerFactory;
  * fault), no PubAck arrives within the ack timeout (unknown outcome), JetStream answers with a server
  * error (5xx: storage, cluster, stream full) or the subject belongs to another stream than
  * {@link Builder#expectedStream}. {@link PublishRejectedException} (an attempt counted) for every other
- * refusal, such as a message larger than the stream's {@code max_msg_size}.
+ * refusal, such as a message larger than the stream's {@code max_msg_size}, and for a message larger than
+ * the server's {@code max_payload} (checked before sending: the server would close the connection, and every
+ * other event on it would fail).
+ *
+ * <p>When a batch gets no PubAck at all and some timed out while the client still says {@code CONNECTED},
+ * the publisher asks the server for a PONG and a JetStream answer (within the ack timeout, at most 2 s);
+ * without an answer the connection is dead although it looks alive (it can happen after a server restart):
+ * the publisher closes its own connection and opens a new one, or tells the application's connection to
+ * reconnect. Use {@link #checkStreams} at start to find subjects without a stream.
  *
  * <p>Thread-safe. {@link #close()} closes the connection only if this publisher opened it.
  */
@@ -68,6 +82,11 @@ public final class NatsJetStreamPublisher implements BatchDispatchFn, AutoClosea
   public static final String AGGREGATE_TYPE_HEADER = "x-aggregate-type";
   public static final String AGGREGATE_ID_HEADER = "x-aggregate-id";
 
+  private static final String MSG_ID_HEADER = "Nats-Msg-Id";
+  private static final String EXPECTED_STREAM_HEADER = "Nats-Expected-Stream";
+  /** How long a connection whose PubAcks timed out may take to answer a PING before it is replaced. */
+  private static final Duration MAX_PROBE_TIMEOUT = Duration.ofSeconds(2);
+
   private static final Logger LOG = LoggerFactory.getLogger(NatsJetStreamPublisher.class);
 
   private final ConnectionSource connections;
@@ -75,6 +94,7 @@ public final class NatsJetStreamPublisher implements BatchDispatchFn, AutoClosea
   private final Duration ackTimeout;
   private final int maxPendingAcks;
   private final String expectedStream;
+  private final Duration probeTimeout;
 
   private NatsJetStreamPublisher(Builder b) {
     this.connections = b.connection != null
@@ -84,6 +104,7 @@ public final class NatsJetStreamPublisher implements BatchDispatchFn, AutoClosea
     this.ackTimeout = b.ackTimeout;
     this.maxPendingAcks = b.maxPendingAcks;
     this.expectedStream = b.expectedStream;
+    this.probeTimeout = ackTimeout.compareTo(MAX_PROBE_TIMEOUT) < 0 ? ackTimeout : MAX_PROBE_TIMEOUT;
   }
 
   public static Builder builder() {
@@ -99,12 +120,17 @@ public final class NatsJetStreamPublisher implements BatchDispatchFn, AutoClosea
    * Publishes one event and returns once JetStream acknowledged it (a duplicate acknowledgement counts).
    *
    * @throws PublishUnavailableException NATS or the stream is not available, or the outcome is unknown
-   * @throws PublishRejectedException JetStream refused this event
+   * @throws PublishRejectedException JetStream refused this event, or it can never take it
    */
   @Override
   public void dispatch(OutboxEvent event) throws InterruptedException {
-    JetStream js = connections.jetStream();
-    await(event, send(js, event));
+    Session session = connections.session();
+    try {
+      await(event, send(session, event));
+    } catch (NatsErrors.NoPubAck e) {
+      connections.recover(session, probeTimeout);
+      throw e;
+    }
   }
 
   /**
@@ -115,63 +141,136 @@ public final class NatsJetStreamPublisher implements BatchDispatchFn, AutoClosea
    */
   @Override
   public Map<UUID, Exception> dispatchBatch(List<OutboxEvent> events) throws InterruptedException {
-    JetStream js = connections.jetStream();
-    Map<UUID, Exception> failures = new LinkedHashMap<>();
+    Session session = connections.session();
+    Outcome outcome = new Outcome();
     ArrayDeque<InFlight> window = new ArrayDeque<>();
     PublishUnavailableException down = null;
     for (OutboxEvent event : events) {
       if (window.size() >= maxPendingAcks) {
-        settle(window.poll(), failures);
+        settle(window.poll(), outcome);
       }
-      if (down == null && !failures.isEmpty() && !connections.looksConnected()) {
+      if (down == null && !outcome.failures.isEmpty()
+          && session.connection().getStatus() != Connection.Status.CONNECTED) {
         down = new PublishUnavailableException("not sent: the NATS connection went down during this batch");
       }
       if (down != null) {
-        failures.put(event.id(), down);
+        outcome.failures.put(event.id(), down);
         continue;
       }
       try {
-        window.add(new InFlight(event, send(js, event)));
+        window.add(new InFlight(event, send(session, event)));
       } catch (PublishUnavailableException e) {
-        failures.put(event.id(), e);
+        outcome.failures.put(event.id(), e);
         down = e; // the client refused to send: the connection is closed, later events would fail alike
       } catch (PublishRejectedException e) {
-        failures.put(event.id(), e);
+        outcome.failures.put(event.id(), e);
       }
     }
     while (!window.isEmpty()) {
-      settle(window.poll(), failures);
+      settle(window.poll(), outcome);
     }
-    if (!failures.isEmpty()) {
-      LOG.debug("{} of {} events not acknowledged by JetStream", failures.size(), events.size());
+    if (outcome.acks == 0 && outcome.timeouts > 0) {
+      connections.recover(session, probeTimeout);
     }
-    return failures;
+    if (!outcome.failures.isEmpty()) {
+      LOG.debug("{} of {} events not acknowledged by JetStream", outcome.failures.size(), events.size());
+    }
+    return outcome.failures;
   }
 
-  private void settle(InFlight inFlight, Map<UUID, Exception> failures) throws InterruptedException {
+  /**
+   * Checks that a JetStream stream captures the subject of each topic (and that it is the
+   * {@link Builder#expectedStream}, when one is set), e.g. at application start; events on a subject without
+   * a stream would wait forever.
+   *
+   * <pre>{@code
+   * publisher.checkStreams(List.of("order.created", "order.paid"));
+   * }</pre>
+   *
+   * @throws InvalidConfigurationException listing every subject without a (or the expected) stream, and how
+   *     to create one
+   * @throws PublishUnavailableException NATS or JetStream cannot be asked
+   */
+  public void checkStreams(Collection<String> topics) throws InterruptedException {
+    Session session = connections.session();
+    List<String> missing = new ArrayList<>();
+    List<String> elsewhere = new ArrayList<>();
+    try {
+      JetStreamManagement jsm = session.connection().jetStreamManagement(
+          JetStreamOptions.builder().requestTimeout(ackTimeout).build());
+      for (String topic : topics) {
+        String subject = subjectPrefix + topic;
+        List<String> streams = jsm.getStreamNames(subject);
+        if (streams.isEmpty()) {
+          missing.add(subject);
+        } else if (expectedStream != null && !streams.contains(expectedStream)) {
+          elsewhere.add("'" + subject + "' (captured by " + String.join(", ", streams) + ")");
+        }
+      }
+    } catch (IOException | JetStreamApiException e) {
+      throw new PublishUnavailableException("cannot list the JetStream streams over " + connections.displayUrl()
+          + ": " + e.getMessage() + "; check that the server runs with JetStream enabled (nats-server -js)", null);
+    }
+    List<String> problems = new ArrayList<>();
+    if (!missing.isEmpty()) {
+      problems.add("no JetStream stream captures " + (missing.size() == 1 ? "subject '" + missing.get(0) + "'"
+          : "subjects '" + String.join("', '", missing) + "'") + ": create one, e.g. 'nats stream add EVENTS"
+          + missing.stream().map(m -> " --subjects \"" + m + "\"").reduce("", String::concat) + "' or, in"
+          + " Java, jetStreamManagement.addStream(StreamConfiguration.builder().name(\"EVENTS\").subjects("
+          + missing.stream().map(m -> "\"" + m + "\"").reduce((a, b) -> a + ", " + b).orElse("")
+          + ").build())");
+    }
+    if (!elsewhere.isEmpty()) {
+      problems.add("not captured by the expected stream '" + expectedStream + "': " + String.join(", ", elsewhere)
+          + "; add the subjects to '" + expectedStream + "' or change expectedStream");
+    }
+    if (!problems.isEmpty()) {
+      throw new InvalidConfigurationException(String.join("; ", problems));
+    }
+  }
+
+  private void settle(InFlight inFlight, Outcome outcome) throws InterruptedException {
     try {
       await(inFlight.event, inFlight.ack);
+      outcome.acks++;
+    } catch (NatsErrors.NoPubAck e) {
+      outcome.timeouts++;
+      outcome.failures.put(inFlight.event.id(), e);
     } catch (PublishUnavailableException | PublishRejectedException e) {
-      failures.put(inFlight.event.id(), e);
+      outcome.failures.put(inFlight.event.id(), e);
     }
   }
 
-  private CompletableFuture<PublishAck> send(JetStream js, OutboxEvent event) {
+  private CompletableFuture<PublishAck> send(Session session, OutboxEvent event) {
+    String subject = subjectOf(event);
     try {
       Headers headers = new Headers(); // refuses values NATS cannot carry (non-ASCII): this event's fault
       event.headers().forEach(headers::put);
       headers.put(EVENT_ID_HEADER, event.id().toString());
       headers.put(AGGREGATE_TYPE_HEADER, event.aggregateType());
       headers.put(AGGREGATE_ID_HEADER, event.aggregateId());
-      PublishOptions options = PublishOptions.builder()
-          .messageId(event.id().toString())
-          .expectedStream(expectedStream)
-          .build();
+      headers.put(MSG_ID_HEADER, event.id().toString());
+      if (expectedStream != null) {
+        headers.put(EXPECTED_STREAM_HEADER, expectedStream);
+      }
       byte[] payload = event.payload().getBytes(StandardCharsets.UTF_8);
-      return js.publishAsync(subjectOf(event), headers, payload, options)
+      requireWithinMaxPayload(session, event, subject, headers.serializedLength() + (long) payload.length);
+      return session.jetStream().publishAsync(subject, headers, payload)
           .orTimeout(ackTimeout.toMillis(), TimeUnit.MILLISECONDS);
     } catch (RuntimeException e) {
-      throw NatsErrors.classify(e, describe(event), ackTimeout);
+      throw NatsErrors.classify(e, event.id(), subject, ackTimeout);
+    }
+  }
+
+  /** A message over the server's max_payload makes the server close the connection, for every event on it. */
+  private static void requireWithinMaxPayload(Session session, OutboxEvent event, String subject, long size) {
+    ServerInfo server = session.connection().getServerInfo();
+    long max = server == null ? 0 : server.getMaxPayload();
+    if (max > 0 && size > max) {
+      throw new PublishRejectedException("NATS can never take event " + event.id() + " on subject '" + subject
+          + "': with its headers the message is " + size + " bytes and the server's max_payload is " + max
+          + " bytes; it was not sent (the server would close the connection): raise max_payload on the server"
+          + " or make the event smaller", -1, null);
     }
   }
 
@@ -183,12 +282,8 @@ public final class NatsJetStreamPublisher implements BatchDispatchFn, AutoClosea
             pubAck.getStream());
       }
     } catch (ExecutionException e) {
-      throw NatsErrors.classify(e, describe(event), ackTimeout);
+      throw NatsErrors.classify(e, event.id(), subjectOf(event), ackTimeout);
     }
-  }
-
-  private String describe(OutboxEvent event) {
-    return "event " + event.id() + " on subject '" + subjectOf(event) + "'";
   }
 
   /** Closes the connection if this publisher opened it (built with {@link Builder#url}). */
@@ -198,6 +293,13 @@ public final class NatsJetStreamPublisher implements BatchDispatchFn, AutoClosea
   }
 
   private record InFlight(OutboxEvent event, CompletableFuture<PublishAck> ack) {}
+
+  /** What came back for one batch: the failures, and how many PubAcks arrived or timed out. */
+  private static final class Outcome {
+    final Map<UUID, Exception> failures = new LinkedHashMap<>();
+    int acks;
+    int timeouts;
+  }
 
   /** Options of a {@link NatsJetStreamPublisher}; {@link #build()} validates them. */
   public static final class Builder {

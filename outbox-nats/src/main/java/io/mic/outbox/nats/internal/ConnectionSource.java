@@ -3,18 +3,25 @@ package io.mic.outbox.nats.internal;
 import io.mic.outbox.PublishUnavailableException;
 import io.nats.client.Connection;
 import io.nats.client.JetStream;
+import io.nats.client.JetStreamApiException;
 import io.nats.client.JetStreamOptions;
 import io.nats.client.Nats;
 import io.nats.client.Options;
 import java.io.IOException;
 import java.time.Duration;
+import java.util.concurrent.TimeoutException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * The connection a publisher uses: either one the application owns (never closed here) or one this class
- * opens on first use and again after it was closed. Connecting lazily lets a dispatcher start while NATS
- * is down: each publication then fails as unavailable, without burning attempts, until NATS is back.
+ * opens on first use and again after it was closed or found dead. Connecting lazily lets a dispatcher start
+ * while NATS is down: each publication then fails as unavailable, without burning attempts, until NATS is
+ * back.
+ *
+ * <p>A client can report {@code CONNECTED} and still send nothing (after a server restart, the client's
+ * writer may stay on its reconnect queue: every PubAck then times out, for good). {@link #recover} probes
+ * such a connection and replaces it when it does not answer.
  */
 public final class ConnectionSource implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(ConnectionSource.class);
@@ -22,9 +29,13 @@ public final class ConnectionSource implements AutoCloseable {
   private final Options options;
   private final String displayUrl;
   private final JetStreamOptions jetStreamOptions;
+  private final Object probeLock = new Object();
   private Connection connection;
   private JetStream jetStream;
   private boolean closed;
+
+  /** The connection and JetStream context one publication call uses. */
+  public record Session(Connection connection, JetStream jetStream) {}
 
   private ConnectionSource(Connection given, Options options, String displayUrl, Duration ackTimeout) {
     this.connection = given;
@@ -35,7 +46,7 @@ public final class ConnectionSource implements AutoCloseable {
 
   /** Uses the application's connection; {@link #close()} leaves it open. */
   public static ConnectionSource of(Connection connection, Duration ackTimeout) {
-    return new ConnectionSource(connection, null, null, ackTimeout);
+    return new ConnectionSource(connection, null, "the application's connection", ackTimeout);
   }
 
   /** Opens its own connection to {@code url} on first use; {@link #close()} closes it. */
@@ -51,8 +62,8 @@ public final class ConnectionSource implements AutoCloseable {
     return new ConnectionSource(null, options, Urls.redact(url), ackTimeout);
   }
 
-  /** The JetStream context, connecting first if this source owns the connection. */
-  public synchronized JetStream jetStream() throws InterruptedException {
+  /** The connection and JetStream context to publish with, connecting first if this source owns the connection. */
+  public synchronized Session session() throws InterruptedException {
     if (closed) {
       throw new PublishUnavailableException("the publisher is closed");
     }
@@ -71,12 +82,84 @@ public final class ConnectionSource implements AutoCloseable {
         throw new PublishUnavailableException("JetStream is not available: " + e.getMessage(), e);
       }
     }
-    return jetStream;
+    return new Session(connection, jetStream);
   }
 
-  /** {@code true} unless the connection is known to be down: then a batch stops sending. */
-  public synchronized boolean looksConnected() {
-    return connection != null && connection.getStatus() == Connection.Status.CONNECTED;
+  /** Where this source connects to, without credentials. */
+  public String displayUrl() {
+    return displayUrl;
+  }
+
+  /**
+   * Called after a publication in which no PubAck arrived and some timed out. When the client says
+   * {@code CONNECTED}, asks the server for a PONG and for the JetStream account info, each within
+   * {@code probeTimeout}; when either gets no answer, the connection is dead although it looks alive:
+   * an owned connection is closed and the next {@link #session()} opens a new one, a given one is told to
+   * reconnect. A client that knows it is disconnected is left to its own reconnection.
+   *
+   * @return {@code true} when the connection was replaced or told to reconnect
+   */
+  public boolean recover(Session suspect, Duration probeTimeout) throws InterruptedException {
+    synchronized (probeLock) {
+      synchronized (this) {
+        if (closed || suspect.connection() != connection) {
+          return false; // closed, or another call replaced it already
+        }
+      }
+      Connection c = suspect.connection();
+      if (c.getStatus() != Connection.Status.CONNECTED) {
+        return false;
+      }
+      String silence = probe(c, probeTimeout);
+      if (silence == null) {
+        return false; // it answers: JetStream itself is slow or the subject's stream is not answering
+      }
+      LOG.warn("the NATS connection ({}) says CONNECTED but {} within {} after PubAcks timed out: {}",
+          displayUrl, silence, probeTimeout, options != null ? "replacing it" : "forcing it to reconnect");
+      synchronized (this) {
+        if (options != null) {
+          connection = null;
+          jetStream = null;
+        }
+      }
+      Thread discard = new Thread(() -> discard(c), "mic-outbox-nats-recover"); // closing may wait on the dead writer
+      discard.setDaemon(true);
+      discard.start();
+      return true;
+    }
+  }
+
+  /** {@code null} when the connection answers, else what it failed to answer. */
+  private static String probe(Connection c, Duration timeout) throws InterruptedException {
+    try {
+      c.flush(timeout);
+    } catch (TimeoutException e) {
+      return "answered no PING";
+    } catch (IllegalStateException e) {
+      return null; // it knows it is not connected: its own reconnection handles it
+    }
+    try {
+      c.jetStreamManagement(JetStreamOptions.builder().requestTimeout(timeout).build()).getAccountStatistics();
+      return null;
+    } catch (JetStreamApiException e) {
+      return null; // an answer, even a refusal, proves the connection carries requests and replies
+    } catch (IOException e) {
+      return NatsErrors.isNoResponders(e) ? null : "answered no JetStream request";
+    }
+  }
+
+  private void discard(Connection c) {
+    try {
+      if (options != null) {
+        c.close();
+      } else {
+        c.forceReconnect();
+      }
+    } catch (IOException | RuntimeException e) {
+      LOG.debug("closing a dead NATS connection failed: {}", e.toString());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
   }
 
   private Connection connect() throws InterruptedException {

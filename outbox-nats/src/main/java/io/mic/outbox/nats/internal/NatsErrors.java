@@ -6,6 +6,7 @@ import io.mic.outbox.nats.PublishRejectedException;
 import io.nats.client.JetStreamApiException;
 import java.io.IOException;
 import java.time.Duration;
+import java.util.UUID;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
@@ -22,6 +23,9 @@ import java.util.concurrent.TimeoutException;
  * error 10060 (the subject is captured by a stream other than the expected one: a configuration
  * problem). Rejected: every other JetStream error (10054: message larger than the stream allows) and a
  * message the client refuses to build.
+ *
+ * <p>A message quotes its cause's text or carries the cause, never both: the stored error lists the causes,
+ * and the same text twice helps nobody.
  */
 public final class NatsErrors {
   /** JetStream API error: the subject is captured by another stream than {@code Nats-Expected-Stream}. */
@@ -29,44 +33,62 @@ public final class NatsErrors {
 
   private NatsErrors() {}
 
-  /** The exception to report for {@code error}, raised while publishing {@code what} (ids and subject). */
-  public static OutboxException classify(Throwable error, String what, Duration ackTimeout) {
+  /** No PubAck within the ack timeout: unavailable, and a sign the connection may be dead. */
+  public static final class NoPubAck extends PublishUnavailableException {
+    private static final long serialVersionUID = 1L;
+
+    NoPubAck(String message) {
+      super(message);
+    }
+  }
+
+  /** The exception to report for {@code error}, raised while publishing event {@code id} on {@code subject}. */
+  public static OutboxException classify(Throwable error, UUID id, String subject, Duration ackTimeout) {
+    String what = "event " + id + " on subject '" + subject + "'";
     Throwable t = unwrap(error);
     if (t instanceof TimeoutException) {
-      return new PublishUnavailableException("no PubAck for " + what + " within " + ackTimeout
-          + ": the outcome is unknown, the event will be published again with the same Nats-Msg-Id", t);
+      return new NoPubAck("no PubAck for " + what + " within " + ackTimeout
+          + ": the outcome is unknown, the event will be published again with the same Nats-Msg-Id");
     }
     if (t instanceof CancellationException) {
       return new PublishUnavailableException("the publication of " + what + " was cancelled before its PubAck"
-          + " arrived: the outcome is unknown", t);
+          + " arrived: the outcome is unknown", null);
     }
     if (t instanceof IOException && isNoResponders(t)) {
-      return new PublishUnavailableException("no JetStream stream answered for " + what + ": create a stream"
-          + " whose subjects include this subject (or check that JetStream is enabled); the event waits"
-          + " without counting an attempt", t);
+      return new PublishUnavailableException(noStream(subject) + "; event " + id + " waits without counting an"
+          + " attempt", null);
     }
     if (t instanceof IOException || t instanceof IllegalStateException) {
-      return new PublishUnavailableException("NATS is not available for " + what + ": " + t.getMessage(), t);
+      return new PublishUnavailableException("NATS is not available for " + what + ": " + t.getMessage(), null);
     }
     if (t instanceof JetStreamApiException api) {
       if (api.getErrorCode() >= 500) {
-        return new PublishUnavailableException("JetStream cannot store " + what + " now: "
-            + api.getMessage(), t);
+        return new PublishUnavailableException("JetStream cannot store " + what + " now: " + api.getMessage(),
+            null);
       }
       if (api.getApiErrorCode() == STREAM_NOT_MATCH) {
         return new PublishUnavailableException("the subject of " + what + " is not captured by the expected"
-            + " stream: fix the stream's subjects or the publisher's expectedStream; " + api.getMessage(), t);
+            + " stream: fix the stream's subjects or the publisher's expectedStream; " + api.getMessage(), null);
       }
       return new PublishRejectedException("JetStream rejected " + what + ": " + api.getMessage(),
-          api.getApiErrorCode(), t);
+          api.getApiErrorCode(), null);
     }
     if (t instanceof OutboxException known) {
       return known;
     }
-    return new PublishRejectedException("could not publish " + what + ": " + t, -1, t);
+    return new PublishRejectedException("could not publish " + what + ": " + t, -1, null);
   }
 
-  private static boolean isNoResponders(Throwable t) {
+  /** What to do when no stream captures {@code subject}. */
+  public static String noStream(String subject) {
+    return "no JetStream stream captures subject '" + subject + "': create one whose subjects include it, e.g."
+        + " 'nats stream add EVENTS --subjects \"" + subject + "\"' or, in Java,"
+        + " jetStreamManagement.addStream(StreamConfiguration.builder().name(\"EVENTS\").subjects(\""
+        + subject + "\").build()) (or enable JetStream on the server: nats-server -js)";
+  }
+
+  /** The client's "no responders" error: nobody listens on the subject (no stream, or JetStream disabled). */
+  public static boolean isNoResponders(Throwable t) {
     String message = t.getMessage();
     return message != null && message.contains("503") && message.contains("No Responders");
   }

@@ -1,0 +1,95 @@
+package io.mic.outbox.nats;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.mic.outbox.DispatchResult;
+import io.mic.outbox.InMemoryOutboxStore;
+import io.mic.outbox.OutboxDispatcher;
+import io.mic.outbox.OutboxEvent;
+import io.mic.outbox.OutboxStatus;
+import io.nats.client.Connection;
+import io.nats.client.Nats;
+import io.nats.client.Options;
+import java.time.Duration;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A connection the client still reports as CONNECTED but that carries nothing (here: a proxy that drops
+ * every byte; after a server restart: a client whose writer stays on its reconnect queue) must not stop
+ * dispatch for good: the publisher probes it and replaces it.
+ */
+class DeadConnectionRecoveryTest {
+  private Connection admin;
+  private String stream;
+  private final InMemoryOutboxStore store = new InMemoryOutboxStore();
+
+  @BeforeEach
+  void createStream() throws Exception {
+    admin = NatsTestServer.connect();
+    stream = NatsTestServer.uniqueName();
+    NatsTestServer.createStream(admin, stream, c -> c);
+  }
+
+  @AfterEach
+  void deleteStream() throws Exception {
+    NatsTestServer.deleteStream(admin, stream);
+    admin.close();
+  }
+
+  private OutboxEvent event(int n) {
+    return OutboxEvent.builder().aggregate("order", "o-" + n).topic(stream + ".a").payload("{\"n\":" + n + "}")
+        .build();
+  }
+
+  @Test
+  void theOwnConnectionIsReplacedWhenItLooksConnectedButAnswersNothing() throws Exception {
+    try (BlackholeProxy proxy = BlackholeProxy.to(NatsTestServer.url());
+        NatsJetStreamPublisher publisher = NatsJetStreamPublisher.builder().url(proxy.url())
+            .ackTimeout(Duration.ofMillis(500)).build()) {
+      OutboxDispatcher dispatcher = OutboxDispatcher.builder().store(store).dispatchFn(publisher).build();
+      store.append(event(1));
+      assertThat(dispatcher.dispatchOnce().dispatched()).isEqualTo(1);
+
+      proxy.blackholeOpenConnections();
+      OutboxEvent second = event(2);
+      store.append(second);
+      DispatchResult stalled = dispatcher.dispatchOnce();
+      assertThat(stalled.released()).isEqualTo(1);
+
+      await("dispatch over a new connection").atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(100))
+          .until(() -> dispatcher.dispatchOnce().dispatched() == 1);
+      OutboxEvent stored = store.find(second.id()).orElseThrow();
+      assertThat(stored.status()).isEqualTo(OutboxStatus.DISPATCHED);
+      assertThat(stored.attempts()).isEqualTo(1); // the successful one: the timed-out try cost none
+      assertThat(proxy.acceptedConnections()).isEqualTo(2);
+    }
+    assertThat(admin.jetStreamManagement().getStreamInfo(stream).getStreamState().getMsgCount()).isEqualTo(2);
+  }
+
+  @Test
+  void theApplicationsConnectionIsToldToReconnect() throws Exception {
+    try (BlackholeProxy proxy = BlackholeProxy.to(NatsTestServer.url())) {
+      Connection given = Nats.connect(Options.builder().server(proxy.url()).maxReconnects(-1)
+          .reconnectWait(Duration.ofMillis(100)).build());
+      try {
+        NatsJetStreamPublisher publisher = NatsJetStreamPublisher.builder().connection(given)
+            .ackTimeout(Duration.ofMillis(500)).build();
+        OutboxDispatcher dispatcher = OutboxDispatcher.builder().store(store).dispatchFn(publisher).build();
+        proxy.blackholeOpenConnections();
+        OutboxEvent event = event(1);
+        store.append(event);
+
+        await("dispatch after the reconnection").atMost(Duration.ofSeconds(10))
+            .pollInterval(Duration.ofMillis(100))
+            .until(() -> dispatcher.dispatchOnce().dispatched() == 1);
+        assertThat(store.find(event.id()).orElseThrow().attempts()).isEqualTo(1);
+        assertThat(proxy.acceptedConnections()).isGreaterThanOrEqualTo(2);
+      } finally {
+        given.close();
+      }
+    }
+  }
+}
