@@ -64,6 +64,8 @@ final class Scenario implements AutoCloseable {
   private final List<WorkerProcess> workers = new ArrayList<>();
   private final long startNanos = System.nanoTime();
   Producer producer;
+  /** Events committed outside the producers (e.g. a transaction the scenario held open). */
+  final List<Produced> extraCommitted = new ArrayList<>();
 
   private Scenario(String fault, String mode, String sink, long seed) throws Exception {
     this.fault = fault;
@@ -171,7 +173,10 @@ final class Scenario implements AutoCloseable {
     } catch (ConditionTimeoutException e) {
       // the figures below show what is stuck
     }
-    List<io.mic.outbox.faults.Produced> committed = producer == null ? List.of() : producer.committed();
+    List<Produced> committed = new ArrayList<>(extraCommitted);
+    if (producer != null) {
+      committed.addAll(producer.committed());
+    }
     Checker.TableState state = tableState();
     Figures f = Checker.check(committed, readDeliveries(), state, ordered);
     Results.append(RESULTS, fault, mode(), nats ? "nats" : "recording", repetitions, seed, f, duplicateBound,
