@@ -59,6 +59,8 @@ final class LeaseKeeper {
     private final Map<UUID, OutboxEvent> held = new LinkedHashMap<>();
     private final Set<UUID> lost = ConcurrentHashMap.newKeySet();
     private volatile long renewals;
+    /** When the store last confirmed the leases (the claim, then each renewal), by the monotonic clock. */
+    private volatile long confirmedNanos = System.nanoTime();
     private ScheduledFuture<?> task;
 
     private Lease(OutboxStore store, List<OutboxEvent> claimed, Duration leaseTtl, String worker) {
@@ -80,12 +82,24 @@ final class LeaseKeeper {
       return lost.contains(event.id());
     }
 
+    /**
+     * Before a publication: when the last confirmation is older than two renewal periods (the process was
+     * frozen, or the timer starved), the lease may have passed to another worker; renew now, on the
+     * worker's thread, so the publication goes out only for events still held.
+     */
+    void confirm() {
+      if (System.nanoTime() - confirmedNanos > leaseTtl.toNanos() * 2 / 3) {
+        renew();
+      }
+    }
+
     /** How many renewals have run; the worker marks its successes when this moves. */
     long renewals() {
       return renewals;
     }
 
     private void renew() {
+      long asked = System.nanoTime();
       List<OutboxEvent> snapshot;
       synchronized (held) {
         snapshot = new ArrayList<>(held.values());
@@ -102,6 +116,7 @@ final class LeaseKeeper {
             }
           }
         }
+        confirmedNanos = asked;
         renewals++;
         LOG.debug("{}: renewed {} of {} leases", worker, renewed.size(), snapshot.size());
       } catch (RuntimeException e) {

@@ -36,7 +36,9 @@ import org.slf4j.LoggerFactory;
  * <p><b>Leases.</b> While a claimed batch is being published, a background timer renews the leases of
  * its unsettled events every third of {@code leaseTtl}, however long one publication takes, so no other
  * worker takes them over while this one is alive. When a renewal happened during the batch, the
- * successes so far are marked before the next publication.
+ * successes so far are marked before the next publication. When the leases were last confirmed longer
+ * ago than two renewal periods (the process was frozen), they are renewed before the next publication,
+ * so a worker that wakes up after losing its batch does not publish it again.
  *
  * <p><b>Broker outages.</b> A publication that fails with {@link PublishUnavailableException} puts its
  * events back untried, without counting an attempt. A batch that published nothing for that reason makes
@@ -249,6 +251,9 @@ public final class OutboxDispatcher {
 
     /** @return false when the batch must stop here: the broker is down or the dispatcher is stopping */
     private boolean publish(List<OutboxEvent> chunk) {
+      if (lease != null) {
+        lease.confirm(); // after a freeze, find out what was taken over before publishing it again
+      }
       List<OutboxEvent> todo = new ArrayList<>();
       for (OutboxEvent event : chunk) {
         if (lease != null && lease.isLost(event)) {

@@ -1,0 +1,108 @@
+package io.mic.outbox.faults;
+
+import io.mic.outbox.OutboxEvent;
+import io.mic.outbox.OutboxStatus;
+import io.mic.outbox.OutboxStore;
+import java.time.Duration;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.UUID;
+
+/**
+ * The worker's store: the real JDBC store with the store-side fault points around it. Claims reach
+ * {@link FaultPoint#AFTER_CLAIM} when they return events; marks reach {@link FaultPoint#AFTER_ACK_BEFORE_MARK}
+ * before they are sent and flag the thread for {@link MarkCommitFence} while they run.
+ */
+final class FaultStore implements OutboxStore {
+  private final OutboxStore store;
+
+  FaultStore(OutboxStore store) {
+    this.store = store;
+  }
+
+  private List<OutboxEvent> claimed(List<OutboxEvent> events) {
+    if (!events.isEmpty()) {
+      FaultPoint.AFTER_CLAIM.reach();
+    }
+    return events;
+  }
+
+  @Override
+  public List<OutboxEvent> claim(String owner, int limit, Duration leaseTtl, boolean ordered) {
+    return claimed(store.claim(owner, limit, leaseTtl, ordered));
+  }
+
+  @Override
+  public List<OutboxEvent> claim(String owner, int limit, Duration leaseTtl, boolean ordered, Set<String> paused) {
+    return claimed(store.claim(owner, limit, leaseTtl, ordered, paused));
+  }
+
+  @Override
+  public List<OutboxEvent> claimRuns(String owner, int limit, Duration leaseTtl, int maxRun) {
+    return claimed(store.claimRuns(owner, limit, leaseTtl, maxRun));
+  }
+
+  @Override
+  public List<OutboxEvent> claimRuns(String owner, int limit, Duration leaseTtl, int maxRun, Set<String> paused) {
+    return claimed(store.claimRuns(owner, limit, leaseTtl, maxRun, paused));
+  }
+
+  @Override
+  public Set<UUID> markDispatched(Collection<OutboxEvent> events) {
+    FaultPoint.AFTER_ACK_BEFORE_MARK.reach();
+    MarkCommitFence.MARKING.set(true);
+    try {
+      return store.markDispatched(events);
+    } finally {
+      MarkCommitFence.MARKING.set(false);
+    }
+  }
+
+  @Override
+  public List<OutboxEvent> fetchPending(int limit, boolean ordered) {
+    return store.fetchPending(limit, ordered);
+  }
+
+  @Override
+  public List<OutboxEvent> fetchPending(int limit, boolean ordered, Set<String> paused) {
+    return store.fetchPending(limit, ordered, paused);
+  }
+
+  @Override
+  public boolean scheduleRetry(OutboxEvent event, Duration delay, String error) {
+    return store.scheduleRetry(event, delay, error);
+  }
+
+  @Override
+  public boolean markDead(OutboxEvent event, String error) {
+    return store.markDead(event, error);
+  }
+
+  @Override
+  public Set<UUID> release(Collection<OutboxEvent> events, Duration delay) {
+    return store.release(events, delay);
+  }
+
+  @Override
+  public Set<UUID> renewLeases(Collection<OutboxEvent> events, Duration leaseTtl) {
+    return store.renewLeases(events, leaseTtl);
+  }
+
+  @Override
+  public Optional<OutboxEvent> find(UUID id) {
+    return store.find(id);
+  }
+
+  @Override
+  public Map<OutboxStatus, Long> countByStatus() {
+    return store.countByStatus();
+  }
+
+  @Override
+  public Optional<Duration> oldestPendingAge() {
+    return store.oldestPendingAge();
+  }
+}

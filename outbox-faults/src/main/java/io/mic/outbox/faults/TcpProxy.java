@@ -1,0 +1,139 @@
+package io.mic.outbox.faults;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * A loopback TCP proxy in front of the database or the broker that can delay traffic, hold it back (a
+ * partition: the sockets stay open, nothing gets through until {@link #heal()}) or reset every
+ * connection. Plain sockets, two relay threads per connection.
+ */
+public final class TcpProxy implements AutoCloseable {
+  private final ServerSocket server;
+  private final int target;
+  private final Set<Socket> sockets = ConcurrentHashMap.newKeySet();
+  private final Object gate = new Object();
+  private volatile long delayMillis;
+  private volatile boolean blackhole;
+  private volatile boolean closed;
+
+  public TcpProxy(int targetPort) throws IOException {
+    this.target = targetPort;
+    this.server = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+    Thread acceptor = new Thread(this::accept, "tcp-proxy-" + server.getLocalPort());
+    acceptor.setDaemon(true);
+    acceptor.start();
+  }
+
+  public int port() {
+    return server.getLocalPort();
+  }
+
+  /** Every chunk waits this long before it is forwarded. */
+  public void delay(long millis) {
+    delayMillis = millis;
+  }
+
+  /** Nothing gets through, in either direction, until {@link #heal()}; connections stay open. */
+  public void blackhole() {
+    blackhole = true;
+  }
+
+  /** Forwards normally again, including what was held back. */
+  public void heal() {
+    delayMillis = 0;
+    synchronized (gate) {
+      blackhole = false;
+      gate.notifyAll();
+    }
+  }
+
+  /** Resets every open connection (RST, not FIN), as a crashed middlebox would. */
+  public int resetAll() {
+    int n = 0;
+    for (Socket s : sockets) {
+      try {
+        s.setSoLinger(true, 0);
+        s.close();
+        n++;
+      } catch (IOException e) {
+        // already gone
+      }
+    }
+    sockets.clear();
+    return n;
+  }
+
+  private void accept() {
+    while (!closed) {
+      try {
+        Socket client = server.accept();
+        Socket upstream = new Socket(InetAddress.getLoopbackAddress(), target);
+        sockets.add(client);
+        sockets.add(upstream);
+        relay(client, upstream);
+        relay(upstream, client);
+      } catch (IOException e) {
+        if (closed) {
+          return;
+        }
+      }
+    }
+  }
+
+  private void relay(Socket from, Socket to) {
+    Thread t = new Thread(() -> {
+      byte[] buffer = new byte[16 * 1024];
+      try (InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
+        int n;
+        while ((n = in.read(buffer)) >= 0) {
+          pass();
+          out.write(buffer, 0, n);
+          out.flush();
+        }
+      } catch (IOException | InterruptedException e) {
+        // the connection ended or was reset
+      } finally {
+        closeQuietly(from);
+        closeQuietly(to);
+      }
+    }, "tcp-proxy-relay");
+    t.setDaemon(true);
+    t.start();
+  }
+
+  private void pass() throws InterruptedException {
+    synchronized (gate) {
+      while (blackhole && !closed) {
+        gate.wait();
+      }
+    }
+    long d = delayMillis;
+    if (d > 0) {
+      Thread.sleep(d);
+    }
+  }
+
+  private void closeQuietly(Socket s) {
+    sockets.remove(s);
+    try {
+      s.close();
+    } catch (IOException e) {
+      // nothing left to do
+    }
+  }
+
+  @Override
+  public void close() throws IOException {
+    closed = true;
+    heal();
+    server.close();
+    resetAll();
+  }
+}

@@ -1,0 +1,110 @@
+package io.mic.outbox.faults;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import io.mic.outbox.AsyncOutboxDispatcher;
+import io.mic.outbox.DispatchFn;
+import io.mic.outbox.OutboxEvent;
+import io.mic.outbox.OutboxListener;
+import io.mic.outbox.jdbc.JdbcOutboxStore;
+import io.mic.outbox.nats.NatsJetStreamPublisher;
+import java.io.InputStream;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import javax.sql.DataSource;
+
+/**
+ * A dispatcher process for the fault suite: an {@link AsyncOutboxDispatcher} in claim mode on the JDBC
+ * store, publishing to the {@link RecordingSink} or to NATS JetStream, with at most one armed
+ * {@link FaultPoint}. It prints {@code READY} once started, {@code LEASE-LOST <id>} and {@code DLQ <id>}
+ * as they happen, and runs until it is killed or its standard input closes.
+ *
+ * <p>Arguments, {@code key=value}: {@code jdbc} (URL with credentials), {@code table}, {@code mode}
+ * ({@code ordered} | {@code throughput}), {@code sink} ({@code record:<file>} | {@code nats:<url>}),
+ * {@code stream} (subject prefix on NATS), {@code outage} (file), {@code workers}, {@code batch},
+ * {@code leaseMs}, {@code pollMs}, {@code delayMs}, {@code maxAttempts}, {@code retryMs},
+ * {@code fault} (a {@link FaultPoint} label), {@code faultAt} (which occurrence parks).
+ */
+public final class WorkerMain {
+  private WorkerMain() {}
+
+  public static void main(String[] args) throws Exception {
+    Map<String, String> a = new HashMap<>();
+    for (String arg : args) {
+      int eq = arg.indexOf('=');
+      a.put(arg.substring(0, eq), arg.substring(eq + 1));
+    }
+    FaultPoint fault = FaultPoint.parse(a.getOrDefault("fault", "none"));
+    fault.arm(Integer.parseInt(a.getOrDefault("faultAt", "1")));
+    int workers = Integer.parseInt(a.getOrDefault("workers", "1"));
+
+    HikariConfig config = new HikariConfig();
+    config.setJdbcUrl(a.get("jdbc"));
+    config.setMaximumPoolSize(workers + 2);
+    config.setConnectionTimeout(5_000);
+    config.setPoolName("faults-worker");
+    // a mark is committed by the store itself only on a pool without auto-commit: the window DURING_MARK needs
+    config.setAutoCommit(fault != FaultPoint.DURING_MARK);
+    try (HikariDataSource pool = new HikariDataSource(config)) {
+      DataSource ds = fault == FaultPoint.DURING_MARK ? new MarkCommitFence(pool) : pool;
+      JdbcOutboxStore store = JdbcOutboxStore.builder().dataSource(ds).table(a.get("table")).build();
+      String sink = a.get("sink");
+      AutoCloseable closeSink;
+      DispatchFn publish;
+      if (sink.startsWith("record:")) {
+        String outage = a.get("outage");
+        RecordingSink recording = new RecordingSink(Path.of(sink.substring("record:".length())),
+            outage == null ? null : Path.of(outage), Long.parseLong(a.getOrDefault("delayMs", "0")));
+        publish = recording;
+        closeSink = recording;
+      } else {
+        NatsJetStreamPublisher nats = NatsJetStreamPublisher.builder().url(sink.substring("nats:".length()))
+            .subjectPrefix(a.get("stream")).ackTimeout(Duration.ofSeconds(2)).build();
+        publish = new ParkingPublisher(nats);
+        closeSink = nats;
+      }
+      long retryMs = Long.parseLong(a.getOrDefault("retryMs", "200"));
+      AsyncOutboxDispatcher dispatcher = AsyncOutboxDispatcher.builder()
+          .store(new FaultStore(store)).dispatchFn(publish)
+          .useClaim(true).preserveAggregateOrder("ordered".equals(a.get("mode")))
+          .workers(workers).batchSize(Integer.parseInt(a.getOrDefault("batch", "10")))
+          .leaseTtl(Duration.ofMillis(Long.parseLong(a.getOrDefault("leaseMs", "2000"))))
+          .pollInterval(Duration.ofMillis(Long.parseLong(a.getOrDefault("pollMs", "100"))))
+          .maxAttempts(Integer.parseInt(a.getOrDefault("maxAttempts", "10")))
+          .retryBackoff(Duration.ofMillis(retryMs), Duration.ofMillis(retryMs * 2))
+          .shutdownTimeout(Duration.ofSeconds(5))
+          .listener(new Reporter())
+          .name("faults-" + ProcessHandle.current().pid())
+          .build();
+      dispatcher.start();
+      System.out.println("READY " + ProcessHandle.current().pid());
+      System.out.flush();
+      InputStream in = System.in;
+      while (in.read() >= 0) {
+        // the test closes our stdin to stop us gracefully
+      }
+      dispatcher.close();
+      closeSink.close();
+    }
+  }
+
+  /** What the test needs to see of the dispatcher's decisions, one line each on stdout. */
+  private static final class Reporter implements OutboxListener {
+    @Override
+    public void onLeaseLost(OutboxEvent event) {
+      line("LEASE-LOST " + event.id());
+    }
+
+    @Override
+    public void onDeadLettered(OutboxEvent event, String error) {
+      line("DLQ " + event.id());
+    }
+
+    private static synchronized void line(String text) {
+      System.out.println(text);
+      System.out.flush();
+    }
+  }
+}

@@ -1,0 +1,238 @@
+package io.mic.outbox.faults;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import io.mic.outbox.jdbc.JdbcOutboxStore;
+import io.nats.client.Connection;
+import io.nats.client.JetStreamApiException;
+import io.nats.client.JetStreamManagement;
+import io.nats.client.api.MessageInfo;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.UUID;
+import org.awaitility.Awaitility;
+import org.awaitility.core.ConditionTimeoutException;
+
+/**
+ * One run of the fault suite: a fresh outbox table (and stream), producers in this JVM, worker processes,
+ * then the checker's figures, asserted against their bounds and appended to the results file.
+ */
+final class Scenario implements AutoCloseable {
+  static final Path RESULTS = Path.of(System.getProperty("faults.results", "target/faults/results.md"));
+
+  final String fault;
+  final boolean ordered;
+  final boolean nats;
+  final long seed;
+  int repetitions = 1;
+  int batch = 10;
+  int workersPerProcess = 1;
+  long leaseMs = 2000;
+  long pollMs = 100;
+  long delayMs = 2;
+  int maxAttempts = 10;
+  long retryMs = 200;
+  int producerThreads = 2;
+  int aggregatesPerThread = 10;
+  int aggregatesPerTransaction = 3;
+  long producerPauseMs = 40;
+  int poison;
+  /** Duplicates the faults may cause: the in-flight batches they cut off; the scenario adds to it. */
+  long duplicateBound;
+  /** Ports the workers connect to: the servers', or a proxy's in front of them. */
+  int dbPort;
+  int natsPort;
+
+  final Path dir;
+  final Path deliveries;
+  final Path outage;
+  final String table;
+  final String stream;
+  final PrivatePostgres postgres;
+  final HikariDataSource dataSource;
+  final JdbcOutboxStore store;
+  private final List<WorkerProcess> workers = new ArrayList<>();
+  private final long startNanos = System.nanoTime();
+  Producer producer;
+  /** Events committed outside the producers (e.g. a transaction the scenario held open). */
+  final List<Produced> extraCommitted = new ArrayList<>();
+
+  private Scenario(String fault, String mode, String sink, long seed) throws Exception {
+    this.fault = fault;
+    this.ordered = "ordered".equals(mode);
+    this.nats = "nats".equals(sink);
+    this.seed = seed;
+    String id = UUID.randomUUID().toString().substring(0, 8);
+    this.table = "f_" + id;
+    this.stream = "F" + id;
+    this.dir = RESULTS.getParent().resolve("logs").resolve(fault.replaceAll("[^A-Za-z0-9-]+", "-") + "-" + mode + "-"
+        + sink + "-" + id);
+    Files.createDirectories(dir);
+    this.deliveries = dir.resolve("deliveries.log");
+    this.outage = dir.resolve("outage");
+    this.postgres = Servers.postgres();
+    this.dbPort = postgres.port();
+    HikariConfig config = new HikariConfig();
+    config.setJdbcUrl(postgres.appUrl("faults-producer"));
+    config.setMaximumPoolSize(producerThreads + 4);
+    config.setConnectionTimeout(5_000);
+    this.dataSource = new HikariDataSource(config);
+    this.store = JdbcOutboxStore.builder().dataSource(dataSource).table(table).build();
+    store.createSchema();
+    if (nats) {
+      this.natsPort = Servers.nats().port();
+      Servers.nats().createStream(stream, Duration.ofMinutes(2));
+    }
+  }
+
+  static Scenario of(String fault, String mode, String sink, long seed) throws Exception {
+    return new Scenario(fault, mode, sink, seed);
+  }
+
+  String mode() {
+    return ordered ? "ordered" : "throughput";
+  }
+
+  /** Starts a worker process; {@code extra} are {@code key=value} overrides such as {@code fault=after-claim}. */
+  WorkerProcess worker(String name, String... extra) throws Exception {
+    List<String> args = new ArrayList<>(List.of(
+        "jdbc=" + postgres.appUrl(dbPort, "faults-worker"), "table=" + table, "mode=" + mode(),
+        "sink=" + (nats ? "nats:" + Servers.nats().url(natsPort) : "record:" + deliveries),
+        "stream=" + stream, "outage=" + outage, "workers=" + workersPerProcess, "batch=" + batch,
+        "leaseMs=" + leaseMs, "pollMs=" + pollMs, "delayMs=" + delayMs, "maxAttempts=" + maxAttempts,
+        "retryMs=" + retryMs));
+    args.addAll(List.of(extra));
+    WorkerProcess w = WorkerProcess.start(name, dir, args);
+    workers.add(w);
+    w.awaitReady();
+    return w;
+  }
+
+  Producer produce() {
+    producer = new Producer(dataSource, store, seed, producerThreads, aggregatesPerThread, aggregatesPerTransaction,
+        producerPauseMs, poison).start();
+    return producer;
+  }
+
+  /** Waits until the producers committed at least {@code n} more events (load keeps running meanwhile). */
+  void awaitProduced(int more) {
+    int target = producer.committed().size() + more;
+    Awaitility.await().atMost(Duration.ofSeconds(60)).until(() -> producer.committed().size() >= target);
+  }
+
+  /** Waits until the broker received at least {@code n} events. */
+  void awaitDelivered(int n) {
+    Awaitility.await().atMost(Duration.ofSeconds(60)).until(() -> readDeliveries().size() >= n);
+  }
+
+  List<Delivery> readDeliveries() throws Exception {
+    if (!nats) {
+      return Delivery.readLog(deliveries);
+    }
+    List<Delivery> all = new ArrayList<>();
+    try (Connection c = Servers.nats().connect()) {
+      JetStreamManagement jsm = c.jetStreamManagement();
+      long last = jsm.getStreamInfo(stream).getStreamState().getLastSequence();
+      for (long seq = 1; seq <= last; seq++) {
+        MessageInfo m = jsm.getMessage(stream, seq);
+        all.add(new Delivery(UUID.fromString(m.getHeaders().getFirst("x-event-id")),
+            m.getHeaders().getFirst("x-aggregate-id"),
+            Workload.sequenceOf(new String(m.getData(), StandardCharsets.UTF_8)), 0));
+      }
+    }
+    return all;
+  }
+
+  Checker.TableState tableState() throws SQLException {
+    try (java.sql.Connection c = dataSource.getConnection()) {
+      return Checker.TableState.read(c, table);
+    }
+  }
+
+  /**
+   * Stops the producers, waits until no row is left {@code PENDING} or {@code PROCESSING} (lease + poll
+   * plus the time to drain the backlog), computes the figures, records them and asserts their bounds.
+   */
+  Figures finish() throws Exception {
+    if (producer != null) {
+      producer.close();
+    }
+    Duration drain = Duration.ofMillis(leaseMs + pollMs).plusSeconds(60);
+    try {
+      Awaitility.await().atMost(drain).pollInterval(Duration.ofMillis(250)).until(() -> tableState().stuck() == 0);
+    } catch (ConditionTimeoutException e) {
+      // the figures below show what is stuck
+    }
+    List<Produced> committed = new ArrayList<>(extraCommitted);
+    if (producer != null) {
+      committed.addAll(producer.committed());
+    }
+    Checker.TableState state = tableState();
+    Figures f = Checker.check(committed, readDeliveries(), state, ordered);
+    Results.append(RESULTS, fault, mode(), nats ? "nats" : "recording", repetitions, seed, f, duplicateBound,
+        Duration.ofNanos(System.nanoTime() - startNanos));
+    assertThat(f.lost()).as("lost events: %s", f).isZero();
+    if (ordered) {
+      assertThat(f.orderViolations()).as("order violations: %s", f).isZero();
+    }
+    assertThat((long) f.duplicates()).as("duplicates (bound %d): %s", duplicateBound, f).isLessThanOrEqualTo(duplicateBound);
+    assertThat(f.stuck()).as("stuck rows after lease + poll: %s", f).isZero();
+    assertThat(state.dlq()).as("the DLQ holds exactly the poison events: %s", f)
+        .containsExactlyInAnyOrderElementsOf(producer == null ? List.of() : producer.poisonIds());
+    assertNoSecretInLogs();
+    return f;
+  }
+
+  /** No test password in any line a worker printed. */
+  void assertNoSecretInLogs() throws IOException {
+    for (WorkerProcess w : workers) {
+      for (Path log : w.logs()) {
+        if (Files.exists(log)) {
+          String text = Files.readString(log);
+          for (String secret : List.of(Servers.PG_ADMIN_PASSWORD, Servers.PG_APP_PASSWORD, Servers.NATS_PASSWORD)) {
+            assertThat(text).as("a secret in %s", log).doesNotContain(secret);
+          }
+        }
+      }
+    }
+  }
+
+  void execute(String sql) throws SQLException {
+    try (java.sql.Connection c = postgres.admin(); Statement s = c.createStatement()) {
+      s.execute(sql);
+    }
+  }
+
+  @Override
+  public void close() throws Exception {
+    for (WorkerProcess w : workers) {
+      if (w.isAlive()) {
+        try {
+          w.resume(); // a paused worker cannot stop
+        } catch (RuntimeException e) {
+          // already gone
+        }
+      }
+      w.close();
+    }
+    if (producer != null) {
+      producer.close();
+    }
+    dataSource.close();
+    try (java.sql.Connection c = postgres.admin(); Statement s = c.createStatement()) {
+      s.execute("DROP TABLE IF EXISTS " + table.toLowerCase(Locale.ROOT));
+    } catch (SQLException e) {
+      // the server may be down after a failed restart scenario; the directory goes at exit
+    }
+  }
+}
