@@ -52,6 +52,7 @@ import org.slf4j.LoggerFactory;
  */
 public final class AsyncOutboxDispatcher implements AutoCloseable {
   public static final int DEFAULT_WORKERS = 1;
+  public static final boolean DEFAULT_PIPELINED = true;
   public static final Duration DEFAULT_POLL_INTERVAL = Duration.ofMillis(200);
   public static final Duration DEFAULT_SHUTDOWN_TIMEOUT = Duration.ofSeconds(30);
   /** How long a failing poll waits at least before the next try, so a database outage is not hammered. */
@@ -64,6 +65,7 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
   private final Duration leaseTtl;
   private final Duration pollInterval;
   private final Duration shutdownTimeout;
+  private final boolean pipelined;
   private final OutboxListener listener;
   private final List<OutboxDispatcher> dispatchers;
   private final ExecutorService executor;
@@ -86,6 +88,7 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
     this.leaseTtl = b.leaseTtl;
     this.pollInterval = b.pollInterval;
     this.shutdownTimeout = b.shutdownTimeout;
+    this.pipelined = b.pipelined && b.useClaim;
     this.listener = OutboxListeners.of(b.listener);
     List<OutboxDispatcher> list = new ArrayList<>();
     for (int i = 1; i <= b.workers; i++) {
@@ -216,17 +219,19 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
   private void runWorker(int index) {
     OutboxDispatcher dispatcher = dispatchers.get(index);
     threads[index] = Thread.currentThread();
+    Pipeline pipeline = new Pipeline(dispatcher, index);
     try {
       boolean failing = false;
       while (running) {
         long seen = waiter.generation();
         if (paused) {
+          pipeline.abandonClaimedAhead();
           awaitQuietly(dispatcher, seen, pollInterval, () -> !running || !paused);
           continue;
         }
         Duration pause = pollInterval;
         try {
-          DispatchResult result = dispatcher.dispatchOnce();
+          boolean full = pipeline.dispatchOnce();
           if (failing) {
             LOG.info("{}: polling works again", dispatcher.worker());
             failing = false;
@@ -236,7 +241,7 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
             sleepQuietly(dispatcher, outage); // the broker is down: wake-ups would only spin
             continue;
           }
-          if (result.fetched() == batchSize) {
+          if (full) {
             continue; // more is probably waiting
           }
         } catch (RuntimeException | Error e) {
@@ -260,8 +265,105 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
         awaitQuietly(dispatcher, seen, pause, () -> !running);
       }
     } finally {
+      pipeline.close();
       threads[index] = null;
       finished.countDown();
+    }
+  }
+
+  /**
+   * One worker's batches. Pipelined, a worker publishes batch N while its own background thread marks
+   * batch N-1 and claims batch N+1 (only after a full batch: more is probably waiting), so database
+   * round trips overlap broker round trips. The background thread runs its tasks in order, so at most one
+   * mark and one batch claimed ahead wait at any time. Without pipelining each step waits for the last.
+   */
+  private final class Pipeline {
+    private final OutboxDispatcher dispatcher;
+    private final ExecutorService io;
+    private Future<OutboxDispatcher.Batch> ahead;
+
+    Pipeline(OutboxDispatcher dispatcher, int index) {
+      this.dispatcher = dispatcher;
+      this.io = pipelined ? Executors.newSingleThreadExecutor(
+          namedThreads(name + "-dispatcher-" + (index + 1) + "-io-")) : null;
+    }
+
+    /** @return whether the batch was full */
+    boolean dispatchOnce() {
+      OutboxDispatcher.Batch batch = ahead != null ? take() : dispatcher.next();
+      if (batch == null) {
+        return false;
+      }
+      boolean full = batch.size() == batchSize;
+      if (io == null) {
+        dispatcher.publish(batch);
+        batch.finish();
+        return full;
+      }
+      if (full && running && !paused && dispatcher.outagePause() == null) {
+        ahead = io.submit(dispatcher::next);
+      }
+      dispatcher.publish(batch);
+      io.submit(() -> finish(batch));
+      return full;
+    }
+
+    private OutboxDispatcher.Batch take() {
+      Future<OutboxDispatcher.Batch> f = ahead;
+      ahead = null;
+      try {
+        return f.get();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        f.cancel(false);
+        return null;
+      } catch (java.util.concurrent.ExecutionException e) {
+        if (e.getCause() instanceof RuntimeException r) {
+          throw r; // the claim failed: a failed poll
+        }
+        throw new OutboxException("claiming the next batch failed", e.getCause());
+      }
+    }
+
+    private void finish(OutboxDispatcher.Batch batch) {
+      try {
+        batch.finish();
+      } catch (RuntimeException e) {
+        LOG.warn("{}: marking a published batch failed; its leases run out and its events are published"
+            + " again (at-least-once)", dispatcher.worker(), e);
+        listener.onPollFailed(e);
+      }
+    }
+
+    /** A batch claimed ahead goes back untried (pause or stop). */
+    void abandonClaimedAhead() {
+      if (ahead == null) {
+        return;
+      }
+      try {
+        OutboxDispatcher.Batch batch = take();
+        if (batch != null) {
+          batch.abandon();
+        }
+      } catch (RuntimeException e) {
+        LOG.debug("{}: the batch claimed ahead could not be released; its leases run out", dispatcher.worker(), e);
+      }
+    }
+
+    /** Releases what was claimed ahead and lets the last marks finish. */
+    void close() {
+      abandonClaimedAhead();
+      if (io != null) {
+        io.shutdown();
+        try {
+          if (!io.awaitTermination(shutdownTimeout.toMillis() + 5_000, TimeUnit.MILLISECONDS)) {
+            LOG.warn("{}: the last marks did not finish; their events return when their leases run out",
+                dispatcher.worker());
+          }
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      }
     }
   }
 
@@ -324,8 +426,20 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
     private Duration pollInterval = DEFAULT_POLL_INTERVAL;
     private Duration shutdownTimeout = DEFAULT_SHUTDOWN_TIMEOUT;
     private ExecutorService executor;
+    private boolean pipelined = DEFAULT_PIPELINED;
 
     private Builder() {}
+
+    /**
+     * In claim mode, let each worker claim its next batch and mark its last one in the background while it
+     * publishes the current one (default {@value AsyncOutboxDispatcher#DEFAULT_PIPELINED}): database and
+     * broker round trips overlap. A crash then republishes up to about two batches per worker instead of
+     * one. Without claims there is no pipelining.
+     */
+    public Builder pipelined(boolean pipelined) {
+      this.pipelined = pipelined;
+      return this;
+    }
 
     /** Worker threads (default 1); more than one requires {@code useClaim(true)}. */
     public Builder workers(int workers) {

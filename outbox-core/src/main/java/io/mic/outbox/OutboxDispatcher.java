@@ -108,26 +108,43 @@ public final class OutboxDispatcher {
    * @return counts of what happened; {@link DispatchResult#isEmpty()} when nothing was due
    */
   public DispatchResult dispatchOnce() {
+    Batch batch = next();
+    if (batch == null) {
+      return DispatchResult.EMPTY;
+    }
+    publish(batch);
+    return batch.finish();
+  }
+
+  /**
+   * Claims (or reads) the next batch and, in claim mode, starts keeping its leases alive at once, so a
+   * batch claimed ahead of its publication keeps them too.
+   *
+   * @return {@code null} when nothing is due
+   */
+  Batch next() {
     long start = System.nanoTime();
     List<OutboxEvent> events = fetch();
     if (events.isEmpty()) {
       LOG.trace("{}: nothing due", worker);
-      return DispatchResult.EMPTY;
+      return null;
     }
-    Batch batch = new Batch(events);
-    try (LeaseKeeper.Lease lease = useClaim ? LeaseKeeper.keep(store, events, leaseTtl, worker) : null) {
-      batch.lease = lease;
-      try {
-        batch.publish();
-      } finally {
-        batch.flush();
-      }
+    Batch batch = new Batch(events, start);
+    if (useClaim) {
+      batch.lease = LeaseKeeper.keep(store, events, leaseTtl, worker);
     }
-    outage.record(batch.unavailable, batch.dispatched, batch.unavailableCause);
-    DispatchResult result = batch.result();
-    listener.onBatch(result, Duration.ofNanos(System.nanoTime() - start));
-    LOG.debug("{}: {}", worker, result);
-    return result;
+    return batch;
+  }
+
+  /** Publishes a batch; in claim mode its successes are marked by {@link Batch#finish()}. */
+  void publish(Batch batch) {
+    try {
+      batch.publish();
+    } catch (RuntimeException | Error e) {
+      batch.finish();
+      throw e;
+    }
+    outage.record(batch.unavailable, batch.published.size() + batch.dispatched, batch.unavailableCause);
   }
 
   /**
@@ -190,8 +207,9 @@ public final class OutboxDispatcher {
    * plain {@link DispatchFn} is a batch publisher of one event at a time. Successes of a claimed batch are
    * marked together at the end (and along the way when the batch runs long).
    */
-  private final class Batch {
+  final class Batch {
     private final List<OutboxEvent> events;
+    private final long startNanos;
     private final List<OutboxEvent> published = new ArrayList<>();
     private final Map<UUID, Long> publishNanos = new HashMap<>();
     /** Ordered mode: aggregates whose sequence stopped in this batch; their later events go back untried. */
@@ -207,11 +225,37 @@ public final class OutboxDispatcher {
     private int unavailable;
     private Exception unavailableCause;
 
-    Batch(List<OutboxEvent> events) {
+    private Batch(List<OutboxEvent> events, long startNanos) {
       this.events = events;
+      this.startNanos = startNanos;
     }
 
-    void publish() {
+    int size() {
+      return events.size();
+    }
+
+    /** Marks the successes, stops keeping the leases and reports the batch; once, on any thread. */
+    DispatchResult finish() {
+      try {
+        flush();
+      } finally {
+        if (lease != null) {
+          lease.close();
+        }
+      }
+      DispatchResult result = result();
+      listener.onBatch(result, Duration.ofNanos(System.nanoTime() - startNanos));
+      LOG.debug("{}: {}", worker, result);
+      return result;
+    }
+
+    /** A batch claimed ahead that will not be published (the dispatcher stops): back untried. */
+    DispatchResult abandon() {
+      release(events, "dispatcher stopping");
+      return finish();
+    }
+
+    private void publish() {
       List<List<OutboxEvent>> chunks = chunks();
       for (int c = 0; c < chunks.size(); c++) {
         if (!publish(chunks.get(c))) {
@@ -414,7 +458,7 @@ public final class OutboxDispatcher {
       }
     }
 
-    void flush() {
+    private void flush() {
       if (lease != null) {
         flushedAtRenewal = lease.renewals();
       }

@@ -296,6 +296,41 @@ class DispatcherTest {
     assertThat(backlog).allSatisfy(e -> assertThat(store.find(e.id()).orElseThrow().attempts()).isEqualTo(1));
   }
 
+  /**
+   * Pipelined workers claim their next batch while publishing: closing (or pausing) must hand such a
+   * batch back untried and let the last marks finish, leaving nothing PROCESSING.
+   */
+  @Test
+  void aPipelinedWorkerLeavesNothingProcessingWhenPausedOrClosed() {
+    List<OutboxEvent> backlog = new java.util.ArrayList<>();
+    for (int i = 0; i < 1_000; i++) {
+      backlog.add(event("agg-" + i));
+    }
+    store.append(backlog);
+    AtomicInteger published = new AtomicInteger();
+    try (AsyncOutboxDispatcher d = AsyncOutboxDispatcher.builder().store(store).useClaim(true).batchSize(50)
+        .workers(2).pollInterval(Duration.ofMillis(20)).dispatchFn(e -> {
+          published.incrementAndGet();
+          Thread.sleep(1);
+        }).build()) {
+      d.start();
+      await().atMost(Duration.ofSeconds(10)).until(() -> published.get() >= 200);
+      d.pause();
+      await().atMost(Duration.ofSeconds(10))
+          .until(() -> store.countByStatus().get(OutboxStatus.PROCESSING) == 0L);
+      long dispatched = store.countByStatus().get(OutboxStatus.DISPATCHED);
+      assertThat(dispatched).isEqualTo(published.get()).isLessThan(1_000L);
+      d.resume();
+      await().atMost(Duration.ofSeconds(10)).until(() -> published.get() >= dispatched + 200);
+    }
+    Map<OutboxStatus, Long> counts = store.countByStatus();
+    assertThat(counts.get(OutboxStatus.PROCESSING)).as("after close").isZero();
+    assertThat(counts.get(OutboxStatus.DISPATCHED)).isEqualTo(published.get());
+    assertThat(counts.get(OutboxStatus.DISPATCHED) + counts.get(OutboxStatus.PENDING)).isEqualTo(1_000L);
+    assertThat(backlog).filteredOn(e -> store.find(e.id()).orElseThrow().status() == OutboxStatus.PENDING)
+        .allSatisfy(e -> assertThat(store.find(e.id()).orElseThrow().attempts()).isZero());
+  }
+
   @Test
   void aUsersExecutorIsNotShutDown() {
     ExecutorService mine = Executors.newFixedThreadPool(2);

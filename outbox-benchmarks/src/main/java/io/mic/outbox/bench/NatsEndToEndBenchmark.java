@@ -95,7 +95,9 @@ public final class NatsEndToEndBenchmark {
       record(RAW, raw());
       for (boolean ordered : new boolean[] {false, true}) {
         for (int workers : new int[] {1, 2}) {
-          record(scenario(ordered, workers), dispatcher(ordered, workers));
+          for (boolean pipelined : new boolean[] {false, true}) {
+            record(scenario(ordered, workers, pipelined), dispatcher(ordered, workers, pipelined));
+          }
         }
       }
     }
@@ -109,9 +111,9 @@ public final class NatsEndToEndBenchmark {
     System.err.println("written to " + out.toAbsolutePath());
   }
 
-  private static String scenario(boolean ordered, int workers) {
+  private static String scenario(boolean ordered, int workers, boolean pipelined) {
     return "AsyncOutboxDispatcher, claim, " + (ordered ? "ordered" : "throughput") + " mode, " + workers
-        + (workers == 1 ? " worker" : " workers");
+        + (workers == 1 ? " worker" : " workers") + (pipelined ? ", pipelined" : ", one step at a time");
   }
 
   /** The events a backlog holds: distinct aggregates, small payloads, as the library would send them. */
@@ -145,7 +147,7 @@ public final class NatsEndToEndBenchmark {
     return events / ((System.nanoTime() - t0) / 1e9);
   }
 
-  private double dispatcher(boolean ordered, int workers) throws Exception {
+  private double dispatcher(boolean ordered, int workers, boolean pipelined) throws Exception {
     String table = "bench_e2e_" + UUID.randomUUID().toString().substring(0, 8);
     JdbcOutboxStore store = JdbcOutboxStore.builder().dataSource(dataSource).table(table).build();
     store.createSchema();
@@ -153,10 +155,10 @@ public final class NatsEndToEndBenchmark {
       List<OutboxEvent> list = events("order." + (ordered ? "ordered" : "throughput"));
       try (java.sql.Connection c = dataSource.getConnection()) {
         c.setAutoCommit(false);
-        for (int i = 0; i < list.size(); i += 1_000) {
+        for (int i = 0; i < list.size(); i += 1_000) { // one transaction per 1,000: each takes 1,000 aggregate locks
           store.append(c, list.subList(i, Math.min(list.size(), i + 1_000)));
+          c.commit();
         }
-        c.commit();
       }
       try (java.sql.Connection c = dataSource.getConnection(); Statement s = c.createStatement()) {
         s.execute("VACUUM ANALYZE " + table);
@@ -165,7 +167,7 @@ public final class NatsEndToEndBenchmark {
       try (NatsJetStreamPublisher publisher = NatsJetStreamPublisher.builder().connection(nats)
           .subjectPrefix(subjectPrefix).maxPendingAcks(window).build();
           AsyncOutboxDispatcher d = AsyncOutboxDispatcher.builder().store(store).dispatchFn(publisher)
-              .useClaim(true).preserveAggregateOrder(ordered).workers(workers).batchSize(batch)
+              .useClaim(true).preserveAggregateOrder(ordered).workers(workers).batchSize(batch).pipelined(pipelined)
               .pollInterval(Duration.ofMillis(50)).listener(new OutboxListener() {
                 @Override public void onDispatched(OutboxEvent event, Duration publishTime) {
                   drained.countDown();
