@@ -1024,10 +1024,8 @@ public abstract class OutboxStoreContractTest {
       }));
     }
     try {
-      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(100);
-      while (store.countByStatus().get(OutboxStatus.DISPATCHED) < all.size() && System.nanoTime() < deadline) {
-        Thread.sleep(20);
-      }
+      await().atMost(Duration.ofSeconds(100))
+          .until(() -> store.countByStatus().get(OutboxStatus.DISPATCHED) == all.size());
     } finally {
       done.set(true);
       for (Future<?> f : futures) {
@@ -1094,10 +1092,8 @@ public abstract class OutboxStoreContractTest {
         .useClaim(true).preserveAggregateOrder(true).workers(3).batchSize(25)
         .pollInterval(Duration.ofMillis(20)).build()) {
       d.start();
-      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(50);
-      while (store.countByStatus().get(OutboxStatus.DISPATCHED) < all.size() && System.nanoTime() < deadline) {
-        Thread.sleep(20);
-      }
+      await().atMost(Duration.ofSeconds(50))
+          .until(() -> store.countByStatus().get(OutboxStatus.DISPATCHED) == all.size());
     }
     assertThat(store.countByStatus()).containsEntry(OutboxStatus.DISPATCHED, 300L);
     for (int a = 0; a < 20; a++) {

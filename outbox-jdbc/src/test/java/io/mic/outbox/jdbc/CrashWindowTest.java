@@ -1,6 +1,7 @@
 package io.mic.outbox.jdbc;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import com.zaxxer.hikari.HikariDataSource;
 import io.mic.outbox.OutboxDispatcher;
@@ -66,10 +67,7 @@ class CrashWindowTest {
           "-cp", System.getProperty("java.class.path"), CrashingDispatcherMain.class.getName(),
           db.url(), db.user(), db.password(), table, String.valueOf(LEASE.toMillis()), log.toString())
           .redirectErrorStream(true).redirectOutput(dir.resolve("child.out").toFile()).start();
-      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-      while (Files.readAllLines(log).size() < 5 && System.nanoTime() < deadline) {
-        Thread.sleep(20);
-      }
+      await().atMost(Duration.ofSeconds(30)).until(() -> Files.readAllLines(log).size() >= 5);
       child.destroyForcibly(); // SIGKILL: no shutdown hook, no finally block runs
       assertThat(child.waitFor(10, TimeUnit.SECONDS)).isTrue();
 
@@ -82,11 +80,10 @@ class CrashWindowTest {
       OutboxDispatcher survivor = OutboxDispatcher.builder().store(store).useClaim(true).batchSize(100)
           .dispatchFn(e -> publishedBySurvivor.add(e.id())).build();
       assertThat(survivor.dispatchOnce().isEmpty()).as("nothing is taken over while the lease holds").isTrue();
-      while (store.countByStatus().get(OutboxStatus.DISPATCHED) < 20) {
-        if (survivor.dispatchOnce().isEmpty()) {
-          Thread.sleep(50);
-        }
-      }
+      await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(50)).until(() -> {
+        survivor.dispatchOnce(); // takes the dead worker's events over once their lease has run out
+        return store.countByStatus().get(OutboxStatus.DISPATCHED) == 20;
+      });
       assertThat(publishedBySurvivor).as("every event, none twice by the survivor")
           .containsExactlyInAnyOrderElementsOf(events.stream().map(OutboxEvent::id).toList());
       Set<UUID> duplicates = new HashSet<>(publishedByChild);

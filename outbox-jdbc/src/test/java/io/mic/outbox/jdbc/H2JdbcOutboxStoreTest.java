@@ -14,4 +14,10 @@ class H2JdbcOutboxStoreTest extends JdbcOutboxStoreTest {
   }
 
   @Override protected String clockSql() { return "SELECT CURRENT_TIMESTAMP"; }
+
+  @Override protected String lockWaitsSql() {
+    // H2 shows no blocker for a waiting lock: count the other sessions inside a statement
+    return "SELECT COUNT(*) FROM INFORMATION_SCHEMA.SESSIONS WHERE SESSION_ID <> SESSION_ID()"
+        + " AND EXECUTING_STATEMENT IS NOT NULL";
+  }
 }

@@ -2,6 +2,7 @@ package io.mic.outbox.jdbc;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import com.zaxxer.hikari.HikariDataSource;
 import io.mic.outbox.DuplicateEventException;
@@ -16,6 +17,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -51,6 +53,9 @@ abstract class JdbcOutboxStoreTest {
 
   /** SQL reading the database clock. */
   protected abstract String clockSql();
+
+  /** SQL counting the sessions of this database that wait for a lock. */
+  protected abstract String lockWaitsSql();
 
   @BeforeAll
   void connect() {
@@ -356,7 +361,7 @@ abstract class JdbcOutboxStoreTest {
         throw new IllegalStateException(e);
       }
     });
-    Thread.sleep(300); // T2 either committed or is blocked on the aggregate lock
+    await().atMost(Duration.ofSeconds(10)).until(() -> t2.isDone() || lockWaits() > 0); // committed, or waits for T1
     dispatcher.dispatchOnce();
     t1MayCommit.countDown();
     t1.get(10, TimeUnit.SECONDS);
@@ -370,6 +375,14 @@ abstract class JdbcOutboxStoreTest {
   private static OutboxEvent stepEvent(String step) {
     return OutboxEvent.builder().aggregate("order", "shared").topic("order.changed").payload("{}")
         .header("step", step).build();
+  }
+
+  private int lockWaits() throws SQLException {
+    try (Connection c = dataSource.getConnection(); Statement st = c.createStatement();
+        ResultSet rs = st.executeQuery(lockWaitsSql())) {
+      rs.next();
+      return rs.getInt(1);
+    }
   }
 
   private Instant dbNow() throws SQLException {

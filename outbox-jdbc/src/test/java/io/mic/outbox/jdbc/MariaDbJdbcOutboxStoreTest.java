@@ -14,4 +14,9 @@ class MariaDbJdbcOutboxStoreTest extends JdbcOutboxStoreTest {
   }
 
   @Override protected String clockSql() { return "SELECT UTC_TIMESTAMP(6)"; }
+
+  @Override protected String lockWaitsSql() {
+    return "SELECT COUNT(*) FROM information_schema.INNODB_TRX t JOIN information_schema.PROCESSLIST p"
+        + " ON p.ID = t.trx_mysql_thread_id WHERE t.trx_state = 'LOCK WAIT' AND p.DB = DATABASE()";
+  }
 }

@@ -14,4 +14,8 @@ class PostgresJdbcOutboxStoreTest extends JdbcOutboxStoreTest {
   }
 
   @Override protected String clockSql() { return "SELECT clock_timestamp()"; }
+
+  @Override protected String lockWaitsSql() {
+    return "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'";
+  }
 }
