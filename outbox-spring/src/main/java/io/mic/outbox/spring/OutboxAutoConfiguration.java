@@ -10,6 +10,10 @@ import io.mic.outbox.OutboxStore;
 import io.mic.outbox.jdbc.JdbcOutboxStore;
 import io.mic.outbox.micrometer.MicrometerOutboxMetrics;
 import io.micrometer.core.instrument.MeterRegistry;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.function.Supplier;
+import java.util.stream.Collectors;
 import javax.sql.DataSource;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -95,13 +99,26 @@ public class OutboxAutoConfiguration {
     return new OutboxDispatcherLifecycle(dispatcher);
   }
 
-  /** The builders name their option ({@code leaseTtl}); the application sets a property. */
-  private static <T> T configured(java.util.function.Supplier<T> build) {
+  /** The builders name their option ({@code leaseTtl}); the application sets a property: name both. */
+  private static final Map<String, String> PROPERTIES = new LinkedHashMap<>();
+
+  static {
+    PROPERTIES.put("table", "mic.outbox.table");
+    PROPERTIES.put("useClaim", "mic.outbox.use-claim");
+    PROPERTIES.put("preserveAggregateOrder", "mic.outbox.preserve-aggregate-order");
+    PROPERTIES.put("workers", "mic.outbox.workers");
+    PROPERTIES.put("leaseTtl", "mic.outbox.lease-ttl");
+    PROPERTIES.put("pollInterval", "mic.outbox.poll-interval");
+  }
+
+  private static <T> T configured(Supplier<T> build) {
     try {
       return build.get();
     } catch (InvalidConfigurationException e) {
-      throw new InvalidConfigurationException("invalid mic.outbox.* configuration: " + e.getMessage()
-          + " (mic.outbox.table, .workers, .lease-ttl, .poll-interval)");
+      String named = PROPERTIES.entrySet().stream().filter(p -> e.getMessage().contains(p.getKey()))
+          .map(Map.Entry::getValue).collect(Collectors.joining(", "));
+      throw new InvalidConfigurationException("invalid mic.outbox configuration: " + e.getMessage()
+          + (named.isEmpty() ? "" : " (set " + named + ")"));
     }
   }
 
