@@ -90,7 +90,7 @@ class IntegrationRecipesTest {
       context.registerBean(JdbcOutboxStore.class, () -> store);
       context.register(SpringApplication.class);
       context.refresh();
-      OrderService orders = context.getBean(OrderService.class);
+      ShopService orders = context.getBean(ShopService.class);
 
       orders.placeOrder("o-1", 100);
       assertThat(orders()).containsExactly("o-1");
@@ -122,8 +122,8 @@ class IntegrationRecipesTest {
     }
 
     @Bean
-    OrderService orderService(JdbcTemplate jdbc, TransactionalOutbox outbox) {
-      return new OrderService(jdbc, outbox);
+    ShopService orderService(JdbcTemplate jdbc, TransactionalOutbox outbox) {
+      return new ShopService(jdbc, outbox);
     }
   }
 

@@ -8,11 +8,11 @@ import org.springframework.transaction.annotation.Transactional;
 
 // docs/integrations.md 1 begin
 @Service
-public class OrderService {
+public class ShopService {
   private final JdbcTemplate jdbc;
   private final TransactionalOutbox outbox;        // created by the outbox-spring auto-configuration
 
-  public OrderService(JdbcTemplate jdbc, TransactionalOutbox outbox) {
+  public ShopService(JdbcTemplate jdbc, TransactionalOutbox outbox) {
     this.jdbc = jdbc;
     this.outbox = outbox;
   }
