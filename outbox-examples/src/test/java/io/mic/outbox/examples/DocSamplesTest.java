@@ -15,14 +15,23 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Every Java sample in docs/ is compiled code: the text between the markers {@code // docs/<file> <n>
- * begin} and {@code end} in DocSamples, de-indented, line for line.
+ * begin} and {@code end}, de-indented by the marker's indentation, line for line. The markers are in
+ * DocSamples and, for the recipes that need jOOQ, Hibernate or Spring (test dependencies only), in the
+ * test sources of this package.
  */
 class DocSamplesTest {
   private static final Pattern JAVA_BLOCK = Pattern.compile("```java\\n(.*?)```", Pattern.DOTALL);
 
   @Test
   void everyJavaSampleInTheDocsIsCompiledCode() throws IOException {
-    List<String> source = Files.readAllLines(Path.of("src/main/java/io/mic/outbox/examples/DocSamples.java"));
+    List<String> source = new ArrayList<>();
+    for (String dir : List.of("src/main/java/io/mic/outbox/examples", "src/test/java/io/mic/outbox/examples")) {
+      try (Stream<Path> files = Files.list(Path.of(dir))) {
+        for (Path file : files.filter(p -> p.toString().endsWith(".java")).sorted().toList()) {
+          source.addAll(Files.readAllLines(file));
+        }
+      }
+    }
     List<String> checked = new ArrayList<>();
     try (Stream<Path> docs = Files.list(Path.of("../docs"))) {
       for (Path doc : docs.filter(p -> p.toString().endsWith(".md")).sorted().toList()) {
@@ -35,14 +44,15 @@ class DocSamplesTest {
         }
       }
     }
-    assertThat(checked).hasSize(11);
+    assertThat(checked).hasSize(13);
   }
 
   private static String compiled(List<String> source, String marker) {
     int begin = indexOf(source, marker + " begin");
     int end = indexOf(source, marker + " end");
+    String indent = source.get(begin).substring(0, source.get(begin).indexOf("//"));
     return source.subList(begin + 1, end).stream()
-        .map(line -> line.startsWith("    ") ? line.substring(4) : line.strip())
+        .map(line -> line.startsWith(indent) ? line.substring(indent.length()) : line.strip())
         .collect(Collectors.joining("\n")).stripTrailing();
   }
 
@@ -52,6 +62,6 @@ class DocSamplesTest {
         return i;
       }
     }
-    throw new AssertionError("DocSamples has no marker '" + marker + "': add the sample there so it compiles");
+    throw new AssertionError("no marker '" + marker + "' in DocSamples: add the sample there so it compiles");
   }
 }

@@ -1,0 +1,463 @@
+package io.mic.outbox.spring;
+
+import static io.mic.outbox.spring.PostgresTestDatabase.target;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import io.mic.outbox.AsyncOutboxDispatcher;
+import io.mic.outbox.DispatchFn;
+import io.mic.outbox.OutboxEvent;
+import io.mic.outbox.OutboxException;
+import io.mic.outbox.OutboxHealth;
+import io.mic.outbox.OutboxStatus;
+import io.mic.outbox.jdbc.JdbcOutboxStore;
+import io.mic.outbox.micrometer.MicrometerOutboxMetrics;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.health.contributor.Health;
+import org.springframework.boot.health.contributor.Status;
+import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
+import org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration;
+import org.springframework.boot.test.context.FilteredClassLoader;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.transaction.autoconfigure.TransactionAutoConfiguration;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.transaction.annotation.Transactional;
+import org.springframework.transaction.support.TransactionTemplate;
+
+/** A real Spring Boot context on a real PostgreSQL: the auto-configuration as an application gets it. */
+class OutboxAutoConfigurationTest {
+  private String table;
+  private ApplicationContextRunner runner;
+
+  @BeforeEach
+  void setUp() {
+    table = PostgresTestDatabase.uniqueTable();
+    runner = new ApplicationContextRunner()
+        .withConfiguration(AutoConfigurations.of(DataSourceAutoConfiguration.class,
+            DataSourceTransactionManagerAutoConfiguration.class, TransactionAutoConfiguration.class,
+            OutboxAutoConfiguration.class))
+        .withPropertyValues(PostgresTestDatabase.datasourceProperties())
+        .withPropertyValues("mic.outbox.table=" + table, "mic.outbox.create-schema=true",
+            "mic.outbox.poll-interval=50ms");
+  }
+
+  @AfterEach
+  void dropTable() {
+    if (table != null) {
+      PostgresTestDatabase.dropOutbox(table);
+    }
+  }
+
+  @Test
+  void aRolledBackTransactionalMethodLeavesNoEvent() {
+    runner.withUserConfiguration(Recording.class, Orders.class).run(context -> {
+      OutboxEvent event = event("o-1");
+      assertThatThrownBy(() -> context.getBean(OrderService.class).placeAndFail(event))
+          .isInstanceOf(IllegalStateException.class).hasMessage("payment refused");
+
+      assertThat(context.getBean(JdbcOutboxStore.class).find(event.id())).isEmpty();
+      assertThat(statusCounts()).isEmpty();
+      assertThat(orderRows()).isZero();
+    });
+  }
+
+  @Test
+  void aCommittedTransactionalMethodIsDispatchedThroughTheDispatchFnBean() {
+    runner.withUserConfiguration(Recording.class, Orders.class).run(context -> {
+      OutboxEvent event = event("o-2");
+      context.getBean(OrderService.class).place(event);
+
+      RecordingDispatch published = context.getBean(RecordingDispatch.class);
+      await().atMost(Duration.ofSeconds(10)).until(() -> published.ids.contains(event.id()));
+      await().atMost(Duration.ofSeconds(10)).until(() -> statusCounts().equals(Map.of(OutboxStatus.DISPATCHED, 1L)));
+      assertThat(published.ids).containsExactly(event.id());
+      assertThat(orderRows()).isOne();
+    });
+  }
+
+  @Test
+  void aTransactionTemplateJoinsToo() {
+    runner.withUserConfiguration(Recording.class).run(context -> {
+      TransactionTemplate tx = context.getBean(TransactionTemplate.class);
+      TransactionalOutbox outbox = context.getBean(TransactionalOutbox.class);
+      OutboxEvent kept = event("o-3");
+      OutboxEvent rolledBack = event("o-4");
+      tx.executeWithoutResult(status -> outbox.append(List.of(kept)));
+      tx.executeWithoutResult(status -> {
+        outbox.append(rolledBack);
+        status.setRollbackOnly();
+      });
+
+      RecordingDispatch published = context.getBean(RecordingDispatch.class);
+      await().atMost(Duration.ofSeconds(10)).until(() -> published.ids.contains(kept.id()));
+      JdbcOutboxStore store = context.getBean(JdbcOutboxStore.class);
+      assertThat(store.find(rolledBack.id())).isEmpty();
+      assertThat(published.ids).containsExactly(kept.id());
+    });
+  }
+
+  @Test
+  void appendingWithoutATransactionFailsAndNamesTheFix() {
+    runner.withUserConfiguration(Recording.class).run(context -> {
+      OutboxEvent event = event("o-5");
+      assertThatThrownBy(() -> context.getBean(TransactionalOutbox.class).append(event))
+          .isInstanceOf(OutboxException.class)
+          .hasMessage(TransactionalOutbox.NO_TRANSACTION)
+          .hasMessageContaining("@Transactional").hasMessageContaining("TransactionTemplate");
+      assertThat(statusCounts()).isEmpty();
+    });
+  }
+
+  @Test
+  void closingTheContextFinishesInFlightPublicationsAndLeavesNothingProcessing() {
+    int events = 20;
+    runner.withUserConfiguration(SlowPublisher.class).run(context -> {
+      TransactionTemplate tx = context.getBean(TransactionTemplate.class);
+      List<OutboxEvent> batch = new ArrayList<>();
+      for (int i = 0; i < events; i++) {
+        batch.add(event("slow-" + i));
+      }
+      tx.executeWithoutResult(status -> context.getBean(TransactionalOutbox.class).append(batch));
+      SlowDispatch publisher = context.getBean(SlowDispatch.class);
+      assertThat(publisher.entered.await(10, TimeUnit.SECONDS)).isTrue();
+
+      context.close();
+
+      Map<OutboxStatus, Long> counts = statusCounts();
+      assertThat(counts).doesNotContainKey(OutboxStatus.PROCESSING);
+      assertThat(counts.getOrDefault(OutboxStatus.DISPATCHED, 0L) + counts.getOrDefault(OutboxStatus.PENDING, 0L))
+          .isEqualTo(events);
+      // the publication in flight at shutdown was allowed to finish and was marked
+      assertThat(counts.get(OutboxStatus.DISPATCHED)).isEqualTo(publisher.finished.size());
+      assertThat(publisher.finished).isNotEmpty();
+    });
+  }
+
+  @Test
+  void propertiesBindIncludingDurations() {
+    // no DispatchFn bean: no dispatcher, which would refuse this combination of options
+    runner
+        .withPropertyValues("mic.outbox.use-claim=false", "mic.outbox.preserve-aggregate-order=true",
+            "mic.outbox.workers=3", "mic.outbox.lease-ttl=45s", "mic.outbox.poll-interval=PT0.25S",
+            "mic.outbox.health.max-lag=2m")
+        .run(context -> {
+          OutboxProperties p = context.getBean(OutboxProperties.class);
+          assertThat(p.isEnabled()).isTrue();
+          assertThat(p.getTable()).isEqualTo(table);
+          assertThat(p.isUseClaim()).isFalse();
+          assertThat(p.isPreserveAggregateOrder()).isTrue();
+          assertThat(p.getWorkers()).isEqualTo(3);
+          assertThat(p.getLeaseTtl()).isEqualTo(Duration.ofSeconds(45));
+          assertThat(p.getPollInterval()).isEqualTo(Duration.ofMillis(250));
+          assertThat(p.isCreateSchema()).isTrue();
+          assertThat(p.getHealth().getMaxLag()).isEqualTo(Duration.ofMinutes(2));
+          assertThat(context.getBean(JdbcOutboxStore.class).table()).isEqualTo(table);
+          assertThat(context.getBean(OutboxHealthIndicator.class).health().getDetails())
+              .containsEntry("maxLag", "PT2M");
+        });
+  }
+
+  @Test
+  void theDefaultsAreThoseOfTheLibraryWithClaimsOn() {
+    new ApplicationContextRunner()
+        .withUserConfiguration(PropertiesOnly.class)
+        .run(context -> {
+          OutboxProperties p = context.getBean(OutboxProperties.class);
+          assertThat(p.getTable()).isEqualTo(JdbcOutboxStore.DEFAULT_TABLE);
+          assertThat(p.isUseClaim()).isTrue();
+          assertThat(p.isPreserveAggregateOrder()).isFalse();
+          assertThat(p.getWorkers()).isEqualTo(AsyncOutboxDispatcher.DEFAULT_WORKERS);
+          assertThat(p.getLeaseTtl()).isEqualTo(Duration.ofSeconds(60));
+          assertThat(p.getPollInterval()).isEqualTo(Duration.ofMillis(200));
+          assertThat(p.isCreateSchema()).isFalse();
+        });
+  }
+
+  @Test
+  void anInvalidPropertyFailsTheStartNamingIt() {
+    runner.withUserConfiguration(Recording.class).withPropertyValues("mic.outbox.lease-ttl=0s")
+        .run(context -> assertThat(context).getFailure().rootCause()
+            .hasMessage("invalid mic.outbox configuration: leaseTtl must be > 0, was PT0S"
+                + " (set mic.outbox.lease-ttl)"));
+  }
+
+  @Test
+  void anImpossibleCombinationFailsTheStartNamingTheProperties() {
+    runner.withUserConfiguration(Recording.class)
+        .withPropertyValues("mic.outbox.use-claim=false", "mic.outbox.preserve-aggregate-order=true",
+            "mic.outbox.workers=2")
+        .run(context -> assertThat(context).getFailure().rootCause()
+            .hasMessageStartingWith("invalid mic.outbox configuration: preserveAggregateOrder(true) with"
+                + " workers(2) requires useClaim(true)")
+            .hasMessageEndingWith("(set mic.outbox.use-claim, mic.outbox.preserve-aggregate-order,"
+                + " mic.outbox.workers)"));
+  }
+
+  @Test
+  void theApplicationsOwnBeansReplaceTheDefaults() {
+    runner.withUserConfiguration(Recording.class, OwnBeans.class).run(context -> {
+      OwnBeans own = context.getBean(OwnBeans.class);
+      assertThat(context).hasSingleBean(JdbcOutboxStore.class).hasSingleBean(OutboxHealth.class)
+          .hasSingleBean(AsyncOutboxDispatcher.class).hasSingleBean(TransactionalOutbox.class);
+      assertThat(context.getBean(JdbcOutboxStore.class)).isSameAs(own.store);
+      assertThat(context.getBean(OutboxHealth.class)).isSameAs(own.health);
+      assertThat(context.getBean(AsyncOutboxDispatcher.class)).isSameAs(own.dispatcher);
+      assertThat(context.getBean(TransactionalOutbox.class)).isSameAs(own.outbox);
+      // the application's dispatcher still starts and stops with the context
+      assertThat(context.getBean(OutboxDispatcherLifecycle.class).dispatcher()).isSameAs(own.dispatcher);
+      assertThat(context.getBean(OutboxDispatcherLifecycle.class).isRunning()).isTrue();
+    });
+  }
+
+  @Test
+  void disabledCreatesNothing() throws SQLException {
+    runner.withUserConfiguration(Recording.class).withPropertyValues("mic.outbox.enabled=false")
+        .run(context -> assertThat(context).hasNotFailed()
+            .doesNotHaveBean(OutboxProperties.class).doesNotHaveBean(JdbcOutboxStore.class)
+            .doesNotHaveBean(TransactionalOutbox.class).doesNotHaveBean(OutboxHealth.class)
+            .doesNotHaveBean(AsyncOutboxDispatcher.class).doesNotHaveBean(OutboxDispatcherLifecycle.class)
+            .doesNotHaveBean(OutboxHealthIndicator.class));
+    assertThat(tableExists()).isFalse();
+  }
+
+  @Test
+  void withoutADispatchFnBeanTheApplicationOnlyAppends() {
+    runner.run(context -> assertThat(context).hasNotFailed()
+        .hasSingleBean(JdbcOutboxStore.class).hasSingleBean(TransactionalOutbox.class)
+        .doesNotHaveBean(AsyncOutboxDispatcher.class).doesNotHaveBean(OutboxDispatcherLifecycle.class));
+  }
+
+  @Test
+  void aMeterRegistryBeanGetsTheOutboxMeters() {
+    runner.withUserConfiguration(Recording.class, Meters.class).run(context -> {
+      assertThat(context).hasSingleBean(MicrometerOutboxMetrics.class);
+      OutboxEvent event = event("o-6");
+      context.getBean(TransactionTemplate.class)
+          .executeWithoutResult(status -> context.getBean(TransactionalOutbox.class).append(event));
+      MeterRegistry registry = context.getBean(MeterRegistry.class);
+      await().atMost(Duration.ofSeconds(10)).until(() -> registry.find("mic.outbox.events.dispatched").counter() != null
+          && registry.find("mic.outbox.events.dispatched").counter().count() == 1.0);
+      assertThat(registry.get("mic.outbox.events").tag("status", "DISPATCHED").gauge()).isNotNull();
+    });
+  }
+
+  @Test
+  void withoutAMeterRegistryOrMicrometerNoMetricsAreBound() {
+    runner.withUserConfiguration(Recording.class)
+        .run(context -> assertThat(context).doesNotHaveBean(MicrometerOutboxMetrics.class));
+    runner.withUserConfiguration(Recording.class, Meters.class)
+        .withClassLoader(new FilteredClassLoader(MicrometerOutboxMetrics.class))
+        .run(context -> assertThat(context).hasNotFailed().doesNotHaveBean(MicrometerOutboxMetrics.class));
+  }
+
+  @Test
+  void theHealthIndicatorReportsTheOutbox() {
+    runner.withUserConfiguration(Recording.class).run(context -> {
+      context.getBean(OutboxDispatcherLifecycle.class).dispatcher().pause();
+      OutboxEvent event = event("o-7");
+      context.getBean(TransactionTemplate.class)
+          .executeWithoutResult(status -> context.getBean(TransactionalOutbox.class).append(event));
+
+      Health health = context.getBean("outboxHealthIndicator", OutboxHealthIndicator.class).health();
+      assertThat(health.getStatus()).isEqualTo(Status.UP);
+      assertThat(health.getDetails()).containsEntry("pending", 1L).containsEntry("dlq", 0L)
+          .containsEntry("maxLag", "PT5M");
+    });
+  }
+
+  @Test
+  void theHealthIndicatorIsDownWhenTheStoreCannotBeRead() {
+    runner.withUserConfiguration(Recording.class).run(context -> {
+      PostgresTestDatabase.dropOutbox(table);
+      Health health = context.getBean(OutboxHealthIndicator.class).health();
+      assertThat(health.getStatus()).isEqualTo(Status.DOWN);
+    });
+  }
+
+  @Test
+  void withoutSpringBootsHealthApiNoIndicatorIsCreated() {
+    runner.withUserConfiguration(Recording.class)
+        .withClassLoader(new FilteredClassLoader("org.springframework.boot.health"))
+        .run(context -> assertThat(context).hasNotFailed().hasSingleBean(OutboxHealth.class)
+            .doesNotHaveBean(OutboxHealthIndicator.class));
+  }
+
+  // ---- what the tests read, outside the context
+
+  private OutboxEvent event(String orderId) {
+    return OutboxEvent.builder().aggregate("order", orderId).topic("order.placed")
+        .payload("{\"order\":\"" + orderId + "\"}").build();
+  }
+
+  private Map<OutboxStatus, Long> statusCounts() throws SQLException {
+    Map<OutboxStatus, Long> counts = new EnumMap<>(OutboxStatus.class);
+    try (Connection c = connect(); Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery("SELECT status, count(*) FROM " + table + " GROUP BY status")) {
+      while (rs.next()) {
+        counts.put(OutboxStatus.valueOf(rs.getString(1)), rs.getLong(2));
+      }
+    }
+    return counts;
+  }
+
+  private long orderRows() throws SQLException {
+    try (Connection c = connect(); Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery("SELECT count(*) FROM " + table + "_orders")) {
+      rs.next();
+      return rs.getLong(1);
+    }
+  }
+
+  private boolean tableExists() throws SQLException {
+    try (Connection c = connect(); Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery("SELECT to_regclass('" + table + "') IS NOT NULL")) {
+      rs.next();
+      return rs.getBoolean(1);
+    }
+  }
+
+  private static Connection connect() throws SQLException {
+    return DriverManager.getConnection(target().url(), target().user(), target().password());
+  }
+
+  // ---- the application under test
+
+  static final class RecordingDispatch implements DispatchFn {
+    final List<UUID> ids = new CopyOnWriteArrayList<>();
+
+    @Override
+    public void dispatch(OutboxEvent event) {
+      ids.add(event.id());
+    }
+  }
+
+  @Configuration(proxyBeanMethods = false)
+  static class Recording {
+    @Bean
+    RecordingDispatch recordingDispatch() {
+      return new RecordingDispatch();
+    }
+  }
+
+  /** Takes a measurable time per publication, so the context closes while one is in flight. */
+  static final class SlowDispatch implements DispatchFn {
+    final CountDownLatch entered = new CountDownLatch(1);
+    final List<UUID> finished = new CopyOnWriteArrayList<>();
+
+    @Override
+    public void dispatch(OutboxEvent event) throws InterruptedException {
+      entered.countDown();
+      Thread.sleep(200);  // the broker's round trip
+      finished.add(event.id());
+    }
+  }
+
+  @Configuration(proxyBeanMethods = false)
+  static class SlowPublisher {
+    @Bean
+    SlowDispatch slowDispatch() {
+      return new SlowDispatch();
+    }
+  }
+
+  public static class OrderService {
+    private final TransactionalOutbox outbox;
+    private final DataSource dataSource;
+    private final String orders;
+
+    public OrderService(TransactionalOutbox outbox, DataSource dataSource, String orders) {
+      this.outbox = outbox;
+      this.dataSource = dataSource;
+      this.orders = orders;
+    }
+
+    @Transactional
+    public void place(OutboxEvent event) {
+      new org.springframework.jdbc.core.JdbcTemplate(dataSource)
+          .update("INSERT INTO " + orders + " (id) VALUES (?)", event.aggregateId());
+      outbox.append(event);
+    }
+
+    @Transactional
+    public void placeAndFail(OutboxEvent event) {
+      place(event);
+      throw new IllegalStateException("payment refused");
+    }
+  }
+
+  @Configuration(proxyBeanMethods = false)
+  static class Orders {
+    @Bean
+    OrderService orderService(TransactionalOutbox outbox, DataSource dataSource, OutboxProperties properties) {
+      String orders = properties.getTable() + "_orders";
+      PostgresTestDatabase.execute("CREATE TABLE " + orders + " (id varchar(64) PRIMARY KEY)");
+      return new OrderService(outbox, dataSource, orders);
+    }
+  }
+
+  @Configuration(proxyBeanMethods = false)
+  static class OwnBeans {
+    JdbcOutboxStore store;
+    OutboxHealth health;
+    AsyncOutboxDispatcher dispatcher;
+    TransactionalOutbox outbox;
+
+    @Bean
+    JdbcOutboxStore ownStore(DataSource dataSource, OutboxProperties properties) {
+      store = JdbcOutboxStore.builder().dataSource(dataSource).table(properties.getTable()).build();
+      return store;
+    }
+
+    @Bean
+    OutboxHealth ownHealth(JdbcOutboxStore store) {
+      health = OutboxHealth.builder().store(store).build();
+      return health;
+    }
+
+    @Bean
+    AsyncOutboxDispatcher ownDispatcher(JdbcOutboxStore store, RecordingDispatch publish) {
+      dispatcher = AsyncOutboxDispatcher.builder().store(store).dispatchFn(publish).name("own").build();
+      return dispatcher;
+    }
+
+    @Bean
+    TransactionalOutbox ownOutbox(JdbcOutboxStore store, DataSource dataSource) {
+      outbox = new TransactionalOutbox(store, dataSource);
+      return outbox;
+    }
+  }
+
+  @Configuration(proxyBeanMethods = false)
+  static class Meters {
+    @Bean
+    MeterRegistry meterRegistry() {
+      return new SimpleMeterRegistry();
+    }
+  }
+
+  @Configuration(proxyBeanMethods = false)
+  @org.springframework.boot.context.properties.EnableConfigurationProperties(OutboxProperties.class)
+  static class PropertiesOnly {}
+}
