@@ -115,8 +115,9 @@ abstract class SchemaEdgeCasesTest {
     JdbcInbox.builder().dataSource(admin).table(inboxTable).build().createSchema();
     List<String> tables = new ArrayList<>(List.of(outbox));
     if (JdbcOutboxStore.builder().dataSource(admin).build().dialect().usesLockTable()) {
-      tables.add(lockTableOf(outbox));
+      tables.add(tableBeside(outbox, "lock"));
     }
+    tables.add(tableBeside(outbox, "sequences"));
     String role = "h_jdbc_rt_" + UUID.randomUUID().toString().substring(0, 8);
     String password = "pw-" + UUID.randomUUID();
     execute(admin, createRuntimeRole(role, password, tables, inboxTable));
@@ -167,16 +168,16 @@ abstract class SchemaEdgeCasesTest {
     }
   }
 
-  /** The lock table beside {@code outbox}, as the store names it. */
-  private String lockTableOf(String outbox) throws SQLException {
+  /** The table beside {@code outbox} whose name holds {@code word}, as the store names it. */
+  private String tableBeside(String outbox, String word) throws SQLException {
     try (Connection c = admin.getConnection(); PreparedStatement ps = c.prepareStatement(tablesLike())) {
-      ps.setString(1, outbox.substring(0, 20) + "%lock%");
+      ps.setString(1, outbox.substring(0, 20) + "%" + word + "%");
       try (ResultSet rs = ps.executeQuery()) {
         List<String> names = new ArrayList<>();
         while (rs.next()) {
           names.add(rs.getString(1));
         }
-        assertThat(names).as("lock tables of " + outbox).hasSize(1);
+        assertThat(names).as(word + " tables of " + outbox).hasSize(1);
         return names.get(0);
       }
     }
