@@ -591,6 +591,29 @@ public interface Dialect {
     return deleteFirst(table, "consumer, event_id", "processed_at < " + minusMicros(now()), "processed_at");
   }
 
+  // ------------------------------------------------------------------ consumer ordering guard
+
+  /**
+   * Creates, at last sequence 0, the guard row of a consumer and aggregate if it is missing, safe against a
+   * concurrent creation (it waits for the other transaction, then does nothing). Parameters: consumer,
+   * aggregate_type, aggregate_id.
+   */
+  default String guardEnsure(String guardTable) {
+    throw new UnsupportedOperationException(name() + " has no ordering guard: override Dialect.guardEnsure()");
+  }
+
+  /** Locks and reads the guard row's last sequence. Parameters: consumer, aggregate_type, aggregate_id. */
+  default String guardLock(String guardTable) {
+    return "SELECT last_sequence FROM " + guardTable
+        + " WHERE consumer = ? AND aggregate_type = ? AND aggregate_id = ? FOR UPDATE";
+  }
+
+  /** Sets the guard row's last sequence. Parameters: sequence, consumer, aggregate_type, aggregate_id. */
+  default String guardAdvance(String guardTable) {
+    return "UPDATE " + guardTable + " SET last_sequence = ?, updated_at = " + now()
+        + " WHERE consumer = ? AND aggregate_type = ? AND aggregate_id = ?";
+  }
+
   /** The columns every read returns, in this order. */
   String COLUMNS = "id, aggregate_type, aggregate_id, topic, payload, headers, priority, status, attempts,"
       + " next_attempt_at, lease_owner, lease_until, created_at, dispatched_at, last_error,"

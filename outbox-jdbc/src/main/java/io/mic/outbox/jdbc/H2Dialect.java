@@ -66,6 +66,13 @@ public class H2Dialect implements Dialect {
   }
 
   @Override
+  public String guardEnsure(String guardTable) {
+    // MERGE … KEY waits for a concurrent creation of the same row, then updates it to the same key
+    return "MERGE INTO " + guardTable + " (consumer, aggregate_type, aggregate_id)"
+        + " KEY (consumer, aggregate_type, aggregate_id) VALUES (?, ?, ?)";
+  }
+
+  @Override
   public String insert(String table, String sequences) {
     return "INSERT INTO " + table + " (" + INSERT_COLUMNS + ") SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ts, ts,"
         + " (SELECT last_sequence FROM " + sequences + " WHERE aggregate_type = ?2 AND aggregate_id = ?3), ?8,"

@@ -153,6 +153,12 @@ public class MariaDbDialect implements Dialect {
     return "io/mic/outbox/jdbc/schema/inbox-mariadb.sql";
   }
 
+  @Override
+  public String guardEnsure(String guardTable) {
+    return "INSERT INTO " + guardTable + " (consumer, aggregate_type, aggregate_id, last_sequence, updated_at)"
+        + " VALUES (?, ?, ?, 0, UTC_TIMESTAMP(6)) ON DUPLICATE KEY UPDATE last_sequence = last_sequence";
+  }
+
   /**
    * {@code INSERT IGNORE}, whose ignored errors {@link #inboxRecorded} reads back as warnings. A failing
    * plain insert would be exact too, but Connector/J logs every server error at WARN, and a replay meets a

@@ -212,6 +212,12 @@ public class PostgresDialect implements Dialect {
   }
 
   @Override
+  public String guardEnsure(String guardTable) {
+    return "INSERT INTO " + guardTable + " (consumer, aggregate_type, aggregate_id, last_sequence, updated_at)"
+        + " VALUES (?, ?, ?, 0, now()) ON CONFLICT (consumer, aggregate_type, aggregate_id) DO NOTHING";
+  }
+
+  @Override
   public boolean inboxRecorded(PreparedStatement insert) throws SQLException {
     return insert.executeUpdate() == 1;
   }

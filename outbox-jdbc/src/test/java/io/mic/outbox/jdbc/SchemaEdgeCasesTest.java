@@ -44,10 +44,11 @@ abstract class SchemaEdgeCasesTest {
 
   /**
    * Statements creating login {@code role} with {@code password} and the row rights docs/jdbc.md lists:
-   * SELECT, INSERT, UPDATE, DELETE on {@code outboxTables}, SELECT, INSERT, DELETE on {@code inbox}.
+   * SELECT, INSERT, UPDATE, DELETE on {@code outboxTables}, SELECT, INSERT, DELETE on {@code inbox},
+   * SELECT, INSERT, UPDATE on {@code inboxGuard} (the ordering guard's table).
    */
   protected abstract List<String> createRuntimeRole(String role, String password, List<String> outboxTables,
-      String inbox);
+      String inbox, String inboxGuard);
 
   /** Statements dropping {@code role} and its rights. */
   protected abstract List<String> dropRuntimeRole(String role);
@@ -66,7 +67,8 @@ abstract class SchemaEdgeCasesTest {
   void dropTables() throws SQLException {
     outboxTables.forEach(t -> TestDatabase.dropOutbox(admin, t));
     for (String t : inboxTables) {
-      execute(admin, List.of("DROP TABLE IF EXISTS " + quote(t)));
+      execute(admin, List.of("DROP TABLE IF EXISTS " + quote(t), "DROP TABLE IF EXISTS "
+          + quote(io.mic.outbox.jdbc.internal.TableName.parse("table", t).derivedName("sequences"))));
     }
     outboxTables.clear();
     inboxTables.clear();
@@ -120,7 +122,7 @@ abstract class SchemaEdgeCasesTest {
     tables.add(tableBeside(outbox, "sequences"));
     String role = "h_jdbc_rt_" + UUID.randomUUID().toString().substring(0, 8);
     String password = "pw-" + UUID.randomUUID();
-    execute(admin, createRuntimeRole(role, password, tables, inboxTable));
+    execute(admin, createRuntimeRole(role, password, tables, inboxTable, inboxTable + "_sequences"));
     try (HikariDataSource runtime = pool(role, password)) {
       JdbcOutboxStore store = JdbcOutboxStore.builder().dataSource(runtime).table(outbox).build();
       store.createSchema();
@@ -130,6 +132,12 @@ abstract class SchemaEdgeCasesTest {
       assertThat(inbox.runOnce("billing", "e-1", c -> { })).isTrue();
       assertThat(inbox.runOnce("billing", "e-1", c -> { })).isFalse();
       assertThat(inbox.purgeOlderThan(Duration.ofDays(1))).isZero();
+      try (Connection c = runtime.getConnection()) {
+        c.setAutoCommit(false);
+        assertThat(inbox.checkSequence(c, "billing", "order", "1", 1)).isEqualTo(SequenceCheck.NEXT);
+        assertThat(inbox.checkSequence(c, "billing", "order", "1", 1)).isEqualTo(SequenceCheck.DUPLICATE);
+        c.commit();
+      }
     } finally {
       execute(admin, dropRuntimeRole(role));
     }
