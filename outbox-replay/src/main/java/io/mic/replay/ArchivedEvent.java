@@ -20,9 +20,11 @@ import java.util.Objects;
  * @param createdAt when the original event was created, in UTC
  * @param payload the archived JSON value as compact JSON text (meaning unchanged, whitespace removed)
  * @param headers the original event's headers, in archive order
+ * @param envelope the event's sequence, schema version, business time and trace context, each absent
+ *     ({@code null}) in archives written before the envelope
  */
 public record ArchivedEvent(String id, String topic, String aggregateType, String aggregateId,
-    Instant createdAt, String payload, Map<String, String> headers) {
+    Instant createdAt, String payload, Map<String, String> headers, Envelope envelope) {
 
   public ArchivedEvent {
     Objects.requireNonNull(id, "id");
@@ -30,6 +32,21 @@ public record ArchivedEvent(String id, String topic, String aggregateType, Strin
     Objects.requireNonNull(createdAt, "createdAt");
     Objects.requireNonNull(payload, "payload");
     headers = headers == null ? Map.of() : Collections.unmodifiableMap(new LinkedHashMap<>(headers));
+    envelope = envelope == null ? Envelope.NONE : envelope;
+  }
+
+  /** A record without the envelope's fields, as archives written before it hold. */
+  public ArchivedEvent(String id, String topic, String aggregateType, String aggregateId, Instant createdAt,
+      String payload, Map<String, String> headers) {
+    this(id, topic, aggregateType, aggregateId, createdAt, payload, headers, Envelope.NONE);
+  }
+
+  /**
+   * The archived envelope fields ({@code sequence}, {@code schema_version}, {@code occurred_at},
+   * {@code trace_parent}); each is {@code null} when the archive has none.
+   */
+  public record Envelope(Long sequence, Integer schemaVersion, Instant occurredAt, String traceParent) {
+    public static final Envelope NONE = new Envelope(null, null, null, null);
   }
 
   /** Ids and time only: payloads may hold personal data and never reach logs. */

@@ -16,8 +16,8 @@ import java.util.Map;
  * }</pre>
  *
  * <p>Headers: the original headers, then {@code x-replay: true}, {@code x-replay-batch-id},
- * {@code x-original-event-id}, and {@code x-aggregate-type} / {@code x-aggregate-id} when the archive has
- * them. Original headers with one of these names (or {@code Nats-Msg-Id}) are replaced, so a consumer can
+ * {@code x-original-event-id}, and {@code x-aggregate-type} / {@code x-aggregate-id}, {@code x-sequence},
+ * {@code x-schema-version}, {@code x-occurred-at} and {@code traceparent} when the archive has them. Original headers with one of these names (or {@code Nats-Msg-Id}) are replaced, so a consumer can
  * trust them.
  */
 public final class ReplayMessage {
@@ -48,6 +48,19 @@ public final class ReplayMessage {
     }
     if (event.aggregateId() != null) {
       headers.put(OutboxHeaders.AGGREGATE_ID, event.aggregateId());
+    }
+    ArchivedEvent.Envelope envelope = event.envelope();
+    if (envelope.sequence() != null) {
+      headers.put(OutboxHeaders.SEQUENCE, Long.toString(envelope.sequence()));
+    }
+    if (envelope.schemaVersion() != null) {
+      headers.put(OutboxHeaders.SCHEMA_VERSION, Integer.toString(envelope.schemaVersion()));
+    }
+    if (envelope.occurredAt() != null) {
+      headers.put(OutboxHeaders.OCCURRED_AT, OutboxHeaders.iso(envelope.occurredAt()));
+    }
+    if (envelope.traceParent() != null) {
+      headers.put(OutboxHeaders.TRACEPARENT, envelope.traceParent());
     }
     return new ReplayMessage(event, batchId, Collections.unmodifiableMap(headers));
   }

@@ -138,6 +138,115 @@ public abstract class OutboxStoreContractTest {
     assertThat(store.find(UUID.randomUUID())).isEmpty();
   }
 
+  // ---------------------------------------------------------------- the envelope
+
+  private static final String TRACE = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+
+  @Test
+  void appendedEventReadsBackWithItsEnvelope() {
+    Instant business = Instant.parse("2026-03-01T09:30:15.123456Z");
+    OutboxEvent given = OutboxEvent.builder().aggregate("invoice", "INV-8").topic("billing.invoice-issued")
+        .payload("{}").schemaVersion(3).occurredAt(business).traceParent(TRACE).build();
+    OutboxEvent plain = event("o-1");
+    append(given);
+    append(plain);
+
+    OutboxEvent g = stored(given);
+    assertThat(g.sequence()).isEqualTo(1);
+    assertThat(g.schemaVersion()).isEqualTo(3);
+    assertThat(g.occurredAt()).isEqualTo(business);
+    assertThat(g.traceParent()).isEqualTo(TRACE);
+    OutboxEvent p = stored(plain);
+    assertThat(p.sequence()).isEqualTo(1);
+    assertThat(p.schemaVersion()).isEqualTo(OutboxEvent.DEFAULT_SCHEMA_VERSION);
+    assertThat(p.occurredAt()).as("business time defaults to the append time").isEqualTo(p.createdAt());
+    assertThat(p.traceParent()).isNull();
+  }
+
+  @Test
+  void eventsInABatchTakeTheAppendTimeAsBusinessTimeUnlessGiven() {
+    Instant business = Instant.parse("2025-12-31T23:59:59.999999Z");
+    OutboxEvent a = event("o-1");
+    OutboxEvent b = OutboxEvent.builder().aggregate("order", "o-1").topic("order.changed").payload("{}")
+        .occurredAt(business).schemaVersion(2).traceParent(TRACE).build();
+    append(a, b);
+
+    assertThat(stored(a).occurredAt()).isEqualTo(stored(a).createdAt());
+    assertThat(stored(b).occurredAt()).isEqualTo(business);
+    assertThat(stored(b).schemaVersion()).isEqualTo(2);
+    assertThat(stored(b).traceParent()).isEqualTo(TRACE);
+  }
+
+  @Test
+  void sequencesNumberEachAggregateFromOneInAppendOrder() {
+    OutboxEvent a1 = event("a");
+    OutboxEvent b1 = event("b");
+    OutboxEvent a2 = event("a");
+    OutboxEvent a3 = event("a");
+    OutboxEvent b2 = event("b");
+    OutboxEvent otherType = OutboxEvent.builder().aggregate("invoice", "a").topic("billing.issued").payload("{}")
+        .build();
+    append(a1, b1);              // one call: a batch over two aggregates
+    append(a2);                  // one event
+    append(a3, otherType, b2);   // a batch again
+    List<OutboxEvent> all = List.of(a1, b1, a2, a3, b2, otherType);
+
+    assertThat(all).extracting(e -> stored(e).sequence()).containsExactly(1L, 1L, 2L, 3L, 2L, 1L);
+  }
+
+  @Test
+  void aBatchNumbersItsEventsInTheOrderGiven() {
+    List<OutboxEvent> batch = new ArrayList<>();
+    for (int i = 0; i < 50; i++) {
+      batch.add(OutboxEvent.builder().id(UUID.randomUUID()).aggregate("order", "hot").topic("order.changed")
+          .payload("{\"i\":" + i + "}").build());
+    }
+    append(event("hot"));
+    append(batch);
+
+    for (int i = 0; i < batch.size(); i++) {
+      assertThat(stored(batch.get(i)).sequence()).as("event %d of the batch", i).isEqualTo(i + 2L);
+    }
+  }
+
+  @Test
+  void claimedAndFetchedEventsCarryTheEnvelope() {
+    OutboxEvent e = OutboxEvent.builder().aggregate("order", "o-9").topic("order.changed").payload("{}")
+        .schemaVersion(4).traceParent(TRACE).build();
+    append(event("o-9"), e);
+
+    OutboxEvent fetched = store.fetchPending(10, false).get(1);
+    OutboxEvent claimed = store.claim("w", 10, Duration.ofMinutes(1), false).get(1);
+    for (OutboxEvent read : List.of(fetched, claimed)) {
+      assertThat(read.id()).isEqualTo(e.id());
+      assertThat(read.sequence()).isEqualTo(2);
+      assertThat(read.schemaVersion()).isEqualTo(4);
+      assertThat(read.traceParent()).isEqualTo(TRACE);
+      assertThat(read.occurredAt()).isEqualTo(stored(e).createdAt());
+    }
+  }
+
+  @Test
+  void sequencesFollowTheDispatchOrderOfEachAggregate() {
+    for (int i = 0; i < 20; i++) {
+      append(event("agg-" + (i % 3)), event("agg-" + ((i + 1) % 3)));
+    }
+    Map<String, List<Long>> delivered = new HashMap<>();
+    OutboxDispatcher d = dispatcher(e -> delivered.computeIfAbsent(e.aggregateId(), k -> new ArrayList<>())
+        .add(e.sequence())).preserveAggregateOrder(true).useClaim(true).batchSize(7).build();
+    while (!d.dispatchOnce().isEmpty()) {
+      // drain
+    }
+    assertThat(delivered.keySet()).containsExactlyInAnyOrder("agg-0", "agg-1", "agg-2");
+    delivered.forEach((aggregate, sequences) -> {
+      List<Long> expected = new ArrayList<>();
+      for (long n = 1; n <= sequences.size(); n++) {
+        expected.add(n);
+      }
+      assertThat(sequences).as("sequences delivered for %s", aggregate).isEqualTo(expected);
+    });
+  }
+
   @Test
   void countByStatusListsEveryStatus() {
     assertThat(store.countByStatus()).containsOnly(

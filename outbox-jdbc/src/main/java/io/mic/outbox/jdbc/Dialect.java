@@ -183,27 +183,31 @@ public interface Dialect {
 
   /**
    * Inserts one event, {@code created_at} and {@code next_attempt_at} from the database clock read after
-   * the aggregate lock. Parameters: id, aggregate_type, aggregate_id, topic, payload, headers, priority.
+   * the aggregate lock and the sequence count, {@code occurred_at} the given time or that same reading,
+   * {@code sequence} the aggregate's counter in {@code sequences} (counted first by {@link #countSequences},
+   * unless {@link #insertCountsSequence()}). Parameters: id, aggregate_type, aggregate_id, topic, payload,
+   * headers, priority, schema_version, occurred_at (nullable), trace_parent.
    */
-  String insert(String table);
+  String insert(String table, String sequences);
 
   /**
    * One statement that locks the event's aggregate and then inserts it, saving a round trip on the most
    * common append (one event per business transaction); {@code null} when the database needs the separate
    * {@link #lockAggregates} statement. Parameters: as {@link #insert}, then the aggregate's lock key.
    */
-  default String insertLocked(String table) {
+  default String insertLocked(String table, String sequences) {
     return null;
   }
 
   /**
-   * Inserts one event of a batch with its times given, so that the events of a batch get distinct,
-   * increasing {@code created_at} in the order given: one clock reading for a whole batch would tie them,
-   * and ties sort by id. Parameters: as {@link #insert}, then created_at, next_attempt_at.
+   * Inserts one event of a batch with its times and sequence given, so that the events of a batch get
+   * distinct, increasing {@code created_at} in the order given: one clock reading for a whole batch would
+   * tie them, and ties sort by id. Parameters: as {@link #insert} up to priority, then created_at,
+   * next_attempt_at, sequence, schema_version, occurred_at, trace_parent.
    */
   default String insertAt(String table) {
-    return "INSERT INTO " + table + " (id, aggregate_type, aggregate_id, topic, payload, headers, priority,"
-        + " created_at, next_attempt_at) VALUES (?, ?, ?, ?, " + jsonParam() + ", " + jsonParam() + ", ?, ?, ?)";
+    return "INSERT INTO " + table + " (" + INSERT_COLUMNS + ") VALUES (?, ?, ?, ?, " + jsonParam() + ", "
+        + jsonParam() + ", ?, ?, ?, ?, ?, ?, ?)";
   }
 
   /**
@@ -228,6 +232,63 @@ public interface Dialect {
   /** Locks {@code keys} aggregates, in the order bound, until the transaction ends. */
   String lockAggregates(String lockTable, int keys);
 
+  // ------------------------------------------------------------------ the envelope: sequences and upgrade
+
+  /** Classpath location of the script that upgrades an outbox table of the shape before the envelope. */
+  default String upgradeEnvelopeResource() {
+    return schemaResource().replace(".sql", "-upgrade-envelope.sql");
+  }
+
+  /**
+   * Lists the column names of one table, for {@code createSchema()} to tell whether the envelope upgrade is
+   * needed; {@code null} when the catalog is not known (the upgrade then always runs). Parameters: the
+   * schema (null: the connection's current one), the table.
+   */
+  default String listColumns() {
+    return null;
+  }
+
+  /** Whether {@link #insert} counts the event in the sequence table itself (no {@link #countSequences} first). */
+  default boolean insertCountsSequence() {
+    return false;
+  }
+
+  /**
+   * Adds, for each of {@code aggregates} aggregates, a number of events to its counter in the sequence
+   * table, creating the row at 0 first; the row stays locked until the transaction ends. Parameters, per
+   * aggregate in the order to lock them: aggregate_type, aggregate_id, count. When
+   * {@link #readSequences} is {@code null} it returns rows (aggregate_type, aggregate_id, last_sequence).
+   */
+  String countSequences(String sequences, int aggregates);
+
+  /**
+   * Creates the missing rows of {@code aggregates} aggregates in the sequence table, at 0, before
+   * {@link #countSequences}; {@code null} when that statement creates them itself, as an upsert that is
+   * safe against a concurrent first append does. Parameters, per aggregate: aggregate_type, aggregate_id.
+   */
+  default String ensureSequences(String sequences, int aggregates) {
+    return null;
+  }
+
+  /**
+   * Reads the counters just counted, as rows (aggregate_type, aggregate_id, last_sequence); {@code null}
+   * when {@link #countSequences} returns them. Parameters, per aggregate: aggregate_type, aggregate_id.
+   */
+  default String readSequences(String sequences, int aggregates) {
+    return "SELECT aggregate_type, aggregate_id, last_sequence FROM " + sequences
+        + " WHERE (aggregate_type, aggregate_id) IN (" + String.join(", ", Collections.nCopies(aggregates, "(?, ?)"))
+        + ")";
+  }
+
+  /** Binds an instant, or SQL NULL, to a parameter of a time column. */
+  default void setInstantOrNull(PreparedStatement ps, int index, Instant instant) throws SQLException {
+    if (instant == null) {
+      ps.setNull(index, java.sql.Types.TIMESTAMP_WITH_TIMEZONE);
+    } else {
+      setInstant(ps, index, instant);
+    }
+  }
+
   // ------------------------------------------------------------------ dispatch, portable form
 
   /** Reads due {@code PENDING} events. Parameter: limit. */
@@ -243,7 +304,7 @@ public interface Dialect {
 
   /**
    * Locks claimable events, skipping those another claim holds, and reads them with the database clock
-   * as a sixteenth column. Parameter: limit.
+   * as a twentieth column. Parameter: limit.
    */
   default String lockClaimable(String table) {
     return lockClaimable(table, 0);
@@ -419,9 +480,10 @@ public interface Dialect {
         + " WHERE status IN ('PENDING', 'PROCESSING')";
   }
 
-  /** Shifts every stored time back; for tests that need time to pass. Parameters: micros, four times. */
+  /** Shifts every stored time back; for tests that need time to pass. Parameters: micros, five times. */
   default String shiftTimes(String table) {
     return "UPDATE " + table + " SET created_at = " + minusMicros("created_at")
+        + ", occurred_at = " + minusMicros("occurred_at")
         + ", next_attempt_at = " + minusMicros("next_attempt_at")
         + ", lease_until = " + minusMicros("lease_until")
         + ", dispatched_at = " + minusMicros("dispatched_at");
@@ -529,9 +591,37 @@ public interface Dialect {
     return deleteFirst(table, "consumer, event_id", "processed_at < " + minusMicros(now()), "processed_at");
   }
 
+  // ------------------------------------------------------------------ consumer ordering guard
+
+  /**
+   * Creates, at last sequence 0, the guard row of a consumer and aggregate if it is missing, safe against a
+   * concurrent creation (it waits for the other transaction, then does nothing). Parameters: consumer,
+   * aggregate_type, aggregate_id.
+   */
+  default String guardEnsure(String guardTable) {
+    throw new UnsupportedOperationException(name() + " has no ordering guard: override Dialect.guardEnsure()");
+  }
+
+  /** Locks and reads the guard row's last sequence. Parameters: consumer, aggregate_type, aggregate_id. */
+  default String guardLock(String guardTable) {
+    return "SELECT last_sequence FROM " + guardTable
+        + " WHERE consumer = ? AND aggregate_type = ? AND aggregate_id = ? FOR UPDATE";
+  }
+
+  /** Sets the guard row's last sequence. Parameters: sequence, consumer, aggregate_type, aggregate_id. */
+  default String guardAdvance(String guardTable) {
+    return "UPDATE " + guardTable + " SET last_sequence = ?, updated_at = " + now()
+        + " WHERE consumer = ? AND aggregate_type = ? AND aggregate_id = ?";
+  }
+
   /** The columns every read returns, in this order. */
   String COLUMNS = "id, aggregate_type, aggregate_id, topic, payload, headers, priority, status, attempts,"
-      + " next_attempt_at, lease_owner, lease_until, created_at, dispatched_at, last_error";
+      + " next_attempt_at, lease_owner, lease_until, created_at, dispatched_at, last_error,"
+      + " sequence, schema_version, occurred_at, trace_parent";
+
+  /** The columns an append writes, in this order. */
+  String INSERT_COLUMNS = "id, aggregate_type, aggregate_id, topic, payload, headers, priority, created_at,"
+      + " next_attempt_at, sequence, schema_version, occurred_at, trace_parent";
 
   static String aliased(String prefix) {
     return prefix + COLUMNS.replace(", ", ", " + prefix);

@@ -38,6 +38,10 @@ final class EventRows {
         .createdAt(dialect.getInstant(rs, 13))
         .dispatchedAt(dialect.getInstant(rs, 14))
         .lastError(rs.getString(15))
+        .sequence(rs.getLong(16))
+        .schemaVersion(rs.getInt(17))
+        .occurredAt(dialect.getInstant(rs, 18)) // null on rows appended before the envelope: createdAt then
+        .traceParent(rs.getString(19))
         .build();
   }
 }

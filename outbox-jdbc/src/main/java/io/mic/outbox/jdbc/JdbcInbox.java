@@ -36,7 +36,12 @@ import org.slf4j.LoggerFactory;
  * primary key {@code (consumer, event_id)}; the database decides between concurrent deliveries of the same
  * event (no SELECT first, no race): the second waits for the first transaction and is told "duplicate" if
  * it commits, or records the event if it rolls back. Purge records older than the longest time a broker may
- * still redeliver or replay a message with {@link #purgeOlderThan}. Immutable and thread-safe.
+ * still redeliver or replay a message with {@link #purgeOlderThan}.
+ *
+ * <p>The ordering guard, {@link #checkSequence}, is for a consumer that cannot tolerate reordering: it
+ * remembers, in {@code <table>_sequences}, the last {@code x-sequence} each consumer processed per
+ * aggregate, and tells whether a message is the next one, a duplicate, or after a gap. Immutable and
+ * thread-safe.
  */
 public final class JdbcInbox {
   public static final String DEFAULT_TABLE = "outbox_inbox";
@@ -49,10 +54,13 @@ public final class JdbcInbox {
 
   private final TableAccess access;
   private final int purgeBatchSize;
+  /** The ordering guard's table, {@code <table>_sequences}. */
+  private final String guardTable;
 
   private JdbcInbox(TableAccess access, int purgeBatchSize) {
     this.access = access;
     this.purgeBatchSize = purgeBatchSize;
+    this.guardTable = access.name.sibling("sequences", access.dialect.identifierQuote());
   }
 
   public static Builder builder() {
@@ -69,8 +77,9 @@ public final class JdbcInbox {
   }
 
   /**
-   * Creates the table and its index if they are missing. Safe to call at every start: when both exist no
-   * DDL runs, so a runtime role with row rights only (SELECT, INSERT, DELETE) may call it.
+   * Creates the table, its index and the ordering guard's table ({@code <table>_sequences}) if they are
+   * missing. Safe to call at every start: when all exist no DDL runs, so a runtime role with row rights
+   * only (SELECT, INSERT, DELETE on the inbox; SELECT, INSERT, UPDATE on the guard's table) may call it.
    */
   public void createSchema() {
     boolean created = access.createSchema(access.dialect.inboxSchemaResource(), DEFAULT_TABLE);
@@ -177,6 +186,169 @@ public final class JdbcInbox {
       ps.setString(2, eventId);
       return access.dialect.inboxRecorded(ps);
     }
+  }
+
+
+  // ------------------------------------------------------------------ ordering guard
+
+  /**
+   * The ordering guard, for a consumer that must apply an aggregate's events in order: compares the
+   * message's {@code sequence} with the last one {@code consumer} processed for the aggregate, inside the
+   * caller's transaction. The guard row stays locked until that transaction ends, so concurrent deliveries
+   * of one aggregate take turns and each sequence is answered {@link SequenceCheck#NEXT} exactly once.
+   *
+   * <pre>{@code
+   * c.setAutoCommit(false);
+   * switch (inbox.checkSequence(c, "billing", "order", orderId, JdbcInbox.sequenceOf(headers))) {
+   *   case NEXT -> { apply(c, message); c.commit(); ack(); }     // recorded with the effect
+   *   case DUPLICATE -> { c.rollback(); ack(); }                   // processed before
+   *   case GAP -> { c.rollback(); nackWithDelay(); }              // an earlier one is missing: hold it
+   * }
+   * }</pre>
+   *
+   * @return {@link SequenceCheck#NEXT} (recorded; rolls back with the transaction),
+   *     {@link SequenceCheck#DUPLICATE} ({@code sequence} at or below the last one) or
+   *     {@link SequenceCheck#GAP} (beyond the next one; nothing recorded). An aggregate the consumer has
+   *     never seen has last sequence 0: see {@link #recordSequence} to start it elsewhere.
+   * @throws InvalidInboxKeyException if a name is blank, padded or too long, or {@code sequence < 1}
+   * @throws OutboxException if the connection is in auto-commit mode
+   * @throws OutboxStoreException if the database fails; roll the transaction back
+   */
+  public SequenceCheck checkSequence(Connection connection, String consumer, String aggregateType,
+      String aggregateId, long sequence) {
+    requireGuardKey(consumer, aggregateType, aggregateId, sequence);
+    requireGuardTransaction(connection);
+    try {
+      long last = lockGuard(connection, consumer, aggregateType, aggregateId);
+      if (sequence <= last) {
+        return SequenceCheck.DUPLICATE;
+      }
+      if (sequence > last + 1) {
+        LOG.debug("inbox {}: consumer {} got sequence {} of {}/{} after {}: a gap", access.name, consumer,
+            sequence, aggregateType, aggregateId, last);
+        return SequenceCheck.GAP;
+      }
+      advanceGuard(connection, consumer, aggregateType, aggregateId, sequence);
+      return SequenceCheck.NEXT;
+    } catch (SQLException e) {
+      throw access.failed(e);
+    }
+  }
+
+  /**
+   * {@link #checkSequence(Connection, String, String, String, long)} with the aggregate and the sequence
+   * read from the message's headers ({@code x-aggregate-type}, {@code x-aggregate-id}, {@code x-sequence}).
+   *
+   * @throws InvalidInboxKeyException if one of them is missing or malformed
+   */
+  public SequenceCheck checkSequence(Connection connection, String consumer, Map<String, String> headers) {
+    if (headers == null) {
+      throw new InvalidInboxKeyException("headers are required to find the aggregate and its sequence");
+    }
+    String type = header(headers, OutboxHeaders.AGGREGATE_TYPE);
+    String id = header(headers, OutboxHeaders.AGGREGATE_ID);
+    if (type == null || id == null) {
+      throw new InvalidInboxKeyException("the message carries no aggregate: expected headers "
+          + OutboxHeaders.AGGREGATE_TYPE + " and " + OutboxHeaders.AGGREGATE_ID + "; header names present: "
+          + new TreeSet<>(headers.keySet()));
+    }
+    return checkSequence(connection, consumer, type, id, sequenceOf(headers));
+  }
+
+  /**
+   * Records {@code sequence} as the last one {@code consumer} processed for the aggregate, whatever was
+   * recorded before, in the caller's transaction: to accept a gap after a timeout, or to start a consumer
+   * in the middle of an aggregate's history (events purged, or appended before the envelope).
+   */
+  public void recordSequence(Connection connection, String consumer, String aggregateType, String aggregateId,
+      long sequence) {
+    requireGuardKey(consumer, aggregateType, aggregateId, sequence);
+    requireGuardTransaction(connection);
+    try {
+      lockGuard(connection, consumer, aggregateType, aggregateId);
+      advanceGuard(connection, consumer, aggregateType, aggregateId, sequence);
+    } catch (SQLException e) {
+      throw access.failed(e);
+    }
+  }
+
+  /** Creates the guard row if it is missing, then locks it and returns its last sequence. */
+  private long lockGuard(Connection c, String consumer, String aggregateType, String aggregateId)
+      throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(access.dialect.guardEnsure(guardTable))) {
+      bindGuardKey(ps, 1, consumer, aggregateType, aggregateId);
+      ps.executeUpdate();
+    }
+    try (PreparedStatement ps = c.prepareStatement(access.dialect.guardLock(guardTable))) {
+      bindGuardKey(ps, 1, consumer, aggregateType, aggregateId);
+      try (java.sql.ResultSet rs = ps.executeQuery()) {
+        if (!rs.next()) {
+          throw new OutboxStoreException("inbox table " + access.name + ": the ordering guard row of consumer '"
+              + consumer + "' and aggregate " + aggregateType + "/" + aggregateId + " vanished after it was"
+              + " created; roll the transaction back and retry", null);
+        }
+        return rs.getLong(1);
+      }
+    }
+  }
+
+  private void advanceGuard(Connection c, String consumer, String aggregateType, String aggregateId, long sequence)
+      throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(access.dialect.guardAdvance(guardTable))) {
+      ps.setLong(1, sequence);
+      bindGuardKey(ps, 2, consumer, aggregateType, aggregateId);
+      ps.executeUpdate();
+    }
+  }
+
+  private static void bindGuardKey(PreparedStatement ps, int from, String consumer, String aggregateType,
+      String aggregateId) throws SQLException {
+    ps.setString(from, consumer);
+    ps.setString(from + 1, aggregateType);
+    ps.setString(from + 2, aggregateId);
+  }
+
+  private static void requireGuardKey(String consumer, String aggregateType, String aggregateId, long sequence) {
+    requireKey("consumer", consumer);
+    requireKey("aggregateType", aggregateType);
+    requireKey("aggregateId", aggregateId);
+    if (sequence < 1) {
+      throw new InvalidInboxKeyException("sequence must be >= 1, was " + sequence + ": an event without a"
+          + " sequence (appended before the envelope, or by a store that numbers none) cannot be ordered;"
+          + " process it without the guard");
+    }
+  }
+
+  private static void requireGuardTransaction(Connection connection) {
+    TableAccess.requireTransaction(connection, "checkSequence needs the caller's transaction, but the connection"
+        + " is in auto-commit mode: the sequence would be recorded apart from the effect. Call"
+        + " connection.setAutoCommit(false), check, apply the effect, then commit");
+  }
+
+  /**
+   * The {@code x-sequence} of a received message (header name matched case-insensitively), or 0 when it
+   * has none (an event appended before the envelope, or by a store that numbers none).
+   *
+   * @throws InvalidInboxKeyException if the header is not a positive whole number
+   */
+  public static long sequenceOf(Map<String, String> headers) {
+    if (headers == null) {
+      throw new InvalidInboxKeyException("headers are required to find the sequence");
+    }
+    String value = header(headers, OutboxHeaders.SEQUENCE);
+    if (value == null) {
+      return 0;
+    }
+    try {
+      long sequence = Long.parseLong(value);
+      if (sequence >= 1) {
+        return sequence;
+      }
+    } catch (NumberFormatException e) {
+      // reported below
+    }
+    throw new InvalidInboxKeyException("header " + OutboxHeaders.SEQUENCE + " must be a whole number >= 1, was '"
+        + (value.length() > 40 ? value.substring(0, 40) + "…" : value) + "'");
   }
 
   /**

@@ -103,10 +103,36 @@ public class MariaDbDialect implements Dialect {
   }
 
   @Override
-  public String insert(String table) {
-    // UTC_TIMESTAMP(6) is read when the statement starts, after the lock statement that precedes it
-    return "INSERT INTO " + table + " (id, aggregate_type, aggregate_id, topic, payload, headers, priority,"
-        + " created_at, next_attempt_at) VALUES (?, ?, ?, ?, ?, ?, ?, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))";
+  public String insert(String table, String sequences) {
+    // UTC_TIMESTAMP(6) is read once when the statement starts, after the lock and count statements before it
+    return "INSERT INTO " + table + " (" + INSERT_COLUMNS + ") SELECT v.id, v.aggregate_type, v.aggregate_id,"
+        + " v.topic, v.payload, v.headers, v.priority, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6), s.last_sequence,"
+        + " v.schema_version, COALESCE(v.occurred_at, UTC_TIMESTAMP(6)), v.trace_parent"
+        + " FROM (SELECT ? AS id, ? AS aggregate_type, ? AS aggregate_id, ? AS topic, ? AS payload, ? AS headers,"
+        + " ? AS priority, ? AS schema_version, ? AS occurred_at, ? AS trace_parent) AS v JOIN " + sequences
+        + " s ON s.aggregate_type = v.aggregate_type AND s.aggregate_id = v.aggregate_id";
+  }
+
+  @Override
+  public String countSequences(String sequences, int aggregates) {
+    return "INSERT INTO " + sequences + " (aggregate_type, aggregate_id, last_sequence) VALUES "
+        + String.join(", ", java.util.Collections.nCopies(aggregates, "(?, ?, ?)"))
+        + " ON DUPLICATE KEY UPDATE last_sequence = last_sequence + VALUES(last_sequence)";
+  }
+
+  @Override
+  public void setInstantOrNull(PreparedStatement ps, int index, Instant instant) throws SQLException {
+    if (instant == null) {
+      ps.setNull(index, java.sql.Types.TIMESTAMP);
+    } else {
+      setInstant(ps, index, instant);
+    }
+  }
+
+  @Override
+  public String listColumns() {
+    return "SELECT column_name FROM information_schema.columns WHERE table_schema = COALESCE(?, DATABASE())"
+        + " AND table_name = ?";
   }
 
   @Override
@@ -125,6 +151,12 @@ public class MariaDbDialect implements Dialect {
   @Override
   public String inboxSchemaResource() {
     return "io/mic/outbox/jdbc/schema/inbox-mariadb.sql";
+  }
+
+  @Override
+  public String guardEnsure(String guardTable) {
+    return "INSERT INTO " + guardTable + " (consumer, aggregate_type, aggregate_id, last_sequence, updated_at)"
+        + " VALUES (?, ?, ?, 0, UTC_TIMESTAMP(6)) ON DUPLICATE KEY UPDATE last_sequence = last_sequence";
   }
 
   /**

@@ -67,10 +67,39 @@ public class PostgresDialect implements Dialect {
   }
 
   @Override
-  public String insert(String table) {
-    return "INSERT INTO " + table + " (id, aggregate_type, aggregate_id, topic, payload, headers, priority,"
-        + " created_at, next_attempt_at) VALUES (?, ?, ?, ?, CAST(? AS json), CAST(? AS json), ?,"
-        + " clock_timestamp(), clock_timestamp())";
+  public String insert(String table, String sequences) {
+    return insertOne(table, sequences, false);
+  }
+
+  @Override
+  public String insertLocked(String table, String sequences) {
+    return insertOne(table, sequences, true);
+  }
+
+  @Override
+  public boolean insertCountsSequence() {
+    return true;
+  }
+
+  /**
+   * One statement: the values, then the counter upsert (after the advisory lock when {@code locked}: the
+   * lock sits in the upsert's FROM), then the row, whose clock_timestamp() is read in a subquery over the
+   * upsert's result, so after both locks. A volatile target list keeps each subquery from being flattened.
+   */
+  private static String insertOne(String table, String sequences, boolean locked) {
+    return "WITH v AS (SELECT CAST(? AS uuid) AS id, CAST(? AS varchar) AS aggregate_type,"
+        + " CAST(? AS varchar) AS aggregate_id, CAST(? AS varchar) AS topic, CAST(? AS json) AS payload,"
+        + " CAST(? AS json) AS headers, CAST(? AS integer) AS priority, CAST(? AS integer) AS schema_version,"
+        + " CAST(? AS timestamptz) AS occurred_at, CAST(? AS varchar) AS trace_parent),"
+        + " n AS (INSERT INTO " + sequences + " AS s (aggregate_type, aggregate_id, last_sequence)"
+        + " SELECT v.aggregate_type, v.aggregate_id, 1 FROM v"
+        + (locked ? ", (SELECT pg_advisory_xact_lock(hashtextextended(?, 0))) AS l" : "")
+        + " ON CONFLICT (aggregate_type, aggregate_id) DO UPDATE SET last_sequence = s.last_sequence + 1"
+        + " RETURNING s.last_sequence)"
+        + " INSERT INTO " + table + " (" + INSERT_COLUMNS + ") SELECT v.id, v.aggregate_type, v.aggregate_id,"
+        + " v.topic, v.payload, v.headers, v.priority, c.ts, c.ts, c.last_sequence, v.schema_version,"
+        + " COALESCE(v.occurred_at, c.ts), v.trace_parent"
+        + " FROM v, (SELECT n.last_sequence, clock_timestamp() AS ts FROM n) AS c";
   }
 
   @Override
@@ -79,11 +108,22 @@ public class PostgresDialect implements Dialect {
   }
 
   @Override
-  public String insertLocked(String table) {
-    // The lock sits in a FROM subquery, so it is taken before clock_timestamp() is read for the row.
-    return "INSERT INTO " + table + " (id, aggregate_type, aggregate_id, topic, payload, headers, priority,"
-        + " created_at, next_attempt_at) SELECT ?, ?, ?, ?, CAST(? AS json), CAST(? AS json), ?,"
-        + " clock_timestamp(), clock_timestamp() FROM (SELECT pg_advisory_xact_lock(hashtextextended(?, 0))) AS l";
+  public String countSequences(String sequences, int aggregates) {
+    return "INSERT INTO " + sequences + " AS s (aggregate_type, aggregate_id, last_sequence) VALUES "
+        + String.join(", ", java.util.Collections.nCopies(aggregates, "(?, ?, CAST(? AS bigint))"))
+        + " ON CONFLICT (aggregate_type, aggregate_id) DO UPDATE SET last_sequence = s.last_sequence"
+        + " + EXCLUDED.last_sequence RETURNING s.aggregate_type, s.aggregate_id, s.last_sequence";
+  }
+
+  @Override
+  public String readSequences(String sequences, int aggregates) {
+    return null;
+  }
+
+  @Override
+  public String listColumns() {
+    return "SELECT column_name FROM information_schema.columns WHERE table_schema = COALESCE(CAST(? AS name),"
+        + " current_schema()) AND table_name = ?";
   }
 
   @Override
@@ -169,6 +209,12 @@ public class PostgresDialect implements Dialect {
     // a failing statement would abort the caller's whole transaction, so a duplicate must not fail
     return "INSERT INTO " + table + " (consumer, event_id, processed_at) VALUES (?, ?, now())"
         + " ON CONFLICT (consumer, event_id) DO NOTHING";
+  }
+
+  @Override
+  public String guardEnsure(String guardTable) {
+    return "INSERT INTO " + guardTable + " (consumer, aggregate_type, aggregate_id, last_sequence, updated_at)"
+        + " VALUES (?, ?, ?, 0, now()) ON CONFLICT (consumer, aggregate_type, aggregate_id) DO NOTHING";
   }
 
   @Override

@@ -119,6 +119,52 @@ final class TableAccess {
     }
   }
 
+  /**
+   * Runs the upgrade script {@code resource} when the table lacks one of {@code columns} (or the catalog
+   * cannot tell). When every column exists no DDL runs, so a role with row rights only can call this.
+   *
+   * @return {@code true} when the script ran
+   */
+  boolean upgrade(String resource, String defaultTable, List<String> columns) {
+    List<String> missing = missingColumns(columns);
+    if (missing != null && missing.isEmpty()) {
+      return false;
+    }
+    try {
+      execute(ddl(resource, defaultTable));
+      return true;
+    } catch (OutboxStoreException e) {
+      throw new OutboxStoreException(e.getMessage() + "; " + (missing == null ? "the columns may be missing"
+          : "missing columns: " + String.join(", ", missing)) + ". Run createSchema() once as the schema's"
+          + " owner, or apply " + resource + " in a migration (docs/operations.md)", e);
+    }
+  }
+
+  /** Which of {@code columns} the table lacks, from the catalog; {@code null} when it cannot be read. */
+  private List<String> missingColumns(List<String> columns) {
+    String query = dialect.listColumns();
+    if (query == null) {
+      return null;
+    }
+    Set<String> found = new HashSet<>();
+    try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(query)) {
+      ps.setString(1, name.schema());
+      ps.setString(2, name.table());
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          found.add(rs.getString(1).toLowerCase(java.util.Locale.ROOT));
+        }
+      }
+      if (!c.getAutoCommit()) {
+        c.rollback();
+      }
+    } catch (SQLException e) {
+      LOG.debug("{} table {}: cannot read the catalog, running the upgrade: {}", kind, name, e.getMessage());
+      return null;
+    }
+    return columns.stream().filter(col -> !found.contains(col)).toList();
+  }
+
   /** What {@code resource} creates: its DDL for this table, the tables, and the indexes on this table. */
   private record Schema(String ddl, Set<String> tables, Set<String> indexes) {}
 

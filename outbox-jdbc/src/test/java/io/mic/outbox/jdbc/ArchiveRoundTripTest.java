@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import com.zaxxer.hikari.HikariDataSource;
 import io.mic.outbox.OutboxDispatcher;
 import io.mic.outbox.OutboxEvent;
+import io.mic.outbox.OutboxHeaders;
 import io.mic.outbox.OutboxStatus;
 import io.mic.outbox.jdbc.archive.ArchiveException;
 import io.mic.outbox.jdbc.archive.ArchiveResult;
@@ -158,6 +159,13 @@ class ArchiveRoundTripTest {
         ids.add(m.group(1));
       }
       assertThat(ids).isEqualTo(replayed.stream().map(ArchivedEvent::id).toList());
+      List<String> sequences = new ArrayList<>();
+      Matcher seq = Pattern.compile("\"sequence\":(\\d+)").matcher(out.toString(StandardCharsets.UTF_8));
+      while (seq.find()) {
+        sequences.add(seq.group(1));
+      }
+      assertThat(sequences).as("the dry run shows each event's sequence")
+          .isEqualTo(replayed.stream().map(e -> e.envelope().sequence().toString()).toList());
     }
   }
 
@@ -233,6 +241,32 @@ class ArchiveRoundTripTest {
       return e;
     }
     throw new AssertionError("no ArchiveException");
+  }
+
+  /** A table made before the envelope takes rows without its columns, and replays without them. */
+  @Test
+  void aClickHouseTableWithoutTheEnvelopeColumnsIsStillWrittenAndRead() throws Exception {
+    requireClickHouse();
+    use(TestDatabase.POSTGRES);
+    List<OutboxEvent> old = dispatchedHistory(6);
+    String chTable = clickHouseTable();
+    clickHouse("CREATE TABLE " + chTable + " (id String, topic String, aggregate_type Nullable(String),"
+        + " aggregate_id Nullable(String), created_at DateTime('UTC'), payload String, headers String)"
+        + " ENGINE = MergeTree ORDER BY (topic, created_at, id)");
+    OutboxArchiver archiver = OutboxArchiver.builder().store(store)
+        .sink(ClickHouseArchive.builder().url(clickHouseUrl()).table(chTable).build()).build();
+
+    assertThat(archiver.archiveAndPurge(Duration.ofDays(7))).isEqualTo(new ArchiveResult(6, 6, 1));
+
+    List<ArchivedEvent> replayed = replay(ClickHouseArchiveSource.builder().url(clickHouseUrl()).table(chTable)
+        .build(), TOPIC_A);
+    assertThat(replayed).extracting(ArchivedEvent::id).containsExactlyInAnyOrderElementsOf(old.stream()
+        .filter(e -> e.topic().equals(TOPIC_A)).map(e -> e.id().toString()).toList());
+    assertThat(replayed).allSatisfy(e -> {
+      assertThat(e.envelope()).isEqualTo(ArchivedEvent.Envelope.NONE);
+      assertThat(ReplayMessage.of(e, "b").headers()).doesNotContainKeys(OutboxHeaders.SEQUENCE,
+          OutboxHeaders.SCHEMA_VERSION, OutboxHeaders.OCCURRED_AT, OutboxHeaders.TRACEPARENT);
+    });
   }
 
   @Test
@@ -321,6 +355,9 @@ class ArchiveRoundTripTest {
           .topic(i % 2 == 0 ? TOPIC_A : TOPIC_B)
           .payload(String.format(PAYLOADS[i % PAYLOADS.length], i))
           .header("tenant", "acme-" + i).header("trace", "t" + i)
+          .schemaVersion(1 + i % 3)
+          .traceParent(i % 2 == 0 ? String.format("00-%032x-%016x-01", i + 1, i + 7) : null)
+          .occurredAt(i % 4 == 1 ? Instant.parse("2026-01-02T03:04:05.123456Z").plusSeconds(i) : null)
           .build();
       append(List.of(e));
       old.add(e);
@@ -400,6 +437,18 @@ class ArchiveRoundTripTest {
       assertThat(a.createdAt()).isEqualTo(b.createdAt());
       assertThat(a.payload()).isEqualTo(b.payload());
       assertThat(a.headers()).isEqualTo(b.headers());
+      OutboxEvent original = stored.stream().filter(e -> e.id().toString().equals(a.id())).findFirst().orElseThrow();
+      assertThat(original.sequence()).isPositive();
+      Instant occurred = wholeSeconds ? original.occurredAt().truncatedTo(ChronoUnit.SECONDS) : original.occurredAt();
+      assertThat(a.envelope()).isEqualTo(new ArchivedEvent.Envelope(original.sequence(), original.schemaVersion(),
+          occurred, original.traceParent()));
+      // what the replay sends: the envelope headers the dispatcher sent
+      Map<String, String> sent = OutboxHeaders.of(original);
+      Map<String, String> resent = ReplayMessage.of(a, "batch-1").headers();
+      for (String name : List.of(OutboxHeaders.SEQUENCE, OutboxHeaders.SCHEMA_VERSION, OutboxHeaders.TRACEPARENT)) {
+        assertThat(resent.get(name)).as(name).isEqualTo(sent.get(name));
+      }
+      assertThat(resent.get(OutboxHeaders.OCCURRED_AT)).isEqualTo(OutboxHeaders.iso(occurred));
     }
   }
 

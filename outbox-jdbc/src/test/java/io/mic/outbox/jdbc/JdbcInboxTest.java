@@ -77,6 +77,7 @@ abstract class JdbcInboxTest {
   @AfterEach
   void dropTables() throws SQLException {
     execute("DROP TABLE IF EXISTS " + quoted(table));
+    execute("DROP TABLE IF EXISTS " + quoted(table + "_sequences"));
     execute("DROP TABLE IF EXISTS " + counters);
   }
 
@@ -349,6 +350,145 @@ abstract class JdbcInboxTest {
       }
     }
     return values;
+  }
+
+  // ---------------------------------------------------------------- ordering guard
+
+  private SequenceCheck check(String consumer, String aggregateId, long sequence, boolean commit)
+      throws SQLException {
+    try (Connection c = dataSource.getConnection()) {
+      c.setAutoCommit(false);
+      SequenceCheck result = inbox.checkSequence(c, consumer, "order", aggregateId, sequence);
+      if (commit) {
+        c.commit();
+      } else {
+        c.rollback();
+      }
+      return result;
+    }
+  }
+
+  @Test
+  void theGuardTellsNextDuplicateAndGap() throws SQLException {
+    assertThat(check("billing", "o-1", 1, true)).isEqualTo(SequenceCheck.NEXT);
+    assertThat(check("billing", "o-1", 1, true)).isEqualTo(SequenceCheck.DUPLICATE);
+    assertThat(check("billing", "o-1", 3, true)).isEqualTo(SequenceCheck.GAP);
+    assertThat(check("billing", "o-1", 2, false)).as("rolled back: not remembered").isEqualTo(SequenceCheck.NEXT);
+    assertThat(check("billing", "o-1", 3, true)).as("2 is still missing").isEqualTo(SequenceCheck.GAP);
+    assertThat(check("billing", "o-1", 2, true)).isEqualTo(SequenceCheck.NEXT);
+    assertThat(check("billing", "o-1", 3, true)).isEqualTo(SequenceCheck.NEXT);
+    assertThat(check("billing", "o-1", 2, true)).as("stale").isEqualTo(SequenceCheck.DUPLICATE);
+    assertThat(check("billing", "o-2", 2, true)).as("another aggregate starts at 1").isEqualTo(SequenceCheck.GAP);
+    assertThat(check("analytics", "o-1", 1, true)).as("another consumer").isEqualTo(SequenceCheck.NEXT);
+    try (Connection c = dataSource.getConnection()) {
+      c.setAutoCommit(false);
+      inbox.recordSequence(c, "billing", "order", "o-2", 41);
+      c.commit();
+    }
+    assertThat(check("billing", "o-2", 42, true)).as("started mid-stream").isEqualTo(SequenceCheck.NEXT);
+  }
+
+  @Test
+  void theGuardReadsTheMessageHeaders() throws SQLException {
+    java.util.Map<String, String> headers = new java.util.HashMap<>(java.util.Map.of("X-Aggregate-Type", "order",
+        "x-aggregate-id", "o-7", "x-sequence", "1"));
+    try (Connection c = dataSource.getConnection()) {
+      c.setAutoCommit(false);
+      assertThat(inbox.checkSequence(c, "billing", headers)).isEqualTo(SequenceCheck.NEXT);
+      assertThat(inbox.checkSequence(c, "billing", headers)).isEqualTo(SequenceCheck.DUPLICATE);
+      c.commit();
+      headers.remove("x-sequence");
+      assertThatThrownBy(() -> inbox.checkSequence(c, "billing", headers))
+          .isInstanceOf(InvalidInboxKeyException.class).hasMessageContaining("sequence must be >= 1, was 0");
+      c.rollback();
+    }
+    assertThat(JdbcInbox.sequenceOf(java.util.Map.of("X-Sequence", "17"))).isEqualTo(17);
+    assertThat(JdbcInbox.sequenceOf(java.util.Map.of())).isZero();
+    assertThatThrownBy(() -> JdbcInbox.sequenceOf(java.util.Map.of("x-sequence", "-3")))
+        .isInstanceOf(InvalidInboxKeyException.class).hasMessage("header x-sequence must be a whole number >= 1,"
+            + " was '-3'");
+  }
+
+  /** THREADS threads deliver sequence 1 of a new aggregate at once: exactly one is told NEXT. */
+  @Test
+  @Timeout(value = 60, unit = TimeUnit.SECONDS)
+  void concurrentFirstDeliveriesGetOneNext() throws Exception {
+    ExecutorService pool = Executors.newFixedThreadPool(THREADS);
+    CountDownLatch start = new CountDownLatch(1);
+    List<Future<SequenceCheck>> results = new ArrayList<>();
+    for (int t = 0; t < THREADS; t++) {
+      results.add(pool.submit(() -> {
+        start.await();
+        return check("billing", "fresh", 1, true);
+      }));
+    }
+    start.countDown();
+    List<SequenceCheck> outcomes = new ArrayList<>();
+    for (Future<SequenceCheck> f : results) {
+      outcomes.add(f.get(50, TimeUnit.SECONDS));
+    }
+    pool.shutdown();
+    assertThat(outcomes).filteredOn(o -> o == SequenceCheck.NEXT).hasSize(1);
+    assertThat(outcomes).filteredOn(o -> o == SequenceCheck.DUPLICATE).hasSize(THREADS - 1);
+  }
+
+  /**
+   * THREADS threads each get every sequence 1..20 of one aggregate twice, in its own shuffled order, and
+   * hold a GAP (retry it later). Each sequence is applied exactly once, the applied ones come in order,
+   * and every other delivery is a duplicate.
+   */
+  @Test
+  @Timeout(value = 120, unit = TimeUnit.SECONDS)
+  void concurrentOutOfOrderDeliveriesApplyEachSequenceOnceInOrder() throws Exception {
+    int sequences = 20;
+    List<Long> applied = Collections.synchronizedList(new ArrayList<>());
+    AtomicInteger duplicates = new AtomicInteger();
+    AtomicInteger gaps = new AtomicInteger();
+    ExecutorService pool = Executors.newFixedThreadPool(THREADS);
+    CountDownLatch start = new CountDownLatch(1);
+    List<Future<?>> futures = new ArrayList<>();
+    for (int t = 0; t < THREADS; t++) {
+      int thread = t;
+      futures.add(pool.submit(() -> {
+        java.util.Deque<Long> inbox = new java.util.ArrayDeque<>();
+        List<Long> deliveries = new ArrayList<>();
+        for (long n = 1; n <= sequences; n++) {
+          deliveries.add(n);
+          deliveries.add(n);
+        }
+        Collections.shuffle(deliveries, new java.util.Random(thread));
+        inbox.addAll(deliveries);
+        start.await();
+        while (!inbox.isEmpty()) {
+          long n = inbox.poll();
+          try (Connection c = dataSource.getConnection()) {
+            c.setAutoCommit(false);
+            switch (this.inbox.checkSequence(c, "billing", "order", "hot", n)) {
+              case NEXT -> applied.add(n); // under the guard row's lock, so in commit order
+              case DUPLICATE -> duplicates.incrementAndGet();
+              case GAP -> {
+                gaps.incrementAndGet();
+                inbox.add(n); // hold it: try again after the others
+              }
+            }
+            c.commit();
+          }
+        }
+        return null;
+      }));
+    }
+    start.countDown();
+    for (Future<?> f : futures) {
+      f.get(110, TimeUnit.SECONDS);
+    }
+    pool.shutdown();
+    List<Long> oneToN = new ArrayList<>();
+    for (long n = 1; n <= sequences; n++) {
+      oneToN.add(n);
+    }
+    assertThat(applied).isEqualTo(oneToN);
+    assertThat(duplicates.get()).isEqualTo(THREADS * sequences * 2 - sequences);
+    assertThat(gaps.get()).as("out-of-order deliveries were held").isPositive();
   }
 
   private long queryLong(String sql) throws SQLException {

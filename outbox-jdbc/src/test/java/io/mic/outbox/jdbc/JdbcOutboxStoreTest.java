@@ -322,12 +322,161 @@ abstract class JdbcOutboxStoreTest {
     assertThat(published).containsExactly("first", "second");
   }
 
-  /** Without the lock the same interleaving publishes the later commit first: the documented caveat. */
+  /**
+   * Without the aggregate lock the sequence counter's row lock, taken before the clock is read, still
+   * makes the second transaction wait: created_at and sequence both follow commit order.
+   */
   @Test
   @Timeout(value = 30, unit = TimeUnit.SECONDS)
-  void withoutTheAggregateLockCommitOrderCanInvertDelivery() throws Exception {
-    List<String> published = publishInterleaved(newStore(false));
-    assertThat(published).containsExactly("second", "first");
+  void withoutTheAggregateLockTheSequenceCounterStillKeepsCommitOrder() throws Exception {
+    JdbcOutboxStore unlocked = newStore(false);
+    List<String> published = publishInterleaved(unlocked);
+    assertThat(published).containsExactly("first", "second");
+    assertThat(committed(unlocked)).containsExactly(new Row("shared", 1), new Row("shared", 2));
+  }
+
+  // ---------------------------------------------------------------- the envelope's sequence
+
+  record Row(String aggregateId, long sequence) {}
+
+  /** Every row of the store's table as (aggregate id, sequence), in created_at order. */
+  private List<Row> committed(JdbcOutboxStore s) throws SQLException {
+    char q = s.dialect().identifierQuote();
+    List<Row> rows = new ArrayList<>();
+    try (Connection c = dataSource.getConnection(); Statement st = c.createStatement();
+        ResultSet rs = st.executeQuery("SELECT aggregate_id, sequence FROM " + q + s.table() + q
+            + " ORDER BY created_at, id")) {
+      while (rs.next()) {
+        rows.add(new Row(rs.getString(1), rs.getLong(2)));
+      }
+    }
+    return rows;
+  }
+
+  private void inTransaction(JdbcOutboxStore s, boolean commit, List<OutboxEvent> events) throws SQLException {
+    try (Connection c = dataSource.getConnection()) {
+      c.setAutoCommit(false);
+      if (events.size() == 1) {
+        s.append(c, events.get(0));
+      } else {
+        s.append(c, events);
+      }
+      if (commit) {
+        c.commit();
+      } else {
+        c.rollback();
+      }
+    }
+  }
+
+  @Test
+  void sequencesCountOnAcrossTransactionsAndARollbackLeavesNoGap() throws SQLException {
+    inTransaction(store, true, List.of(event("a"), event("b"), event("a")));
+    inTransaction(store, false, List.of(event("a")));
+    inTransaction(store, false, List.of(event("a"), event("a"), event("b")));
+    inTransaction(store, true, List.of(event("a")));
+    inTransaction(store, true, List.of(event("b"), event("a")));
+
+    assertThat(committed(store)).containsExactly(new Row("a", 1), new Row("b", 1), new Row("a", 2),
+        new Row("a", 3), new Row("b", 2), new Row("a", 4));
+  }
+
+  @Test
+  @Timeout(value = 120, unit = TimeUnit.SECONDS)
+  void concurrentProducersGetGapFreeSequencesInCommitOrder() throws Exception {
+    concurrentProducers(store);
+  }
+
+  @Test
+  @Timeout(value = 120, unit = TimeUnit.SECONDS)
+  void concurrentProducersGetGapFreeSequencesWithoutTheAggregateLock() throws Exception {
+    concurrentProducers(newStore(false));
+  }
+
+  /**
+   * 8 threads append to 3 aggregates, one event or a batch of two over one or two aggregates per
+   * transaction, and roll every fifth transaction back. Per aggregate, the committed rows in created_at
+   * order must carry exactly 1..N.
+   */
+  private void concurrentProducers(JdbcOutboxStore s) throws Exception {
+    int threads = 8;
+    int transactions = 25;
+    java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(threads);
+    java.util.concurrent.ConcurrentHashMap<String, java.util.concurrent.atomic.AtomicInteger> expected =
+        new java.util.concurrent.ConcurrentHashMap<>();
+    CountDownLatch start = new CountDownLatch(1);
+    List<java.util.concurrent.Future<?>> futures = new ArrayList<>();
+    for (int t = 0; t < threads; t++) {
+      int thread = t;
+      futures.add(pool.submit(() -> {
+        start.await();
+        for (int i = 0; i < transactions; i++) {
+          int n = thread * transactions + i;
+          List<OutboxEvent> events = switch (n % 3) {
+            case 0 -> List.of(event("hot-" + n % 3));
+            case 1 -> List.of(event("hot-" + n % 3), event("hot-" + (n + 1) % 3));
+            default -> List.of(event("hot-" + n % 3), event("hot-" + n % 3));
+          };
+          boolean commit = i % 5 != 4;
+          inTransaction(s, commit, events);
+          if (commit) {
+            events.forEach(e -> expected.computeIfAbsent(e.aggregateId(),
+                k -> new java.util.concurrent.atomic.AtomicInteger()).incrementAndGet());
+          }
+        }
+        return null;
+      }));
+    }
+    start.countDown();
+    for (java.util.concurrent.Future<?> f : futures) {
+      f.get(100, TimeUnit.SECONDS);
+    }
+    pool.shutdown();
+    Map<String, List<Long>> sequences = new java.util.TreeMap<>();
+    for (Row r : committed(s)) {
+      sequences.computeIfAbsent(r.aggregateId(), k -> new ArrayList<>()).add(r.sequence());
+    }
+    assertThat(sequences.keySet()).containsExactly("hot-0", "hot-1", "hot-2");
+    sequences.forEach((aggregate, seqs) -> {
+      List<Long> oneToN = new ArrayList<>();
+      for (long k = 1; k <= expected.get(aggregate).get(); k++) {
+        oneToN.add(k);
+      }
+      assertThat(seqs).as("sequences of %s in created_at order", aggregate).isEqualTo(oneToN);
+    });
+  }
+
+  /**
+   * A table of the shape before the envelope (its four columns and the counter table dropped) is upgraded
+   * by createSchema(): its old rows read back with no sequence and the append time as business time, and
+   * new events are numbered from 1.
+   */
+  @Test
+  void createSchemaUpgradesATableOfThePreviousShape() throws SQLException {
+    OutboxEvent old = event("a");
+    inTransaction(store, true, List.of(old));
+    char q = store.dialect().identifierQuote();
+    String table = q + store.table() + q;
+    try (Connection c = dataSource.getConnection(); Statement st = c.createStatement()) {
+      for (String column : List.of("sequence", "schema_version", "occurred_at", "trace_parent")) {
+        st.execute("ALTER TABLE " + table + " DROP COLUMN " + column);
+      }
+      st.execute("DROP TABLE " + q + store.table() + "_sequences" + q);
+    }
+    assertThatThrownBy(() -> store.find(old.id())).isInstanceOf(OutboxException.class);
+
+    store.createSchema();
+    store.createSchema();
+
+    OutboxEvent before = store.find(old.id()).orElseThrow();
+    assertThat(before.sequence()).isZero();
+    assertThat(before.schemaVersion()).isEqualTo(1);
+    assertThat(before.occurredAt()).isEqualTo(before.createdAt());
+    assertThat(before.traceParent()).isNull();
+    OutboxEvent next = event("a");
+    inTransaction(store, true, List.of(next));
+    assertThat(store.find(next.id()).orElseThrow().sequence()).isEqualTo(1);
+    assertThat(store.upgradeEnvelopeDdl()).contains(table).contains(q + store.table() + "_sequences" + q);
   }
 
   /**

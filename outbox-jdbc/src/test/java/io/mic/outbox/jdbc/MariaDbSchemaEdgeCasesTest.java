@@ -22,10 +22,11 @@ class MariaDbSchemaEdgeCasesTest extends SchemaEdgeCasesTest {
   }
 
   @Override protected List<String> createRuntimeRole(String role, String password, List<String> outboxTables,
-      String inbox) {
+      String inbox, String inboxGuard) {
     List<String> sql = new ArrayList<>(List.of("CREATE USER '" + role + "'@'%' IDENTIFIED BY '" + password + "'"));
     outboxTables.forEach(t -> sql.add("GRANT SELECT, INSERT, UPDATE, DELETE ON " + quote(t) + " TO '" + role + "'@'%'"));
     sql.add("GRANT SELECT, INSERT, DELETE ON " + quote(inbox) + " TO '" + role + "'@'%'");
+    sql.add("GRANT SELECT, INSERT, UPDATE ON " + quote(inboxGuard) + " TO '" + role + "'@'%'");
     return sql;
   }
 

@@ -44,10 +44,11 @@ abstract class SchemaEdgeCasesTest {
 
   /**
    * Statements creating login {@code role} with {@code password} and the row rights docs/jdbc.md lists:
-   * SELECT, INSERT, UPDATE, DELETE on {@code outboxTables}, SELECT, INSERT, DELETE on {@code inbox}.
+   * SELECT, INSERT, UPDATE, DELETE on {@code outboxTables}, SELECT, INSERT, DELETE on {@code inbox},
+   * SELECT, INSERT, UPDATE on {@code inboxGuard} (the ordering guard's table).
    */
   protected abstract List<String> createRuntimeRole(String role, String password, List<String> outboxTables,
-      String inbox);
+      String inbox, String inboxGuard);
 
   /** Statements dropping {@code role} and its rights. */
   protected abstract List<String> dropRuntimeRole(String role);
@@ -66,7 +67,8 @@ abstract class SchemaEdgeCasesTest {
   void dropTables() throws SQLException {
     outboxTables.forEach(t -> TestDatabase.dropOutbox(admin, t));
     for (String t : inboxTables) {
-      execute(admin, List.of("DROP TABLE IF EXISTS " + quote(t)));
+      execute(admin, List.of("DROP TABLE IF EXISTS " + quote(t), "DROP TABLE IF EXISTS "
+          + quote(io.mic.outbox.jdbc.internal.TableName.parse("table", t).derivedName("sequences"))));
     }
     outboxTables.clear();
     inboxTables.clear();
@@ -115,11 +117,12 @@ abstract class SchemaEdgeCasesTest {
     JdbcInbox.builder().dataSource(admin).table(inboxTable).build().createSchema();
     List<String> tables = new ArrayList<>(List.of(outbox));
     if (JdbcOutboxStore.builder().dataSource(admin).build().dialect().usesLockTable()) {
-      tables.add(lockTableOf(outbox));
+      tables.add(tableBeside(outbox, "lock"));
     }
+    tables.add(tableBeside(outbox, "sequences"));
     String role = "h_jdbc_rt_" + UUID.randomUUID().toString().substring(0, 8);
     String password = "pw-" + UUID.randomUUID();
-    execute(admin, createRuntimeRole(role, password, tables, inboxTable));
+    execute(admin, createRuntimeRole(role, password, tables, inboxTable, inboxTable + "_sequences"));
     try (HikariDataSource runtime = pool(role, password)) {
       JdbcOutboxStore store = JdbcOutboxStore.builder().dataSource(runtime).table(outbox).build();
       store.createSchema();
@@ -129,6 +132,12 @@ abstract class SchemaEdgeCasesTest {
       assertThat(inbox.runOnce("billing", "e-1", c -> { })).isTrue();
       assertThat(inbox.runOnce("billing", "e-1", c -> { })).isFalse();
       assertThat(inbox.purgeOlderThan(Duration.ofDays(1))).isZero();
+      try (Connection c = runtime.getConnection()) {
+        c.setAutoCommit(false);
+        assertThat(inbox.checkSequence(c, "billing", "order", "1", 1)).isEqualTo(SequenceCheck.NEXT);
+        assertThat(inbox.checkSequence(c, "billing", "order", "1", 1)).isEqualTo(SequenceCheck.DUPLICATE);
+        c.commit();
+      }
     } finally {
       execute(admin, dropRuntimeRole(role));
     }
@@ -167,16 +176,16 @@ abstract class SchemaEdgeCasesTest {
     }
   }
 
-  /** The lock table beside {@code outbox}, as the store names it. */
-  private String lockTableOf(String outbox) throws SQLException {
+  /** The table beside {@code outbox} whose name holds {@code word}, as the store names it. */
+  private String tableBeside(String outbox, String word) throws SQLException {
     try (Connection c = admin.getConnection(); PreparedStatement ps = c.prepareStatement(tablesLike())) {
-      ps.setString(1, outbox.substring(0, 20) + "%lock%");
+      ps.setString(1, outbox.substring(0, 20) + "%" + word + "%");
       try (ResultSet rs = ps.executeQuery()) {
         List<String> names = new ArrayList<>();
         while (rs.next()) {
           names.add(rs.getString(1));
         }
-        assertThat(names).as("lock tables of " + outbox).hasSize(1);
+        assertThat(names).as(word + " tables of " + outbox).hasSize(1);
         return names.get(0);
       }
     }

@@ -93,6 +93,10 @@ public final class ClickHouseSql {
         + optional(columns, "aggregate_id", "NULL") + ", "
         + "toString(created_at, 'UTC') AS created_at_utc, payload, "
         + optional(columns, "headers", "''")
+        + (columns.contains("sequence") ? ", sequence" : "")
+        + (columns.contains("schema_version") ? ", schema_version" : "")
+        + (columns.contains("occurred_at") ? ", toString(occurred_at, 'UTC') AS occurred_at_utc" : "")
+        + (columns.contains("trace_parent") ? ", trace_parent" : "")
         + " FROM " + quotedTable
         + " WHERE topic = " + literal(query.topic())
         + " AND created_at >= " + bound(time, query.from(), true)

@@ -28,11 +28,13 @@ public final class RecordParser {
   private final boolean clickHouse;
   private final String idField;
   private final String createdAtField;
+  private final String occurredAtField;
 
   private RecordParser(boolean clickHouse) {
     this.clickHouse = clickHouse;
     this.idField = clickHouse ? "original_id" : "id";
     this.createdAtField = clickHouse ? "created_at_utc" : "created_at";
+    this.occurredAtField = clickHouse ? "occurred_at_utc" : "occurred_at";
   }
 
   /** A record that cannot be replayed; the caller adds where it is. */
@@ -74,10 +76,27 @@ public final class RecordParser {
     Instant createdAt = null;
     String payload = null;
     Map<String, String> headers = null;
+    Long sequence = null;
+    Integer schemaVersion = null;
+    Instant occurredAt = null;
+    String traceParent = null;
     while (p.nextToken() == JsonToken.FIELD_NAME) {
       String field = p.currentName();
       JsonToken value = p.nextToken();
-      if (field.equals(idField)) {
+      if (value == JsonToken.VALUE_NULL && ENVELOPE_FIELDS.contains(field)) {
+        continue; // absent
+      }
+      if (field.equals("sequence")) {
+        sequence = whole(p, field);
+        sequence = sequence == 0 ? null : sequence; // 0: the store numbered none
+      } else if (field.equals("schema_version")) {
+        schemaVersion = Math.toIntExact(whole(p, field));
+      } else if (field.equals(occurredAtField)) {
+        occurredAt = instant(string(p, field));
+      } else if (field.equals("trace_parent")) {
+        traceParent = string(p, field);
+        traceParent = traceParent.isEmpty() ? null : traceParent;
+      } else if (field.equals(idField)) {
         id = requireId(string(p, field));
       } else if (field.equals("topic")) {
         topic = string(p, field);
@@ -103,7 +122,24 @@ public final class RecordParser {
     require(topic, "topic");
     require(createdAt, createdAtField);
     require(payload, "payload");
-    return new ArchivedEvent(id, topic, aggregateType, aggregateId, createdAt, payload, headers);
+    return new ArchivedEvent(id, topic, aggregateType, aggregateId, createdAt, payload, headers,
+        new ArchivedEvent.Envelope(sequence, schemaVersion, occurredAt, traceParent));
+  }
+
+  private static final java.util.Set<String> ENVELOPE_FIELDS = java.util.Set.of("sequence", "schema_version",
+      "occurred_at", "occurred_at_utc", "trace_parent");
+
+  /** A whole number >= 0, as a JSON number or (ClickHouse's 64-bit integers) as text. */
+  private static long whole(JsonParser p, String field) throws IOException, BadRecordException {
+    try {
+      long n = p.currentToken() == JsonToken.VALUE_NUMBER_INT ? p.getLongValue() : Long.parseLong(string(p, field));
+      if (n >= 0 && n <= (field.equals("schema_version") ? Integer.MAX_VALUE : Long.MAX_VALUE)) {
+        return n;
+      }
+    } catch (NumberFormatException | com.fasterxml.jackson.core.exc.InputCoercionException e) {
+      // reported below
+    }
+    throw new BadRecordException("field '" + field + "' must be a whole number >= 0");
   }
 
   private static void skipRest(JsonParser p) throws IOException {

@@ -32,6 +32,20 @@ final class SpillCodec {
       if (e.aggregateId() != null) {
         g.writeStringField("aggregate_id", e.aggregateId());
       }
+      ArchivedEvent.Envelope v = e.envelope();
+      if (v.sequence() != null) {
+        g.writeNumberField("sequence", v.sequence());
+      }
+      if (v.schemaVersion() != null) {
+        g.writeNumberField("schema_version", v.schemaVersion());
+      }
+      if (v.occurredAt() != null) {
+        g.writeNumberField("os", v.occurredAt().getEpochSecond());
+        g.writeNumberField("on", v.occurredAt().getNano());
+      }
+      if (v.traceParent() != null) {
+        g.writeStringField("trace_parent", v.traceParent());
+      }
       if (!e.headers().isEmpty()) {
         g.writeObjectFieldStart("headers");
         for (Map.Entry<String, String> h : e.headers().entrySet()) {
@@ -56,6 +70,11 @@ final class SpillCodec {
       String aggregateType = null;
       String aggregateId = null;
       Map<String, String> headers = null;
+      Long sequence = null;
+      Integer schemaVersion = null;
+      Long occurredSeconds = null;
+      int occurredNanos = 0;
+      String traceParent = null;
       while (p.nextToken() == JsonToken.FIELD_NAME) {
         String field = p.currentName();
         p.nextToken();
@@ -66,6 +85,11 @@ final class SpillCodec {
           case "topic" -> topic = p.getText();
           case "aggregate_type" -> aggregateType = p.getText();
           case "aggregate_id" -> aggregateId = p.getText();
+          case "sequence" -> sequence = p.getLongValue();
+          case "schema_version" -> schemaVersion = p.getIntValue();
+          case "os" -> occurredSeconds = p.getLongValue();
+          case "on" -> occurredNanos = p.getIntValue();
+          case "trace_parent" -> traceParent = p.getText();
           case "headers" -> {
             headers = new LinkedHashMap<>();
             while (p.nextToken() == JsonToken.FIELD_NAME) {
@@ -78,7 +102,9 @@ final class SpillCodec {
             int start = (int) p.currentTokenLocation().getCharOffset();
             String payload = line.substring(start, line.length() - 1);
             return new ArchivedEvent(id, topic, aggregateType, aggregateId, Instant.ofEpochSecond(seconds, nanos),
-                payload, headers);
+                payload, headers, new ArchivedEvent.Envelope(sequence, schemaVersion,
+                    occurredSeconds == null ? null : Instant.ofEpochSecond(occurredSeconds, occurredNanos),
+                    traceParent));
           }
           default -> throw new IOException("unexpected field '" + field + "' in a sorted run");
         }

@@ -29,6 +29,7 @@ final class ArchiveRecords {
     g.writeStartObject();
     writeCommon(g, e);
     g.writeStringField("created_at", iso(e.createdAt()));
+    writeEnvelope(g, e, true, null);
     g.writeFieldName("payload");
     g.writeRawValue(e.payload()); // validated JSON when the event was appended, read back from a JSON column
     g.writeFieldName("headers");
@@ -42,6 +43,17 @@ final class ArchiveRecords {
    * dropped) or as UTC text with microseconds for a {@code DateTime64} column.
    */
   static void writeClickHouseRow(JsonGenerator g, OutboxEvent e, boolean dateTime64) throws IOException {
+    writeClickHouseRow(g, e, dateTime64, java.util.Set.of());
+  }
+
+  /**
+   * As {@link #writeClickHouseRow(JsonGenerator, OutboxEvent, boolean)}, with those of the envelope's
+   * columns the table has ({@code sequence}, {@code schema_version}, {@code trace_parent}, and
+   * {@code occurred_at} in the same time type as {@code created_at}): a table made before them takes
+   * the rows without.
+   */
+  static void writeClickHouseRow(JsonGenerator g, OutboxEvent e, boolean dateTime64, java.util.Set<String> envelope)
+      throws IOException {
     g.writeStartObject();
     writeCommon(g, e);
     if (dateTime64) {
@@ -49,9 +61,38 @@ final class ArchiveRecords {
     } else {
       g.writeNumberField("created_at", e.createdAt().getEpochSecond());
     }
+    writeEnvelope(g, e, dateTime64, envelope);
     g.writeStringField("payload", e.payload());
     g.writeStringField("headers", headersText(e.headers()));
     g.writeEndObject();
+  }
+
+  /**
+   * The envelope's fields: in JSON records ({@code columns == null}) {@code occurred_at} as ISO text and
+   * each field only when the event has it; in ClickHouse rows those of {@code columns}.
+   */
+  private static void writeEnvelope(JsonGenerator g, OutboxEvent e, boolean dateTime64, java.util.Set<String> columns)
+      throws IOException {
+    boolean json = columns == null;
+    if (e.sequence() > 0 && (json || columns.contains("sequence"))) {
+      g.writeNumberField("sequence", e.sequence());
+    }
+    if (json || columns.contains("schema_version")) {
+      g.writeNumberField("schema_version", e.schemaVersion());
+    }
+    Instant occurred = e.occurredAt();
+    if (occurred != null && (json || columns.contains("occurred_at"))) {
+      if (json) {
+        g.writeStringField("occurred_at", iso(occurred));
+      } else if (dateTime64) {
+        g.writeStringField("occurred_at", clickHouseText(occurred));
+      } else {
+        g.writeNumberField("occurred_at", occurred.getEpochSecond());
+      }
+    }
+    if (e.traceParent() != null && (json || columns.contains("trace_parent"))) {
+      g.writeStringField("trace_parent", e.traceParent());
+    }
   }
 
   private static void writeCommon(JsonGenerator g, OutboxEvent e) throws IOException {

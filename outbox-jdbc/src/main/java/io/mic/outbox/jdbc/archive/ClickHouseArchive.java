@@ -19,6 +19,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.slf4j.Logger;
@@ -61,6 +62,7 @@ public final class ClickHouseArchive implements ArchiveSink {
     }
   }
 
+  private static final Pattern INTEGER = Pattern.compile("(?:Nullable\\()?U?Int(?:8|16|32|64)\\)?");
   private static final Pattern ERROR_CODE = Pattern.compile("^Code: (\\d+)");
 
   private final URI uri;
@@ -72,6 +74,8 @@ public final class ClickHouseArchive implements ArchiveSink {
   private final HttpClient client;
   /** Whether created_at is DateTime64, once the table was described. */
   private volatile Boolean dateTime64;
+  /** The envelope's columns the table has, once it was described (a table made before has none). */
+  private volatile Set<String> envelopeColumns = Set.of();
 
   private ClickHouseArchive(Builder b, URI uri, String quotedTable) {
     this.uri = uri;
@@ -97,7 +101,8 @@ public final class ClickHouseArchive implements ArchiveSink {
     String time = has64 ? "DateTime64(6, 'UTC')" : "DateTime('UTC')";
     execute("CREATE TABLE IF NOT EXISTS " + quotedTable + " (id String, topic String,"
         + " aggregate_type Nullable(String), aggregate_id Nullable(String), created_at " + time + ","
-        + " payload String, headers String) ENGINE = MergeTree PARTITION BY toYYYYMM(created_at)"
+        + " payload String, headers String, sequence UInt64 DEFAULT 0, schema_version UInt32 DEFAULT 1,"
+        + " occurred_at Nullable(" + time + "), trace_parent Nullable(String)) ENGINE = MergeTree PARTITION BY toYYYYMM(created_at)"
         + " ORDER BY (topic, created_at, id)", null, "the creation of table " + table);
     dateTime64 = null;
     LOG.info("ClickHouse archive table {} ready (created_at {}, server {})", table, time, version);
@@ -120,7 +125,7 @@ public final class ClickHouseArchive implements ArchiveSink {
     ByteArrayOutputStream body = new ByteArrayOutputStream(events.size() * 256);
     try (JsonGenerator g = ArchiveRecords.FACTORY.createGenerator(body)) {
       for (OutboxEvent e : events) {
-        ArchiveRecords.writeClickHouseRow(g, e, wide);
+        ArchiveRecords.writeClickHouseRow(g, e, wide, envelopeColumns);
         g.writeRaw('\n');
       }
     } catch (IOException e) {
@@ -183,6 +188,7 @@ public final class ClickHouseArchive implements ArchiveSink {
             + " column, or create the table with ClickHouseArchive.createTable()");
       }
     }
+    envelopeColumns = envelopeColumns(columns);
     String type = columns.get("created_at");
     boolean wide;
     if (DATETIME.matcher(type).matches()) {
@@ -195,6 +201,45 @@ public final class ClickHouseArchive implements ArchiveSink {
     }
     dateTime64 = wide;
     return wide;
+  }
+
+  /**
+   * The envelope's columns of the table, each checked to take what the archive writes there: an integer
+   * for {@code sequence} and {@code schema_version}, the type of {@code created_at} (possibly Nullable) for
+   * {@code occurred_at}, a String for {@code trace_parent}. Absent ones are left out of the rows.
+   */
+  private Set<String> envelopeColumns(Map<String, String> columns) {
+    Map<String, Pattern> expected = new LinkedHashMap<>();
+    expected.put("sequence", INTEGER);
+    expected.put("schema_version", INTEGER);
+    expected.put("occurred_at", Pattern.compile("(?:Nullable\\()?(?:" + DATETIME.pattern() + "|"
+        + DATETIME64_UTC.pattern() + ")\\)?"));
+    expected.put("trace_parent", Pattern.compile(STRING));
+    Set<String> present = new java.util.LinkedHashSet<>();
+    for (Map.Entry<String, Pattern> column : expected.entrySet()) {
+      String type = columns.get(column.getKey());
+      if (type == null) {
+        continue;
+      }
+      if (!column.getValue().matcher(type).matches()) {
+        throw new ArchiveException("column " + column.getKey() + " of ClickHouse table " + table + " is " + type
+            + "; expected " + (column.getKey().equals("trace_parent") ? "String"
+            : column.getKey().equals("occurred_at") ? "the type of created_at" : "an integer type such as UInt64")
+            + ": alter the column, or drop it to archive without it");
+      }
+      present.add(column.getKey());
+    }
+    if (columns.containsKey("occurred_at") && !sameTime(columns.get("occurred_at"), columns.get("created_at"))) {
+      throw new ArchiveException("column occurred_at of ClickHouse table " + table + " is "
+          + columns.get("occurred_at") + " but created_at is " + columns.get("created_at")
+          + "; give both the same time type");
+    }
+    return Set.copyOf(present);
+  }
+
+  private static boolean sameTime(String occurred, String created) {
+    return DATETIME64_UTC.matcher(occurred.replaceFirst("^Nullable\\((.*)\\)$", "$1")).matches()
+        == DATETIME64_UTC.matcher(created).matches();
   }
 
   /** Runs {@code sql} (with {@code data} after it, as the insert's rows) and returns the answer on 200. */

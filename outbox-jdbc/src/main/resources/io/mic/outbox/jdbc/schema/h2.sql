@@ -18,7 +18,20 @@ CREATE TABLE IF NOT EXISTS outbox (
     lease_until     TIMESTAMP(6) WITH TIME ZONE,
     created_at      TIMESTAMP(6) WITH TIME ZONE NOT NULL,
     dispatched_at   TIMESTAMP(6) WITH TIME ZONE,
-    last_error      CHARACTER LARGE OBJECT
+    last_error      CHARACTER LARGE OBJECT,
+    -- the envelope (see docs/jdbc.md): assigned or given at append; 0 / NULL on rows appended before it
+    sequence        BIGINT       NOT NULL DEFAULT 0,
+    schema_version  INTEGER      NOT NULL DEFAULT 1,
+    occurred_at     TIMESTAMP(6) WITH TIME ZONE,
+    trace_parent    VARCHAR(128)
+);
+
+-- The envelope's sequence counter: one row per aggregate, upserted by each append in its transaction.
+CREATE TABLE IF NOT EXISTS outbox_sequences (
+    aggregate_type  VARCHAR(255) NOT NULL,
+    aggregate_id    VARCHAR(255) NOT NULL,
+    last_sequence   BIGINT       NOT NULL DEFAULT 0,
+    PRIMARY KEY (aggregate_type, aggregate_id)
 );
 
 CREATE INDEX IF NOT EXISTS outbox_claim_idx ON outbox (status, priority DESC, created_at, id);

@@ -11,3 +11,15 @@ CREATE TABLE IF NOT EXISTS outbox_inbox (
     PRIMARY KEY (consumer, event_id),  -- the idempotency guarantee: one row per consumer and event
     INDEX outbox_inbox_processed_idx (processed_at)  -- serves purgeOlderThan
 ) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin;
+
+-- The ordering guard (JdbcInbox.checkSequence): the last sequence each consumer processed per aggregate,
+-- written in the consumer's transaction. One small row per (consumer, aggregate); never purged, since
+-- forgetting it would turn the next message into a gap. updated_at is UTC.
+CREATE TABLE IF NOT EXISTS outbox_inbox_sequences (
+    consumer        VARCHAR(255) NOT NULL,
+    aggregate_type  VARCHAR(255) NOT NULL,
+    aggregate_id    VARCHAR(255) NOT NULL,
+    last_sequence   BIGINT       NOT NULL DEFAULT 0,
+    updated_at      DATETIME(6)  NOT NULL,
+    PRIMARY KEY (consumer, aggregate_type, aggregate_id)
+) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin;

@@ -12,3 +12,15 @@ CREATE TABLE IF NOT EXISTS outbox_inbox (
 -- Serves purgeOlderThan: the oldest records first.
 CREATE INDEX IF NOT EXISTS outbox_inbox_processed_idx
     ON outbox_inbox (processed_at);
+
+-- The ordering guard (JdbcInbox.checkSequence): the last sequence each consumer processed per aggregate,
+-- written in the consumer's transaction. One small row per (consumer, aggregate); never purged, since
+-- forgetting it would turn the next message into a gap.
+CREATE TABLE IF NOT EXISTS outbox_inbox_sequences (
+    consumer        varchar(255) NOT NULL,
+    aggregate_type  varchar(255) NOT NULL,
+    aggregate_id    varchar(255) NOT NULL,
+    last_sequence   bigint       NOT NULL DEFAULT 0,
+    updated_at      timestamptz  NOT NULL DEFAULT now(),
+    PRIMARY KEY (consumer, aggregate_type, aggregate_id)
+);

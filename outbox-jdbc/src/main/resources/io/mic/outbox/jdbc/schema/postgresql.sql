@@ -18,7 +18,22 @@ CREATE TABLE IF NOT EXISTS outbox (
     lease_until     timestamptz,
     created_at      timestamptz  NOT NULL DEFAULT clock_timestamp(),
     dispatched_at   timestamptz,
-    last_error      text
+    last_error      text,
+    -- the envelope (see docs/jdbc.md): assigned or given at append; 0 / NULL on rows appended before it
+    sequence        bigint       NOT NULL DEFAULT 0,   -- 1, 2, 3 … per aggregate, in commit order
+    schema_version  integer      NOT NULL DEFAULT 1,
+    occurred_at     timestamptz,                       -- business time; the append time unless given
+    trace_parent    varchar(128)                       -- W3C traceparent of the appending code
+);
+
+-- The envelope's sequence counter: one small row per aggregate that ever had an event, upserted by each
+-- append in the appending transaction (its row lock serialises the numbering; a rollback takes the
+-- numbers back). It replaces an index over every retained row.
+CREATE TABLE IF NOT EXISTS outbox_sequences (
+    aggregate_type  varchar(255) NOT NULL,
+    aggregate_id    varchar(255) NOT NULL,
+    last_sequence   bigint       NOT NULL,
+    PRIMARY KEY (aggregate_type, aggregate_id)
 );
 
 -- Serves the claim and fetch queries: only live rows, in dispatch order.

@@ -60,6 +60,7 @@ class ArchiveFormatTest {
     }
     assertThat(out.toString()).isEqualTo("{\"id\":\"" + event(1, T0).id() + "\",\"topic\":\"order.created\","
         + "\"aggregate_type\":\"order\",\"aggregate_id\":\"o-1\",\"created_at\":\"2026-09-29T08:00:00.123456Z\","
+        + "\"schema_version\":1,\"occurred_at\":\"2026-09-29T08:00:00.123456Z\","
         + "\"payload\":{\"n\":1,\"s\":\"é\\\"\"},\"headers\":{\"tenant\":\"acme\"}}");
   }
 
