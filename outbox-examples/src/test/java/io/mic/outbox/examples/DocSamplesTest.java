@@ -35,7 +35,7 @@ class DocSamplesTest {
         }
       }
     }
-    assertThat(checked).hasSize(11);
+    assertThat(checked).hasSize(14);
   }
 
   private static String compiled(List<String> source, String marker) {
