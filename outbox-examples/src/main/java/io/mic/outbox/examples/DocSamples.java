@@ -1,6 +1,7 @@
 package io.mic.outbox.examples;
 
 import static java.util.concurrent.TimeUnit.MINUTES;
+import static org.assertj.core.api.Assertions.assertThat;
 
 import com.sun.net.httpserver.HttpServer;
 import io.mic.outbox.AsyncOutboxDispatcher;
@@ -9,6 +10,7 @@ import io.mic.outbox.OutboxDispatcher;
 import io.mic.outbox.OutboxEvent;
 import io.mic.outbox.OutboxHealth;
 import io.mic.outbox.OutboxListeners;
+import io.mic.outbox.InMemoryOutboxStore;
 import io.mic.outbox.jdbc.DeadLetterQuery;
 import io.mic.outbox.jdbc.JdbcInbox;
 import io.mic.outbox.jdbc.JdbcOutboxStore;
@@ -20,6 +22,14 @@ import io.mic.outbox.jdbc.archive.OutboxArchiver;
 import io.mic.outbox.kafka.KafkaHeaders;
 import io.mic.outbox.kafka.KafkaPublisher;
 import io.mic.outbox.micrometer.MicrometerOutboxMetrics;
+import io.mic.outbox.opentelemetry.OutboxTracing;
+import io.mic.outbox.test.FaultyPublisher;
+import io.mic.outbox.test.OutboxTestDatabase;
+import io.mic.outbox.test.OutboxTesting;
+import io.mic.outbox.test.RecordingDispatchFn;
+import io.opentelemetry.api.OpenTelemetry;
+import io.opentelemetry.api.trace.Span;
+import io.opentelemetry.context.Scope;
 import io.mic.outbox.nats.NatsJetStreamPublisher;
 import io.mic.replay.EventReplay;
 import io.mic.replay.JsonArchiveSource;
@@ -196,5 +206,69 @@ final class DocSamples {
     }
     consumer.commitSync();    // commit offsets only after the effects are recorded
     // docs/kafka.md 2 end
+  }
+
+  static void handle(io.nats.client.Message msg) {}
+
+  static UUID placeOrder(DataSource ds, JdbcOutboxStore store, String orderId) {
+    return UUID.randomUUID();
+  }
+
+  static void opentelemetry1(OpenTelemetry openTelemetry, NatsJetStreamPublisher nats, JdbcOutboxStore store,
+      Connection connection, OutboxEvent event, io.nats.client.Message msg) {
+    // docs/opentelemetry.md 1 begin
+    OutboxTracing tracing = OutboxTracing.builder(openTelemetry)  // GlobalOpenTelemetry.get(), or your SDK
+        .messagingSystem("nats")                                   // messaging.system of every span
+        .destination(nats::subjectOf)                              // messaging.destination.name; default: the topic
+        .build();
+
+    store.append(connection, OutboxTracing.withCurrentTrace(event));  // 1. in the request: capture its span
+
+    AsyncOutboxDispatcher dispatcher = AsyncOutboxDispatcher.builder()
+        .store(store).dispatchFn(tracing.wrap(nats))               // 2. a PRODUCER span per event, still batched
+        .useClaim(true).build();
+
+    Span span = tracing.startProcessSpan(msg.getSubject(), msg.getHeaders()::getFirst);  // 3. the consumer
+    try (Scope scope = span.makeCurrent()) {
+      handle(msg);
+    } finally {
+      span.end();
+    }
+    // docs/opentelemetry.md 1 end
+  }
+
+  static void testing1() {
+    // docs/testing.md 1 begin
+    InMemoryOutboxStore store = new InMemoryOutboxStore();
+    store.append(OutboxEvent.builder().aggregate("order", "42").topic("order.created").payload("{}").build());
+
+    RecordingDispatchFn published = new RecordingDispatchFn();
+    OutboxDispatcher dispatcher = OutboxDispatcher.builder().store(store).dispatchFn(published).build();
+    OutboxTesting.dispatchUntilEmpty(dispatcher);          // on the test's thread, until nothing is due
+
+    assertThat(published.topics()).containsExactly("order.created");
+    // docs/testing.md 1 end
+  }
+
+  static void testing2() throws InterruptedException {
+    // docs/testing.md 2 begin
+    OutboxTestDatabase db = OutboxTestDatabase.postgres();  // MIC_TEST_POSTGRES_URL, else Docker, else local
+    JdbcOutboxStore store = db.newStore();                  // a fresh outbox table for this test
+    RecordingDispatchFn published = new RecordingDispatchFn();
+    FaultyPublisher flaky = FaultyPublisher.failingTimes(2, published);  // every event fails twice first
+
+    try (AsyncOutboxDispatcher dispatcher = AsyncOutboxDispatcher.builder()
+        .store(store).dispatchFn(flaky)
+        .retryBackoff(Duration.ofMillis(10), Duration.ofMillis(100))    // the configuration under test
+        .build()) {
+      dispatcher.start();
+      UUID id = placeOrder(db.dataSource(), store, "42");   // your code, in its own transaction
+      OutboxTesting.awaitDispatched(store, Duration.ofSeconds(10), id);  // fails at once if it hits the DLQ
+      assertThat(flaky.calls(id)).isEqualTo(3);
+      assertThat(published.timesPublished(id)).isEqualTo(1);
+    } finally {
+      db.dropStore(store);
+    }
+    // docs/testing.md 2 end
   }
 }

@@ -44,7 +44,7 @@ class DocSamplesTest {
         }
       }
     }
-    assertThat(checked).hasSize(14);
+    assertThat(checked).hasSize(17);
   }
 
   private static String compiled(List<String> source, String marker) {

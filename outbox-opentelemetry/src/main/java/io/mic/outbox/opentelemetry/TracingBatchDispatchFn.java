@@ -1,0 +1,52 @@
+package io.mic.outbox.opentelemetry;
+
+import io.mic.outbox.BatchDispatchFn;
+import io.mic.outbox.OutboxEvent;
+import io.opentelemetry.api.trace.Span;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+
+/**
+ * The batch form of {@link TracingDispatchFn}: the wrapped publisher still gets whole batches, and each
+ * event of a batch still gets its own {@code PRODUCER} span (child of its own appending context), which
+ * lasts as long as the batch: the spans of one batch start and end together.
+ */
+final class TracingBatchDispatchFn extends TracingDispatchFn implements BatchDispatchFn {
+  private final BatchDispatchFn delegate;
+
+  TracingBatchDispatchFn(OutboxTracing tracing, BatchDispatchFn delegate) {
+    super(tracing, delegate);
+    this.delegate = delegate;
+  }
+
+  @Override
+  public Map<UUID, Exception> dispatchBatch(List<OutboxEvent> events) throws Exception {
+    List<Span> spans = new ArrayList<>(events.size());
+    List<OutboxEvent> sent = new ArrayList<>(events.size());
+    for (OutboxEvent event : events) {
+      Span span = start(event);
+      spans.add(span);
+      sent.add(carrying(event, span));
+    }
+    Map<UUID, Exception> failures;
+    try {
+      failures = delegate.dispatchBatch(sent);
+    } catch (Exception | Error e) {
+      spans.forEach(span -> end(span, e));
+      throw e;
+    }
+    for (int i = 0; i < events.size(); i++) {
+      end(spans.get(i), failures.get(events.get(i).id()));
+    }
+    return failures;
+  }
+
+  private static void end(Span span, Throwable error) {
+    if (error != null) {
+      failed(span, error);
+    }
+    span.end();
+  }
+}

@@ -1,0 +1,202 @@
+package io.mic.outbox.opentelemetry;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.mic.outbox.BatchDispatchFn;
+import io.mic.outbox.DispatchFn;
+import io.mic.outbox.DispatchResult;
+import io.mic.outbox.InMemoryOutboxStore;
+import io.mic.outbox.InvalidConfigurationException;
+import io.mic.outbox.OutboxDispatcher;
+import io.mic.outbox.OutboxEvent;
+import io.mic.outbox.OutboxStatus;
+import io.mic.outbox.PublishUnavailableException;
+import io.opentelemetry.api.OpenTelemetry;
+import io.opentelemetry.api.common.Attributes;
+import io.opentelemetry.api.trace.Span;
+import io.opentelemetry.api.trace.SpanContext;
+import io.opentelemetry.api.trace.SpanKind;
+import io.opentelemetry.api.trace.StatusCode;
+import io.opentelemetry.context.Context;
+import io.opentelemetry.context.Scope;
+import io.opentelemetry.sdk.trace.data.EventData;
+import io.opentelemetry.sdk.trace.data.SpanData;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+class OutboxTracingTest {
+  private static final String CALLER_TRACE = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+
+  private final TracingSdk sdk = new TracingSdk();
+  private final OutboxTracing tracing = OutboxTracing.builder(sdk.openTelemetry).messagingSystem("nats").build();
+  private final InMemoryOutboxStore store = new InMemoryOutboxStore();
+  private final List<OutboxEvent> sent = new CopyOnWriteArrayList<>();
+
+  @AfterEach
+  void closeSdk() {
+    sdk.close();
+  }
+
+  private static OutboxEvent event(String aggregateId) {
+    return OutboxEvent.builder().aggregate("order", aggregateId).topic("order.created")
+        .payload("{\"id\":" + aggregateId + "}").build();
+  }
+
+  @Test
+  void appendingInsideASpanCapturesItsContextAndKeepsOneTheCallerSet() {
+    Span request = sdk.openTelemetry.getTracer("test").spanBuilder("request").startSpan();
+    OutboxEvent captured;
+    OutboxEvent own;
+    try (Scope ignored = request.makeCurrent()) {
+      captured = OutboxTracing.withCurrentTrace(event("1"));
+      own = OutboxTracing.withCurrentTrace(OutboxEvent.builder().aggregate("order", "2").topic("order.created")
+          .payload("{}").traceParent(CALLER_TRACE).build());
+    } finally {
+      request.end();
+    }
+    SpanContext ctx = request.getSpanContext();
+    assertThat(captured.traceParent())
+        .isEqualTo("00-" + ctx.getTraceId() + "-" + ctx.getSpanId() + "-" + ctx.getTraceFlags().asHex());
+    assertThat(ctx.isSampled()).isTrue();
+    assertThat(own.traceParent()).isEqualTo(CALLER_TRACE);
+
+    OutboxEvent outside = event("3");
+    assertThat(OutboxTracing.withCurrentTrace(outside)).isSameAs(outside);
+    assertThat(outside.traceParent()).isNull();
+  }
+
+  @Test
+  void aPlainPublisherGetsOneProducerSpanPerEventWhoseTraceparentItSends() {
+    OutboxEvent appended = OutboxEvent.builder().aggregate("order", "7").topic("order.created").payload("{}")
+        .traceParent(CALLER_TRACE).build();
+    store.append(appended);
+    DispatchFn wrapped = tracing.wrap(sent::add);
+    assertThat(wrapped).isNotInstanceOf(BatchDispatchFn.class);
+
+    DispatchResult result = OutboxDispatcher.builder().store(store).dispatchFn(wrapped).build().dispatchOnce();
+
+    assertThat(result.dispatched()).isEqualTo(1);
+    SpanData producer = sdk.span("publish order.created");
+    assertThat(producer.getKind()).isEqualTo(SpanKind.PRODUCER);
+    assertThat(producer.getTraceId()).isEqualTo("4bf92f3577b34da6a3ce929d0e0e4736");
+    assertThat(producer.getParentSpanId()).isEqualTo("00f067aa0ba902b7");
+    assertThat(producer.getParentSpanContext().isRemote()).isTrue();
+    assertThat(producer.getStatus().getStatusCode()).isEqualTo(StatusCode.UNSET);
+    assertThat(producer.getAttributes().asMap()).isEqualTo(Attributes.builder()
+        .put("messaging.system", "nats")
+        .put("messaging.destination.name", "order.created")
+        .put("messaging.message.id", appended.id().toString())
+        .put("messaging.operation.name", "publish")
+        .put("messaging.operation.type", "send")
+        .build().asMap());
+    assertThat(sent).hasSize(1);
+    assertThat(sent.get(0).id()).isEqualTo(appended.id());
+    assertThat(sent.get(0).traceParent())
+        .isEqualTo("00-4bf92f3577b34da6a3ce929d0e0e4736-" + producer.getSpanId() + "-"
+            + producer.getSpanContext().getTraceFlags().asHex());
+    assertThat(store.find(appended.id()).orElseThrow().traceParent()).isEqualTo(CALLER_TRACE);
+  }
+
+  @Test
+  void aBatchPublisherStaysABatchPublisherAndEachFailureMarksItsOwnSpan() {
+    OutboxEvent good = event("1");
+    OutboxEvent bad = event("2");
+    store.append(List.of(good, bad));
+    List<Integer> batchSizes = new CopyOnWriteArrayList<>();
+    BatchDispatchFn publisher = new BatchDispatchFn() {
+      @Override
+      public void dispatch(OutboxEvent event) {
+        throw new AssertionError("a batch publisher must get batches");
+      }
+
+      @Override
+      public Map<UUID, Exception> dispatchBatch(List<OutboxEvent> events) {
+        batchSizes.add(events.size());
+        sent.addAll(events);
+        Map<UUID, Exception> failures = new HashMap<>();
+        failures.put(bad.id(), new IllegalStateException("refused by the broker"));
+        return failures;
+      }
+    };
+    DispatchFn wrapped = tracing.wrap(publisher);
+    assertThat(wrapped).isInstanceOf(BatchDispatchFn.class);
+
+    DispatchResult result = OutboxDispatcher.builder().store(store).dispatchFn(wrapped).build().dispatchOnce();
+
+    assertThat(result.dispatched()).isEqualTo(1);
+    assertThat(result.retried()).isEqualTo(1);
+    assertThat(batchSizes).containsExactly(2);
+    Map<String, SpanData> byId = new HashMap<>();
+    sdk.spans().forEach(s -> byId.put(s.getAttributes().get(MessagingAttributes.MESSAGE_ID), s));
+    assertThat(byId).containsOnlyKeys(good.id().toString(), bad.id().toString());
+    SpanData ok = byId.get(good.id().toString());
+    SpanData failed = byId.get(bad.id().toString());
+    assertThat(ok.getStatus().getStatusCode()).isEqualTo(StatusCode.UNSET);
+    assertThat(ok.getParentSpanContext().isValid()).isFalse(); // appended outside any span: a new trace
+    assertThat(failed.getStatus().getStatusCode()).isEqualTo(StatusCode.ERROR);
+    assertThat(failed.getAttributes().get(MessagingAttributes.ERROR_TYPE))
+        .isEqualTo("java.lang.IllegalStateException");
+    assertThat(failed.getEvents()).extracting(EventData::getName).containsExactly("exception");
+    assertThat(sent).extracting(OutboxEvent::traceParent).containsExactlyInAnyOrder(
+        OutboxTracing.traceParentOf(ok.getSpanContext()), OutboxTracing.traceParentOf(failed.getSpanContext()));
+  }
+
+  @Test
+  void anUnavailableBrokerEndsTheSpanInErrorAndTheEventIsReleased() {
+    OutboxEvent appended = event("1");
+    store.append(appended);
+    DispatchFn down = e -> {
+      throw new PublishUnavailableException("broker unreachable");
+    };
+
+    DispatchResult result = OutboxDispatcher.builder().store(store).dispatchFn(tracing.wrap(down)).build()
+        .dispatchOnce();
+
+    assertThat(result.released()).isEqualTo(1);
+    assertThat(store.find(appended.id()).orElseThrow().status()).isEqualTo(OutboxStatus.PENDING);
+    SpanData span = sdk.span("publish order.created");
+    assertThat(span.getStatus().getStatusCode()).isEqualTo(StatusCode.ERROR);
+    assertThat(span.getAttributes().get(MessagingAttributes.ERROR_TYPE))
+        .isEqualTo("io.mic.outbox.PublishUnavailableException");
+  }
+
+  @Test
+  void withoutATracerTheEventGoesOutAsStored() throws Exception {
+    OutboxTracing noop = OutboxTracing.builder(OpenTelemetry.noop()).messagingSystem("nats").build();
+    OutboxEvent appended = OutboxEvent.builder().aggregate("order", "7").topic("order.created").payload("{}")
+        .traceParent(CALLER_TRACE).build();
+
+    noop.wrap(sent::add).dispatch(appended);
+
+    assertThat(sent).containsExactly(appended);
+    assertThat(sent.get(0).traceParent()).isEqualTo(CALLER_TRACE);
+  }
+
+  @Test
+  void theConsumerContinuesFromTheHeaderAndIgnoresAMalformedOne() {
+    SpanContext remote = Span.fromContext(OutboxTracing.extract(Map.of("traceparent", CALLER_TRACE)))
+        .getSpanContext();
+    assertThat(remote.isRemote()).isTrue();
+    assertThat(remote.getTraceId()).isEqualTo("4bf92f3577b34da6a3ce929d0e0e4736");
+    assertThat(remote.getSpanId()).isEqualTo("00f067aa0ba902b7");
+
+    assertThat(OutboxTracing.extract(Map.of("traceparent", "garbage"))).isSameAs(Context.root());
+    assertThat(OutboxTracing.extract(Map.of())).isSameAs(Context.root());
+  }
+
+  @Test
+  void theBuilderNamesWhatIsMissing() {
+    assertThatThrownBy(() -> OutboxTracing.builder(sdk.openTelemetry).build())
+        .isInstanceOf(InvalidConfigurationException.class)
+        .hasMessage("messagingSystem is required, was null: .messagingSystem(\"nats\"), \"rabbitmq\" or \"kafka\"");
+    assertThatThrownBy(() -> OutboxTracing.builder(null).messagingSystem("nats").build())
+        .isInstanceOf(InvalidConfigurationException.class)
+        .hasMessageStartingWith("openTelemetry is required");
+  }
+}
