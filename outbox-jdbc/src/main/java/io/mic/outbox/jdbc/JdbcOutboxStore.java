@@ -539,7 +539,7 @@ public final class JdbcOutboxStore implements OutboxStore {
   }
 
   /** Moves every stored time back by {@code d}, as if {@code d} had passed. For tests only. */
-  public void shiftTimesForTesting(Duration d) {
+  void shiftTimesForTesting(Duration d) {
     update(dialect.shiftTimes(table), ps -> {
       for (int i = 1; i <= 4; i++) {
         ps.setLong(i, micros(d));
