@@ -33,7 +33,7 @@ import java.util.UUID;
  * timestamp, so tests can move time forward. Appends within one microsecond get arrival times a
  * microsecond apart, so that arrival order is append order whatever the events' ids.
  */
-public final class InMemoryOutboxStore implements OutboxStore {
+public final class InMemoryOutboxStore implements OutboxStore, OutboxAppender {
 
   /** Dispatch order: priority (higher first; negating it would overflow at Integer.MIN_VALUE), then arrival. */
   private static final Comparator<Row> DISPATCH_ORDER = Comparator
@@ -64,6 +64,7 @@ public final class InMemoryOutboxStore implements OutboxStore {
   }
 
   /** Stores a new {@code PENDING} event stamped with the store's clock and its aggregate's next sequence. */
+  @Override
   public synchronized void append(OutboxEvent event) {
     Objects.requireNonNull(event, "event");
     if (rows.containsKey(event.id())) {
@@ -80,6 +81,7 @@ public final class InMemoryOutboxStore implements OutboxStore {
   }
 
   /** Stores every event, or none if one of them is a duplicate. */
+  @Override
   public synchronized void append(Collection<OutboxEvent> events) {
     Set<UUID> ids = new HashSet<>();
     for (OutboxEvent e : events) {

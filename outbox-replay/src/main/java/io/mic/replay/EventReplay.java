@@ -75,6 +75,7 @@ public final class EventReplay {
    */
   public ReplayResult run() throws InterruptedException {
     long start = System.nanoTime();
+    long duplicatesBefore = sink.duplicates(); // a sink may serve several runs
     Counter counter = new Counter(progress);
     try {
       sink.prepare(query);
@@ -94,7 +95,7 @@ public final class EventReplay {
       publish(chunk, counter);
     }
     return new ReplayResult(batchId, counter.read, counter.published, sink.isDryRun(),
-        Duration.ofNanos(System.nanoTime() - start));
+        Duration.ofNanos(System.nanoTime() - start), sink.duplicates() - duplicatesBefore);
   }
 
   /** Reads on; an archive error after some publications says how far the replay got. */

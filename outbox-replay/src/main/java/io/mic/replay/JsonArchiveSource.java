@@ -5,7 +5,9 @@ import io.mic.replay.internal.JsonArchiveReader;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Objects;
+import java.util.stream.Stream;
 
 /**
  * A JSON archive file: JSON Lines (one record per line; {@code .gz} accepted) or one JSON array of records.
@@ -62,27 +64,55 @@ public final class JsonArchiveSource implements ReplaySource {
     return sortMemoryBytes;
   }
 
+  /**
+   * The file, or every archive file of the directory ({@code *.jsonl}, {@code *.jsonl.gz}, {@code *.json},
+   * {@code *.json.gz}; hidden files, such as the archiver's temporary ones, skipped), by name.
+   */
+  private List<Path> files() {
+    if (!Files.isDirectory(path)) {
+      return List.of(path);
+    }
+    try (Stream<Path> listed = Files.list(path)) {
+      List<Path> files = listed.filter(Files::isRegularFile).filter(f -> {
+        String name = f.getFileName().toString();
+        return !name.startsWith(".") && (name.endsWith(".jsonl") || name.endsWith(".jsonl.gz")
+            || name.endsWith(".json") || name.endsWith(".json.gz"));
+      }).sorted().toList();
+      if (files.isEmpty()) {
+        throw new ReplayInputException("the archive directory " + path + " holds no *.jsonl, *.jsonl.gz, *.json"
+            + " or *.json.gz file", null);
+      }
+      return files;
+    } catch (IOException e) {
+      throw new ReplayInputException("cannot list the archive directory " + path + ": " + e.getMessage(), e);
+    }
+  }
+
   @Override
   public ReplayCursor open(ReplayQuery query, ReplayProgress progress, EventCheck check) {
     Objects.requireNonNull(query, "query");
     Objects.requireNonNull(check, "check");
     ExternalSorter sorter = new ExternalSorter(tempDir, sortMemoryBytes, MERGE_FAN_IN);
-    try (JsonArchiveReader reader = JsonArchiveReader.open(path, maxRecordBytes)) {
+    try {
       long read = 0;
       long selected = 0;
-      for (ArchivedEvent e = reader.next(query.topic()); e != null; e = reader.next(query.topic())) {
-        read++;
-        if (e != JsonArchiveReader.OTHER_TOPIC && query.matches(e)) {
-          selected++;
-          try {
-            check.check(e);
-          } catch (UnpublishableEventException bad) {
-            throw bad.at(path + " line " + reader.recordLine());
+      for (Path file : files()) { // the sort merges the files into replay order
+        try (JsonArchiveReader reader = JsonArchiveReader.open(file, maxRecordBytes)) {
+          for (ArchivedEvent e = reader.next(query.topic()); e != null; e = reader.next(query.topic())) {
+            read++;
+            if (e != JsonArchiveReader.OTHER_TOPIC && query.matches(e)) {
+              selected++;
+              try {
+                check.check(e);
+              } catch (UnpublishableEventException bad) {
+                throw bad.at(file + " line " + reader.recordLine());
+              }
+              sorter.add(e);
+            }
+            if ((read & 0xFFF) == 0) {
+              progress.read(read, selected);
+            }
           }
-          sorter.add(e);
-        }
-        if ((read & 0xFFF) == 0) {
-          progress.read(read, selected);
         }
       }
       progress.read(read, selected);

@@ -175,6 +175,8 @@ public final class NatsReplaySink implements ReplaySink {
     };
   }
 
+  private final java.util.concurrent.atomic.AtomicLong duplicates = new java.util.concurrent.atomic.AtomicLong();
+
   @Override
   public void publish(List<ReplayMessage> messages) throws InterruptedException {
     if (jetStream == null) {
@@ -212,6 +214,11 @@ public final class NatsReplaySink implements ReplaySink {
     }
   }
 
+  @Override
+  public long duplicates() {
+    return duplicates.get();
+  }
+
   private CompletableFuture<PublishAck> send(ReplayMessage m) {
     Headers headers = new Headers();
     m.headers().forEach(headers::put);
@@ -223,7 +230,9 @@ public final class NatsReplaySink implements ReplaySink {
   /** Waits for one PubAck; bounded by the ack timeout. */
   private Failure settle(InFlight f) throws InterruptedException {
     try {
-      f.ack.get();
+      if (f.ack.get().isDuplicate()) {
+        duplicates.incrementAndGet();
+      }
       return null;
     } catch (ExecutionException e) {
       Throwable cause = e.getCause();

@@ -61,7 +61,7 @@ public final class ReplayCommand implements Callable<Integer> {
 
   static final class SourceOptions {
     @Option(names = "--from-json", paramLabel = "PATH",
-        description = "JSON archive: JSON Lines (.gz accepted) or one JSON array of records")
+        description = "JSON archive: JSON Lines (.gz accepted) or one JSON array of records; or a directory of such files (the archiver's), merged in replay order")
     Path json;
 
     @Option(names = "--from-clickhouse", paramLabel = "URL",
@@ -254,8 +254,9 @@ public final class ReplayCommand implements Callable<Integer> {
     } else {
       String destination = kafkaBootstrap != null ? "Kafka at " + kafkaBootstrap : "NATS stream " + natsStream;
       stderr.println("published " + r.published() + " events to " + destination + " (" + range
-          + ") from " + r.recordsRead() + " records of " + replaySource + "; batch id " + r.batchId() + " ("
-          + took + ")");
+          + ") from " + r.recordsRead() + " records of " + replaySource + (r.duplicates() == 0 ? ""
+          : "; " + r.duplicates() + " of them dropped by " + (kafkaBootstrap != null ? "Kafka" : "JetStream")
+          + " as duplicates of an earlier run of this batch") + "; batch id " + r.batchId() + " (" + took + ")");
     }
   }
 

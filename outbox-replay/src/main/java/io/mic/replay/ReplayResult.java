@@ -15,8 +15,16 @@ import java.time.Duration;
  * @param published events published (or written, in a dry run), which is every selected event
  * @param dryRun whether nothing was published
  * @param elapsed wall time of the whole replay, reading and sorting included
+ * @param duplicates of the published events, those the destination dropped as duplicates of an earlier
+ *     publication (a re-run of the same batch id); 0 where the destination cannot tell
  */
-public record ReplayResult(String batchId, long recordsRead, long published, boolean dryRun, Duration elapsed) {
+public record ReplayResult(String batchId, long recordsRead, long published, boolean dryRun, Duration elapsed,
+    long duplicates) {
+
+  /** A result without duplicates counted. */
+  public ReplayResult(String batchId, long recordsRead, long published, boolean dryRun, Duration elapsed) {
+    this(batchId, recordsRead, published, dryRun, elapsed, 0);
+  }
 
   /** Events per second over the whole run. */
   public double rate() {

@@ -35,6 +35,14 @@ public interface ReplaySink extends AutoCloseable {
    */
   void publish(List<ReplayMessage> messages) throws InterruptedException;
 
+  /**
+   * How many publications so far the destination acknowledged as duplicates it dropped (JetStream within
+   * its duplicate window, e.g. a re-run of the same batch id); 0 where the destination cannot tell.
+   */
+  default long duplicates() {
+    return 0;
+  }
+
   /** Whether this sink only shows what would be published (the command's summary says so). */
   default boolean isDryRun() {
     return false;

@@ -168,12 +168,41 @@ class NatsReplayTest {
     Cli resumed = replay(file, "resume-me");
 
     assertThat(resumed.exitCode()).as(resumed.stderr()).isZero();
+    assertThat(resumed.stderr()).contains("; 2 of them dropped by JetStream as duplicates of an earlier run of this"
+        + " batch; batch id resume-me");
     assertThat(storedCount()).isEqualTo(4);
     assertThat(readAll(4).stream().map(m -> m.getHeaders().getFirst("x-original-event-id")))
         .containsExactly("e1", "e2", "e3", "e4");
 
     assertThat(replay(file, "another-batch").exitCode()).isZero();
     assertThat(storedCount()).isEqualTo(8);
+  }
+
+  /** The archiver writes a directory of files: the replay reads them all, in replay order across files. */
+  @Test
+  void aDirectoryOfArchiveFilesIsReplayedInOrderAndARerunCountsItsDuplicates() throws Exception {
+    createStream(0);
+    Path archiveDir = Files.createDirectory(dir.resolve("archive-dir"));
+    Files.writeString(archiveDir.resolve("outbox-2.jsonl"), record("e2", "2026-09-29T08:00:02Z", "{}") + "\n"
+        + record("e4", "2026-09-29T08:00:04Z", "{}") + "\n", UTF_8);
+    try (java.io.Writer w = new java.io.OutputStreamWriter(new java.util.zip.GZIPOutputStream(
+        Files.newOutputStream(archiveDir.resolve("outbox-1.jsonl.gz"))), UTF_8)) {
+      w.write(record("e3", "2026-09-29T08:00:03Z", "{}") + "\n" + record("e1", "2026-09-29T08:00:01Z", "{}") + "\n");
+    }
+    Files.writeString(archiveDir.resolve(".outbox-3.jsonl.tmp"), "not an archive file", UTF_8);
+    Files.writeString(archiveDir.resolve("README.txt"), "not an archive file", UTF_8);
+
+    Cli first = replay(archiveDir, "dir-1");
+    assertThat(first.exitCode()).as(first.stderr()).isZero();
+    assertThat(first.stderr()).startsWith("published 4 events to NATS stream " + stream).doesNotContain("duplicates");
+    assertThat(readAll(4).stream().map(m -> m.getHeaders().getFirst("x-original-event-id")))
+        .containsExactly("e1", "e2", "e3", "e4");
+
+    Cli again = replay(archiveDir, "dir-1");
+    assertThat(again.exitCode()).as(again.stderr()).isZero();
+    assertThat(again.stderr()).startsWith("published 4 events to NATS stream " + stream)
+        .contains("; 4 of them dropped by JetStream as duplicates of an earlier run of this batch; batch id dir-1");
+    assertThat(storedCount()).isEqualTo(4);
   }
 
   /** 1,600 good records, one bad one after the 1,500th in replay order: nothing may be published. */

@@ -4,10 +4,11 @@ import io.mic.outbox.AsyncOutboxDispatcher;
 import io.mic.outbox.OutboxEvent;
 import io.mic.outbox.jdbc.JdbcInbox;
 import io.mic.outbox.jdbc.JdbcOutboxStore;
+import io.mic.outbox.nats.NatsConsumers;
 import io.mic.outbox.nats.NatsJetStreamPublisher;
+import io.nats.client.Message;
 import java.sql.Connection;
 import java.sql.SQLException;
-import java.util.Map;
 import javax.sql.DataSource;
 
 /**
@@ -26,8 +27,6 @@ final class ReadmeExample {
   interface Orders {
     void insert(Connection c, Order order) throws SQLException;
   }
-
-  record Message(Map<String, String> headers, String payload) {}
 
   static AsyncOutboxDispatcher example(DataSource hikari, DataSource consumerDb, Orders orders, Order order,
       Message msg) throws SQLException {
@@ -50,7 +49,8 @@ final class ReadmeExample {
     dispatcher.start();                                   //    dispatcher.close() on shutdown
 
     JdbcInbox inbox = JdbcInbox.builder().dataSource(consumerDb).build();  // 3. the consumer stays idempotent
-    inbox.runOnce("billing", JdbcInbox.eventIdOf(msg.headers()), tx -> createInvoice(tx, msg));
+    NatsConsumers.handle(msg, eventId ->                  //    acked once applied or a duplicate, else nak-ed
+        inbox.runOnce("billing", eventId, tx -> createInvoice(tx, msg)));
     // README end
     return dispatcher;
   }

@@ -41,12 +41,13 @@ public final class DispatchedEvents {
 
   /**
    * At most {@code limit} {@code DISPATCHED} events whose {@code dispatched_at} is more than
-   * {@code olderThan} before the database clock, oldest dispatch first (then by id).
+   * {@code olderThan} before the database clock ({@code Duration.ZERO}: dispatched up to now), oldest
+   * dispatch first (then by id).
    */
   public List<OutboxEvent> oldest(Duration olderThan, int limit) {
     long micros = TableAccess.retentionMicros(olderThan);
     if (limit < 1 || limit > MAX_PAGE) {
-      throw new IllegalArgumentException("limit must be between 1 and " + MAX_PAGE + ", was " + limit);
+      throw new InvalidConfigurationException("limit must be between 1 and " + MAX_PAGE + ", was " + limit);
     }
     Dialect d = access.dialect;
     String sql = "SELECT " + Dialect.COLUMNS + " FROM " + access.table
@@ -73,7 +74,7 @@ public final class DispatchedEvents {
       return 0;
     }
     if (ids.size() > MAX_PAGE) {
-      throw new IllegalArgumentException("at most " + MAX_PAGE + " ids per delete, was " + ids.size());
+      throw new InvalidConfigurationException("at most " + MAX_PAGE + " ids per delete, was " + ids.size());
     }
     List<UUID> list = new ArrayList<>(ids);
     String sql = "DELETE FROM " + access.table + " WHERE id IN " + Dialect.placeholders(list.size())

@@ -77,31 +77,59 @@ public final class JdbcOutboxStore implements OutboxStore {
       .thenComparing(OutboxEvent::id, UuidV7.ORDER);
 
   private final DataSource dataSource;
-  private final Dialect dialect;
+  private final Dialect givenDialect;
   private final TableName tableName;
-  private final String table;
-  private final String lockTable;
-  /** The per-aggregate sequence counter, {@code <table>_sequences}. */
-  private final String sequenceTable;
   private final boolean lockAggregateOnAppend;
-  private final TableAccess access;
+  // Set once by bind(), at build() or, if the database was down then, at the first use after it came up.
+  private Dialect dialect;
+  private String table;
+  private String lockTable;
+  /** The per-aggregate sequence counter, {@code <table>_sequences}. */
+  private String sequenceTable;
+  private TableAccess access;
+  private volatile boolean bound;
 
-  private JdbcOutboxStore(Builder b, Dialect dialect) {
+  private JdbcOutboxStore(Builder b) {
     this.dataSource = b.dataSource;
-    this.dialect = dialect;
+    this.givenDialect = b.dialect;
     this.tableName = b.tableName;
-    this.table = tableName.quoted(dialect.identifierQuote());
-    this.lockTable = tableName.sibling("locks", dialect.identifierQuote());
-    this.sequenceTable = tableName.sibling("sequences", dialect.identifierQuote());
     this.lockAggregateOnAppend = b.lockAggregateOnAppend;
-    this.access = new TableAccess("outbox", dataSource, dialect, tableName);
+  }
+
+  /** Detects the dialect unless known; every public method calls this first. Retried until it succeeds. */
+  private void bind() {
+    if (!bound) {
+      bindNow();
+    }
+  }
+
+  private synchronized void bindNow() {
+    if (bound) {
+      return;
+    }
+    Dialect chosen = TableAccess.dialect(dataSource, givenDialect);
+    if (givenDialect == null) {
+      LOG.info("outbox table {}: detected dialect {}", tableName, chosen.name());
+    }
+    dialect = chosen;
+    table = tableName.quoted(chosen.identifierQuote());
+    lockTable = tableName.sibling("locks", chosen.identifierQuote());
+    sequenceTable = tableName.sibling("sequences", chosen.identifierQuote());
+    access = new TableAccess("outbox", dataSource, chosen, tableName);
+    bound = true; // volatile write last: a thread that reads it true sees the fields above
   }
 
   public static Builder builder() {
     return new Builder();
   }
 
+  /**
+   * The dialect given to the builder, or detected from the database.
+   *
+   * @throws OutboxStoreException if it must be detected and the database is still unreachable
+   */
   public Dialect dialect() {
+    bind();
     return dialect;
   }
 
@@ -112,6 +140,7 @@ public final class JdbcOutboxStore implements OutboxStore {
 
   /** For {@link OutboxMaintenance}, {@link OutboxDeadLetters} and the archiver, which work on this store's table. */
   TableAccess access() {
+    bind();
     return access;
   }
 
@@ -123,6 +152,7 @@ public final class JdbcOutboxStore implements OutboxStore {
    * INSERT, UPDATE, DELETE) may call it.
    */
   public void createSchema() {
+    bind();
     boolean created = access.createSchema(dialect.schemaResource(), DEFAULT_TABLE);
     boolean upgraded = access.upgrade(dialect.upgradeEnvelopeResource(), DEFAULT_TABLE, ENVELOPE_COLUMNS);
     LOG.info("outbox table {} {} ({})", tableName, upgraded ? "upgraded to the event envelope"
@@ -131,11 +161,13 @@ public final class JdbcOutboxStore implements OutboxStore {
 
   /** The upgrade script of {@link Dialect#upgradeEnvelopeResource()} for this store's table name, comments removed. */
   public String upgradeEnvelopeDdl() {
+    bind();
     return access.ddl(dialect.upgradeEnvelopeResource(), DEFAULT_TABLE);
   }
 
   /** The DDL of {@link Dialect#schemaResource()} for this store's table name, comments removed. */
   public String schemaDdl() {
+    bind();
     return access.ddl(dialect.schemaResource(), DEFAULT_TABLE);
   }
 
@@ -160,6 +192,7 @@ public final class JdbcOutboxStore implements OutboxStore {
   public void append(Connection connection, Collection<OutboxEvent> events) {
     Objects.requireNonNull(events, "events");
     requireTransaction(connection);
+    bind();
     if (events.isEmpty()) {
       return;
     }
@@ -341,6 +374,7 @@ public final class JdbcOutboxStore implements OutboxStore {
 
   @Override
   public List<OutboxEvent> fetchPending(int limit, boolean preserveAggregateOrder, Set<String> pausedTopics) {
+    bind();
     List<String> paused = List.copyOf(pausedTopics);
     return inAutoCommit(c -> {
       try (PreparedStatement ps = c.prepareStatement(
@@ -360,6 +394,7 @@ public final class JdbcOutboxStore implements OutboxStore {
   public List<OutboxEvent> claim(String owner, int limit, Duration leaseTtl, boolean preserveAggregateOrder,
       Set<String> pausedTopics) {
     Objects.requireNonNull(owner, "owner");
+    bind();
     List<String> paused = List.copyOf(pausedTopics);
     List<OutboxEvent> claimed = dialect.updateReturning()
         ? inAutoCommit(c -> {
@@ -514,6 +549,7 @@ public final class JdbcOutboxStore implements OutboxStore {
   public List<OutboxEvent> claimRuns(String owner, int limit, Duration leaseTtl, int maxRun,
       Set<String> pausedTopics) {
     Objects.requireNonNull(owner, "owner");
+    bind();
     if (maxRun <= 1) {
       return claim(owner, limit, leaseTtl, true, pausedTopics);
     }
@@ -538,6 +574,7 @@ public final class JdbcOutboxStore implements OutboxStore {
 
   @Override
   public Set<UUID> markDispatched(Collection<OutboxEvent> events) {
+    bind();
     return forHeld(events, (owner, ids) -> dialect.updateReturning()
         ? returningIds(dialect.markDispatchedReturning(table, owner != null), ps -> {
           ps.setArray(1, uuidArray(ps, ids));
@@ -568,6 +605,7 @@ public final class JdbcOutboxStore implements OutboxStore {
 
   @Override
   public boolean scheduleRetry(OutboxEvent event, Duration delay, String error) {
+    bind();
     boolean claimed = event.leaseOwner() != null;
     return update(dialect.scheduleRetry(table, claimed), ps -> {
       ps.setLong(1, micros(delay));
@@ -581,6 +619,7 @@ public final class JdbcOutboxStore implements OutboxStore {
 
   @Override
   public boolean markDead(OutboxEvent event, String error) {
+    bind();
     boolean claimed = event.leaseOwner() != null;
     return update(dialect.markDead(table, claimed), ps -> {
       ps.setString(1, error);
@@ -593,6 +632,7 @@ public final class JdbcOutboxStore implements OutboxStore {
 
   @Override
   public Set<UUID> release(Collection<OutboxEvent> events, Duration delay) {
+    bind();
     return forHeld(events, (owner, ids) -> dialect.updateReturning()
         ? returningIds(dialect.releaseReturning(table, owner != null), ps -> {
           ps.setLong(1, micros(delay));
@@ -609,6 +649,7 @@ public final class JdbcOutboxStore implements OutboxStore {
 
   @Override
   public Set<UUID> renewLeases(Collection<OutboxEvent> events, Duration leaseTtl) {
+    bind();
     return forHeld(events, (owner, ids) -> {
       if (owner == null) {
         return Set.of(); // nothing to renew without a lease
@@ -628,6 +669,7 @@ public final class JdbcOutboxStore implements OutboxStore {
 
   @Override
   public Optional<OutboxEvent> find(UUID id) {
+    bind();
     return inAutoCommit(c -> {
       try (PreparedStatement ps = c.prepareStatement(dialect.find(table))) {
         dialect.setId(ps, 1, id);
@@ -638,6 +680,7 @@ public final class JdbcOutboxStore implements OutboxStore {
 
   @Override
   public Map<OutboxStatus, Long> countByStatus() {
+    bind();
     return inAutoCommit(c -> {
       Map<OutboxStatus, Long> counts = new EnumMap<>(OutboxStatus.class);
       for (OutboxStatus s : OutboxStatus.values()) {
@@ -654,6 +697,7 @@ public final class JdbcOutboxStore implements OutboxStore {
 
   @Override
   public Optional<Duration> oldestPendingAge() {
+    bind();
     return inAutoCommit(c -> {
       try (Statement s = c.createStatement();
           ResultSet rs = s.executeQuery(dialect.oldestPendingAgeMicros(table))) {
@@ -666,7 +710,8 @@ public final class JdbcOutboxStore implements OutboxStore {
   }
 
   /** Moves every stored time back by {@code d}, as if {@code d} had passed. For tests only. */
-  public void shiftTimesForTesting(Duration d) {
+  void shiftTimesForTesting(Duration d) {
+    bind();
     update(dialect.shiftTimes(table), ps -> {
       for (int i = 1; i <= 5; i++) {
         ps.setLong(i, micros(d));
@@ -874,18 +919,24 @@ public final class JdbcOutboxStore implements OutboxStore {
     }
 
     /**
+     * Builds the store and detects the dialect unless one was given. A database that cannot be reached now
+     * does not fail the build (an application may start before its database): the store then detects on
+     * its first use, and every use fails with the driver's reason until the database answers.
+     *
      * @throws InvalidConfigurationException naming the option that is wrong
-     * @throws UnsupportedDatabaseException if the database is not supported
+     * @throws UnsupportedDatabaseException if the database answers and is not supported
      */
     public JdbcOutboxStore build() {
       if (dataSource == null) {
         throw new InvalidConfigurationException("dataSource is required: .dataSource(hikariDataSource)");
       }
-      Dialect chosen = TableAccess.dialect(dataSource, dialect);
-      if (dialect == null) {
-        LOG.info("outbox table {}: detected dialect {}", tableName, chosen.name());
+      JdbcOutboxStore store = new JdbcOutboxStore(this);
+      try {
+        store.bindNow();
+      } catch (OutboxStoreException e) {
+        LOG.warn("outbox table {}: {}; the dialect will be detected on first use", tableName, e.getMessage());
       }
-      return new JdbcOutboxStore(this, chosen);
+      return store;
     }
   }
 }

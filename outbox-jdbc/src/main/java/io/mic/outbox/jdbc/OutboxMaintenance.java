@@ -41,7 +41,8 @@ public final class OutboxMaintenance {
   }
 
   /**
-   * Deletes the {@code DISPATCHED} events dispatched more than {@code retention} ago.
+   * Deletes the {@code DISPATCHED} events dispatched more than {@code retention} ago ({@code Duration.ZERO}:
+   * every one dispatched so far).
    *
    * @return how many were deleted
    */

@@ -80,11 +80,12 @@ final class TableAccess {
     return d.toNanos() / 1_000;
   }
 
-  /** A retention in microseconds; it must be positive. */
+  /** A retention in microseconds; zero means "everything up to now", a negative one is refused. */
   static long retentionMicros(Duration retention) {
     Objects.requireNonNull(retention, "retention");
-    if (retention.isNegative() || retention.isZero()) {
-      throw new IllegalArgumentException("retention must be > 0, was " + retention);
+    if (retention.isNegative()) {
+      throw new InvalidConfigurationException("retention must be >= 0, was " + retention
+          + ": Duration.ZERO takes everything up to now");
     }
     return micros(retention);
   }

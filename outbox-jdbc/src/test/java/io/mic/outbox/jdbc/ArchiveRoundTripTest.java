@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.zaxxer.hikari.HikariDataSource;
+import io.mic.outbox.InvalidConfigurationException;
 import io.mic.outbox.OutboxDispatcher;
 import io.mic.outbox.OutboxEvent;
 import io.mic.outbox.OutboxHeaders;
@@ -301,6 +302,23 @@ class ArchiveRoundTripTest {
         .isInstanceOf(ArchiveException.class).hasMessageContaining("gone");
 
     assertThat(store.countByStatus()).containsEntry(OutboxStatus.DISPATCHED, (long) old.size() + 2);
+  }
+
+  /** Retention zero archives every event dispatched so far, the fresh ones too, and leaves the pending ones. */
+  @ParameterizedTest
+  @MethodSource("databases")
+  void zeroRetentionArchivesEverythingDispatchedSoFar(TestDatabase db) throws Exception {
+    use(db);
+    List<OutboxEvent> old = dispatchedHistory(4);
+    OutboxArchiver archiver = OutboxArchiver.builder().store(store)
+        .sink(JsonLinesArchive.builder().directory(tmp.resolve("now")).build()).build();
+
+    assertThat(archiver.archiveAndPurge(Duration.ZERO)).isEqualTo(new ArchiveResult(old.size() + 2, old.size() + 2, 1));
+
+    assertThat(store.countByStatus()).containsEntry(OutboxStatus.DISPATCHED, 0L).containsEntry(OutboxStatus.PENDING, 3L);
+    assertThatThrownBy(() -> archiver.archiveAndPurge(Duration.ofSeconds(-1)))
+        .isInstanceOf(InvalidConfigurationException.class)
+        .hasMessage("retention must be >= 0, was PT-1S: Duration.ZERO takes everything up to now");
   }
 
   /**

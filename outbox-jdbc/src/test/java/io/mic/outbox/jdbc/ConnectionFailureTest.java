@@ -1,9 +1,12 @@
 package io.mic.outbox.jdbc;
 
+import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import io.mic.outbox.OutboxEvent;
+import io.mic.outbox.OutboxStatus;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
@@ -70,7 +73,8 @@ abstract class ConnectionFailureTest {
   void aMissingDatabaseIsNamedWithTheDriversReason() {
     String name = "h_jdbc_missing_" + UUID.randomUUID().toString().substring(0, 8);
     try (HikariDataSource ds = pool(withDatabase(database().target().url(), name, password))) {
-      assertThatThrownBy(() -> JdbcOutboxStore.builder().dataSource(ds).build())
+      JdbcOutboxStore store = JdbcOutboxStore.builder().dataSource(ds).build(); // detects on first use
+      assertThatThrownBy(store::countByStatus)
           .isInstanceOf(OutboxStoreException.class)
           .hasMessageStartingWith("cannot connect to detect the database: " + ds.getPoolName()
               + " - Connection is not available")
@@ -85,12 +89,47 @@ abstract class ConnectionFailureTest {
   @Test
   void aClosedPortIsNamedWithTheDriversReason() {
     try (HikariDataSource ds = pool(withClosedPort(database().target().url(), password))) {
-      assertThatThrownBy(() -> JdbcOutboxStore.builder().dataSource(ds).build())
+      JdbcOutboxStore store = JdbcOutboxStore.builder().dataSource(ds).build();
+      assertThatThrownBy(store::countByStatus)
           .isInstanceOf(OutboxStoreException.class)
           .hasMessageStartingWith("cannot connect to detect the database: " + ds.getPoolName()
               + " - Connection is not available")
           .hasMessageContaining("Connection refused")
           .hasMessageNotContaining(password);
+    }
+  }
+
+  /**
+   * An application whose database is down while it starts: building the store does not fail, each use
+   * while the database is down fails with the driver's reason, and the first use once it is up detects the
+   * dialect and works.
+   */
+  @Test
+  void aDatabaseDownAtBuildIsDetectedOnFirstUseOnceItIsUp() throws SQLException {
+    String table = TestDatabase.uniqueName("outbox_late");
+    try (HikariDataSource down = pool(withClosedPort(database().target().url(), password));
+        HikariDataSource up = database().dataSource(2, null)) {
+      SwitchableDataSource ds = new SwitchableDataSource(down);
+      JdbcOutboxStore store = JdbcOutboxStore.builder().dataSource(ds).table(table).build();
+      assertThatThrownBy(store::createSchema).isInstanceOf(OutboxStoreException.class)
+          .hasMessageContaining("Connection refused");
+      assertThatThrownBy(store::countByStatus).isInstanceOf(OutboxStoreException.class)
+          .hasMessageContaining("Connection refused"); // tried again, not a remembered failure
+
+      ds.switchTo(up);
+      try {
+        store.createSchema();
+        OutboxEvent event = OutboxEvent.builder().aggregate("order", "1").topic("order.created").payload("{}").build();
+        try (Connection c = ds.getConnection()) {
+          c.setAutoCommit(false);
+          store.append(c, event);
+          c.commit();
+        }
+        assertThat(store.dialect()).isSameAs(database() == TestDatabase.POSTGRES ? Dialect.POSTGRESQL : Dialect.MARIADB);
+        assertThat(store.find(event.id()).orElseThrow().status()).isEqualTo(OutboxStatus.PENDING);
+      } finally {
+        TestDatabase.dropOutbox(up, table);
+      }
     }
   }
 

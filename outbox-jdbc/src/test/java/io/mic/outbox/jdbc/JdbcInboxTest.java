@@ -306,8 +306,9 @@ abstract class JdbcInboxTest {
     assertThatThrownBy(() -> JdbcInbox.builder().dataSource(dataSource).purgeBatchSize(0).build())
         .isInstanceOf(InvalidConfigurationException.class)
         .hasMessage("purgeBatchSize must be between 1 and 10000, was 0");
-    assertThatThrownBy(() -> inbox.purgeOlderThan(Duration.ZERO))
-        .isInstanceOf(IllegalArgumentException.class).hasMessage("retention must be > 0, was PT0S");
+    assertThatThrownBy(() -> inbox.purgeOlderThan(Duration.ofMillis(-1)))
+        .isInstanceOf(InvalidConfigurationException.class)
+        .hasMessage("retention must be >= 0, was PT-0.001S: Duration.ZERO takes everything up to now");
   }
 
   // ------------------------------------------------------------------ helpers

@@ -1,9 +1,12 @@
 package io.mic.outbox.kafka;
 
+import io.mic.outbox.OutboxException;
+import io.mic.outbox.OutboxHeaders;
 import java.nio.charset.StandardCharsets;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.TreeSet;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.Headers;
 
@@ -12,8 +15,9 @@ import org.apache.kafka.common.header.Headers;
  * consumer side uses the same code for every broker:
  *
  * <pre>{@code
- * String eventId = JdbcInbox.eventIdOf(KafkaHeaders.toMap(record.headers()));  // live or replayed
- * boolean first = inbox.tryRecord(connection, "billing", eventId);
+ * String eventId = KafkaHeaders.idempotencyKey(record.headers());   // live or replayed
+ * inbox.runOnce("billing", eventId, tx -> createInvoice(tx, record));
+ * consumer.commitSync();   // after the effect: a crash before it redelivers, and the inbox absorbs that
  * }</pre>
  */
 public final class KafkaHeaders {
@@ -34,5 +38,22 @@ public final class KafkaHeaders {
       }
     }
     return Collections.unmodifiableMap(map);
+  }
+
+  /**
+   * The id a consumer deduplicates on: header {@code x-original-event-id} for a replay, else
+   * {@code x-event-id} (the last value of each, as UTF-8).
+   *
+   * @throws OutboxException if the record carries neither header (it was not published by MIC Outbox)
+   */
+  public static String idempotencyKey(Headers headers) {
+    Map<String, String> map = toMap(headers);
+    String key = OutboxHeaders.idempotencyKey(map::get);
+    if (key == null || key.isBlank()) {
+      throw new OutboxException("the record carries no event id: expected header " + OutboxHeaders.EVENT_ID
+          + " (live) or " + OutboxHeaders.ORIGINAL_EVENT_ID + " (replay); headers present: "
+          + new TreeSet<>(map.keySet()));
+    }
+    return key;
   }
 }

@@ -133,7 +133,7 @@ class KafkaOnPostgresTest {
     Map<String, Integer> applied = new ConcurrentHashMap<>();
     List<Boolean> firsts = new ArrayList<>();
     for (ConsumerRecord<byte[], byte[]> r : records) {
-      String eventId = JdbcInbox.eventIdOf(KafkaHeaders.toMap(r.headers()));
+      String eventId = KafkaHeaders.idempotencyKey(r.headers());
       try (Connection c = ds.getConnection()) {
         c.setAutoCommit(false);
         boolean first = inbox.tryRecord(c, "billing", eventId);

@@ -31,8 +31,9 @@ import org.slf4j.LoggerFactory;
  * fsynced; only then does {@code archive} return. A crash leaves at worst a hidden {@code .tmp} file, never
  * a truncated archive. Records in a file are in replay order ({@code created_at}, then id).
  *
- * <p>Replay reads one file; gzip members concatenate, so a whole directory (or a day of it) is replayed
- * with {@code cat outbox-*.jsonl.gz > all.jsonl.gz; mic-events-replay --from-json all.jsonl.gz …}.
+ * <p>Replay reads the whole directory ({@code mic-events-replay --from-json /var/lib/outbox-archive …}),
+ * merging its files in replay order; gzip members concatenate, so a part of it can also be replayed with
+ * {@code cat outbox-2026*.jsonl.gz > part.jsonl.gz}.
  */
 public final class JsonLinesArchive implements ArchiveSink {
   public static final int DEFAULT_MAX_EVENTS_PER_FILE = 100_000;

@@ -63,8 +63,9 @@ public final class OutboxArchiver {
 
   /**
    * Archives, then deletes, every {@code DISPATCHED} event dispatched more than {@code olderThan} ago,
-   * page by page, until a page comes back short.
+   * page by page, until a page comes back short. {@code Duration.ZERO} archives everything dispatched so far.
    *
+   * @throws io.mic.outbox.InvalidConfigurationException if {@code olderThan} is negative
    * @throws ArchiveException a sink failed: the current page stays in the outbox (earlier pages were
    *     archived and deleted; see the counts logged)
    */

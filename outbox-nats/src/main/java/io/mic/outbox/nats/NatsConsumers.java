@@ -1,0 +1,72 @@
+package io.mic.outbox.nats;
+
+import io.mic.outbox.DeliveryHandler;
+import io.mic.outbox.OutboxException;
+import io.mic.outbox.OutboxHeaders;
+import io.nats.client.Message;
+import io.nats.client.impl.Headers;
+import java.util.Objects;
+import java.util.TreeSet;
+
+/**
+ * The consumer side on JetStream: the idempotency key of a message, and the usual acknowledgement policy
+ * around an idempotent effect such as {@code JdbcInbox.runOnce}.
+ *
+ * <pre>{@code
+ * Dispatcher d = connection.createDispatcher();
+ * js.subscribe("order.created", d, msg -> NatsConsumers.handle(msg,
+ *     eventId -> inbox.runOnce("billing", eventId, tx -> createInvoice(tx, msg))), false, options);
+ * }</pre>
+ */
+public final class NatsConsumers {
+  private NatsConsumers() {}
+
+  /**
+   * The id to deduplicate on: {@code x-original-event-id} for a replay, else {@code x-event-id}.
+   *
+   * @throws OutboxException if the message carries neither header (it was not published by MIC Outbox)
+   */
+  public static String idempotencyKey(Message message) {
+    Objects.requireNonNull(message, "message");
+    Headers headers = message.getHeaders();
+    String key = headers == null ? null : OutboxHeaders.idempotencyKey(headers::getFirst);
+    if (key == null || key.isBlank()) {
+      throw new OutboxException("the message on " + message.getSubject() + " carries no event id: expected header "
+          + OutboxHeaders.EVENT_ID + " (live) or " + OutboxHeaders.ORIGINAL_EVENT_ID + " (replay); headers present: "
+          + (headers == null ? "none" : new TreeSet<>(headers.keySet())));
+    }
+    return key;
+  }
+
+  /**
+   * Runs {@code handler} with the message's idempotency key and settles the message by the outcome:
+   * applied or duplicate: {@code ack()}; the handler threw: {@code nak()}, so JetStream delivers it again,
+   * and the exception is rethrown (a checked one wrapped in {@link OutboxException}); no event id:
+   * {@code term()}, since no redelivery can fix that, and the error is thrown.
+   *
+   * @return what {@code handler} returned: {@code true} applied now, {@code false} a duplicate
+   */
+  public static boolean handle(Message message, DeliveryHandler handler) {
+    Objects.requireNonNull(handler, "handler");
+    String key;
+    try {
+      key = idempotencyKey(message);
+    } catch (OutboxException e) {
+      message.term();
+      throw e;
+    }
+    boolean applied;
+    try {
+      applied = handler.handle(key);
+    } catch (Exception e) {
+      message.nak();
+      if (e instanceof InterruptedException) {
+        Thread.currentThread().interrupt();
+      }
+      throw e instanceof RuntimeException r ? r
+          : new OutboxException("handling event " + key + " failed: " + e + "; the message will be redelivered", e);
+    }
+    message.ack();
+    return applied;
+  }
+}

@@ -1,0 +1,84 @@
+package io.mic.outbox.rabbitmq;
+
+import com.rabbitmq.client.AMQP;
+import com.rabbitmq.client.Channel;
+import com.rabbitmq.client.Delivery;
+import io.mic.outbox.DeliveryHandler;
+import io.mic.outbox.OutboxException;
+import io.mic.outbox.OutboxHeaders;
+import java.io.IOException;
+import java.util.Map;
+import java.util.Objects;
+import java.util.TreeSet;
+
+/**
+ * The consumer side on RabbitMQ: the idempotency key of a delivery, and the usual acknowledgement policy
+ * around an idempotent effect such as {@code JdbcInbox.runOnce} (the channel consumes with manual acks).
+ *
+ * <pre>{@code
+ * channel.basicConsume(queue, false, (tag, delivery) -> RabbitMqConsumers.handle(channel, delivery,
+ *     eventId -> inbox.runOnce("billing", eventId, tx -> createInvoice(tx, delivery))), tag -> { });
+ * }</pre>
+ */
+public final class RabbitMqConsumers {
+  private RabbitMqConsumers() {}
+
+  /**
+   * The id to deduplicate on: header {@code x-original-event-id} for a replay, else {@code x-event-id}
+   * (AMQP long strings read as UTF-8 text).
+   *
+   * @throws OutboxException if the delivery carries neither header (it was not published by MIC Outbox)
+   */
+  public static String idempotencyKey(Delivery delivery) {
+    Objects.requireNonNull(delivery, "delivery");
+    AMQP.BasicProperties properties = delivery.getProperties();
+    Map<String, Object> headers = properties == null ? null : properties.getHeaders();
+    String key = headers == null ? null : OutboxHeaders.idempotencyKey(name -> {
+      Object value = headers.get(name);
+      return value == null ? null : value.toString(); // a LongString's toString is its UTF-8 text
+    });
+    if (key == null || key.isBlank()) {
+      throw new OutboxException("the delivery with routing key " + delivery.getEnvelope().getRoutingKey()
+          + " carries no event id: expected header " + OutboxHeaders.EVENT_ID + " (live) or "
+          + OutboxHeaders.ORIGINAL_EVENT_ID + " (replay); headers present: "
+          + (headers == null ? "none" : new TreeSet<>(headers.keySet())));
+    }
+    return key;
+  }
+
+  /**
+   * Runs {@code handler} with the delivery's idempotency key and settles it on {@code channel} by the
+   * outcome: applied or duplicate: {@code basicAck}; the handler threw: {@code basicNack} with requeue, so
+   * the broker delivers it again, and the exception is rethrown (a checked one wrapped in
+   * {@link OutboxException}); no event id: {@code basicNack} without requeue (to the queue's dead-letter
+   * exchange, if it has one), since no redelivery can fix that, and the error is thrown.
+   *
+   * @return what {@code handler} returned: {@code true} applied now, {@code false} a duplicate
+   * @throws IOException if the channel cannot send the acknowledgement
+   */
+  public static boolean handle(Channel channel, Delivery delivery, DeliveryHandler handler) throws IOException {
+    Objects.requireNonNull(channel, "channel");
+    Objects.requireNonNull(handler, "handler");
+    long tag = delivery.getEnvelope().getDeliveryTag();
+    String key;
+    try {
+      key = idempotencyKey(delivery);
+    } catch (OutboxException e) {
+      channel.basicNack(tag, false, false);
+      throw e;
+    }
+    boolean applied;
+    try {
+      applied = handler.handle(key);
+    } catch (Exception e) {
+      channel.basicNack(tag, false, true);
+      if (e instanceof InterruptedException) {
+        Thread.currentThread().interrupt();
+      }
+      throw e instanceof RuntimeException r ? r
+          : new OutboxException("handling event " + key + " failed: " + e + "; the delivery was requeued", e);
+    }
+    channel.basicAck(tag, false);
+    return applied;
+  }
+}
