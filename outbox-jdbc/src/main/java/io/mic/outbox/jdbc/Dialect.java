@@ -211,6 +211,17 @@ public interface Dialect {
   }
 
   /**
+   * A whole batch in one statement with one array parameter per column, or {@code null} where the
+   * database has no arrays (the batch then runs {@link #insertAt} once per event). Parameters: created_at
+   * of the first event (the i-th gets it plus i microseconds), then arrays of id, aggregate_type,
+   * aggregate_id, topic, payload, headers, priority, sequence, schema_version, occurred_at (elements may be
+   * null: the event's created_at), trace_parent.
+   */
+  default String insertArrays(String table) {
+    return null;
+  }
+
+  /**
    * The database clock as it reads when the statement runs, even late in a long transaction; a batch's
    * times start from it. H2 has none: its clock stands still within a transaction, see
    * {@link #clockAdvancesInTransactions()}.

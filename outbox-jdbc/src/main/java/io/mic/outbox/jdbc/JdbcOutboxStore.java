@@ -337,6 +337,60 @@ public final class JdbcOutboxStore implements OutboxStore {
     Map<String, Long> next = new java.util.HashMap<>(firstSequences);
     Instant start = readClock(connection);
     Instant last = start;
+    String arrays = dialect.insertArrays(table);
+    if (arrays != null) {
+      insertArrays(connection, arrays, events, next, start);
+      last = start.plus(events.size(), ChronoUnit.MICROS);
+    } else {
+      last = insertEach(connection, events, next, start);
+    }
+    last = last.minus(1, ChronoUnit.MICROS);
+    if (dialect.clockAdvancesInTransactions()) {
+      for (Instant now = readClock(connection); !now.isAfter(last); now = readClock(connection)) {
+        LockSupport.parkNanos(Duration.between(now, last).toNanos() + 1_000);
+      }
+    }
+  }
+
+  private void insertArrays(Connection connection, String sql, Collection<OutboxEvent> events, Map<String, Long> next,
+      Instant start) throws SQLException {
+    int n = events.size();
+    Object[][] columns = new Object[11][n];
+    int i = 0;
+    for (OutboxEvent e : events) {
+      columns[0][i] = e.id();
+      columns[1][i] = e.aggregateType();
+      columns[2][i] = e.aggregateId();
+      columns[3][i] = e.topic();
+      columns[4][i] = e.payload();
+      columns[5][i] = HeadersJson.write(e.headers());
+      columns[6][i] = e.priority();
+      columns[7][i] = next.merge(lockKey(e), 1L, Long::sum) - 1;
+      columns[8][i] = e.schemaVersion();
+      columns[9][i] = e.occurredAt() == null ? null : e.occurredAt().toString(); // ISO-8601 in UTC: no zone to guess
+      columns[10][i] = e.traceParent();
+      i++;
+    }
+    String[] types = {"uuid", "varchar", "varchar", "varchar", "text", "text", "int4", "int8", "int4", "varchar",
+        "varchar"};
+    try (PreparedStatement ps = connection.prepareStatement(sql)) {
+      for (int c = 0; c < columns.length; c++) {
+        ps.setArray(c + 1, connection.createArrayOf(types[c], columns[c]));
+      }
+      dialect.setInstant(ps, 12, start);
+      dialect.setInstant(ps, 13, start);
+      int inserted = ps.executeUpdate();
+      if (inserted != n) {
+        throw new OutboxStoreException("append to " + tableName + " inserted " + inserted + " rows instead of " + n
+            + "; roll the transaction back", null);
+      }
+    }
+  }
+
+  /** The portable batch: one JDBC batch of single-row inserts; returns the time after the last event's. */
+  private Instant insertEach(Connection connection, Collection<OutboxEvent> events, Map<String, Long> next,
+      Instant start) throws SQLException {
+    Instant last = start;
     try (PreparedStatement ps = connection.prepareStatement(dialect.insertAt(table))) {
       for (OutboxEvent e : events) {
         bindInsert(ps, e);
@@ -351,12 +405,7 @@ public final class JdbcOutboxStore implements OutboxStore {
       }
       ps.executeBatch();
     }
-    last = last.minus(1, ChronoUnit.MICROS);
-    if (dialect.clockAdvancesInTransactions()) {
-      for (Instant now = readClock(connection); !now.isAfter(last); now = readClock(connection)) {
-        LockSupport.parkNanos(Duration.between(now, last).toNanos() + 1_000);
-      }
-    }
+    return last;
   }
 
   private Instant readClock(Connection connection) throws SQLException {
