@@ -1,5 +1,6 @@
 package io.mic.replay;
 
+import io.mic.outbox.OutboxHeaders;
 import io.mic.outbox.nats.internal.Urls;
 import io.nats.client.Connection;
 import io.nats.client.ErrorListener;
@@ -167,9 +168,9 @@ public final class NatsReplaySink implements ReplaySink {
 
   private static String origin(String header) {
     return switch (header) {
-      case ReplayMessage.ORIGINAL_ID_HEADER -> "the id";
-      case ReplayMessage.AGGREGATE_TYPE_HEADER -> "aggregate_type";
-      case ReplayMessage.AGGREGATE_ID_HEADER -> "aggregate_id";
+      case OutboxHeaders.ORIGINAL_EVENT_ID -> "the id";
+      case OutboxHeaders.AGGREGATE_TYPE -> "aggregate_type";
+      case OutboxHeaders.AGGREGATE_ID -> "aggregate_id";
       default -> "headers";
     };
   }
