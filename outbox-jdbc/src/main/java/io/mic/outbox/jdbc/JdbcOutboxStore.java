@@ -6,6 +6,7 @@ import io.mic.outbox.OutboxEvent;
 import io.mic.outbox.OutboxException;
 import io.mic.outbox.OutboxStatus;
 import io.mic.outbox.OutboxStore;
+import io.mic.outbox.PauseState;
 import io.mic.outbox.internal.UuidV7;
 import io.mic.outbox.jdbc.internal.HeadersJson;
 import io.mic.outbox.jdbc.internal.Runs;
@@ -59,6 +60,7 @@ import org.slf4j.LoggerFactory;
  */
 public final class JdbcOutboxStore implements OutboxStore {
   public static final String DEFAULT_TABLE = "outbox";
+  static final int CONTROL_RECHECK_SECONDS = 30;
 
   private static final Logger LOG = LoggerFactory.getLogger(JdbcOutboxStore.class);
   private static final Comparator<OutboxEvent> DISPATCH_ORDER = Comparator
@@ -73,6 +75,10 @@ public final class JdbcOutboxStore implements OutboxStore {
   private final String lockTable;
   private final boolean lockAggregateOnAppend;
   private final TableAccess access;
+  private final OutboxControl control;
+  /** While the control table is missing: when to look for it again ({@link System#nanoTime()}). */
+  private volatile long controlMissingUntil;
+  private volatile boolean controlMissingReported;
 
   private JdbcOutboxStore(Builder b, Dialect dialect) {
     this.dataSource = b.dataSource;
@@ -82,6 +88,7 @@ public final class JdbcOutboxStore implements OutboxStore {
     this.lockTable = tableName.sibling("locks", dialect.identifierQuote());
     this.lockAggregateOnAppend = b.lockAggregateOnAppend;
     this.access = new TableAccess("outbox", dataSource, dialect, tableName);
+    this.control = new OutboxControl(access);
   }
 
   public static Builder builder() {
@@ -108,6 +115,7 @@ public final class JdbcOutboxStore implements OutboxStore {
    */
   public void createSchema() {
     boolean created = access.createSchema(dialect.schemaResource(), DEFAULT_TABLE);
+    createControlSchema();
     LOG.info("outbox table {} {} ({})", tableName, created ? "ready" : "found", dialect.name());
   }
 
@@ -536,6 +544,41 @@ public final class JdbcOutboxStore implements OutboxStore {
             : Optional.of(Duration.of(Math.max(0, micros), ChronoUnit.MICROS));
       }
     });
+  }
+
+  // ------------------------------------------------------------------ cluster-wide pauses
+
+  /** Creates the control table of cluster-wide pauses with the outbox table's, see {@link OutboxControl}. */
+  private void createControlSchema() {
+    control.createSchema();
+  }
+
+  /**
+   * The pauses in this outbox's control table ({@link OutboxControl}), read with one short query per call.
+   * An outbox whose control table does not exist yet is not paused: that is logged once, and the table is
+   * looked for again every {@value #CONTROL_RECHECK_SECONDS} seconds.
+   */
+  @Override
+  public PauseState pauseState() {
+    if (controlMissingUntil != 0 && System.nanoTime() - controlMissingUntil < 0) {
+      return PauseState.NONE;
+    }
+    try {
+      PauseState state = control.state();
+      controlMissingUntil = 0;
+      return state;
+    } catch (OutboxStoreException e) {
+      if (!OutboxControl.isMissingTable(e)) {
+        throw e;
+      }
+      controlMissingUntil = System.nanoTime() + Duration.ofSeconds(CONTROL_RECHECK_SECONDS).toNanos();
+      if (!controlMissingReported) {
+        controlMissingReported = true;
+        LOG.warn("outbox table {}: the control table {} is missing, so cluster-wide pauses cannot be honoured;"
+            + " run createSchema() or OutboxControl.createSchema() once", tableName, tableName.derivedName("control"));
+      }
+      return PauseState.NONE;
+    }
   }
 
   /** Moves every stored time back by {@code d}, as if {@code d} had passed. For tests only. */

@@ -82,13 +82,14 @@ enum TestDatabase {
     return prefix + "_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
   }
 
-  /** Drops an outbox table and its lock table. */
+  /** Drops an outbox table, its lock table and its control table. */
   static void dropOutbox(DataSource ds, String table) {
     try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
       s.execute("DROP TABLE IF EXISTS " + table);
       TableName name = TableName.parse("table", table);
-      s.execute("DROP TABLE IF EXISTS " + (name.schema() == null ? "" : name.schema() + ".")
-          + name.derivedName("locks"));
+      String schema = name.schema() == null ? "" : name.schema() + ".";
+      s.execute("DROP TABLE IF EXISTS " + schema + name.derivedName("locks"));
+      s.execute("DROP TABLE IF EXISTS " + schema + name.derivedName("control"));
     } catch (SQLException e) {
       throw new IllegalStateException("cannot drop test table " + table, e);
     }
