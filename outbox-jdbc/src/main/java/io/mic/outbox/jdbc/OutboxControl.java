@@ -136,8 +136,22 @@ public final class OutboxControl {
     return resumed;
   }
 
-  /** The pauses now, the pause of every topic first, then by topic. */
+  /**
+   * The pauses now, the pause of every topic first, then by topic; none when the control table does not exist
+   * (nothing can be paused then).
+   */
   public List<Pause> pauses() {
+    try {
+      return readPauses();
+    } catch (OutboxStoreException e) {
+      if (isMissingTable(e)) {
+        return List.of();
+      }
+      throw e;
+    }
+  }
+
+  private List<Pause> readPauses() {
     return outbox.inAutoCommit(c -> {
       List<Pause> pauses = new ArrayList<>();
       try (PreparedStatement ps = c.prepareStatement("SELECT topic, reason, paused_at FROM " + table
