@@ -550,13 +550,20 @@ public final class JdbcOutboxStore implements OutboxStore {
 
   /** Creates the control table of cluster-wide pauses with the outbox table's, see {@link OutboxControl}. */
   private void createControlSchema() {
-    control.createSchema();
+    try {
+      control.createSchema();
+    } catch (OutboxStoreException e) {
+      // a runtime role without DDL rights must still start: pauses are then not honoured, and said so
+      LOG.warn("outbox table {}: cannot create the control table {}, so cluster-wide pauses cannot be honoured"
+          + " by this role; run createSchema() once as the schema's owner and grant SELECT on it: {}", tableName,
+          tableName.derivedName("control"), e.getMessage());
+    }
   }
 
   /**
    * The pauses in this outbox's control table ({@link OutboxControl}), read with one short query per call.
-   * An outbox whose control table does not exist yet is not paused: that is logged once, and the table is
-   * looked for again every {@value #CONTROL_RECHECK_SECONDS} seconds.
+   * An outbox whose control table does not exist yet, or that this role cannot read, is not paused: that is
+   * logged once at WARN, and the table is looked for again every {@value #CONTROL_RECHECK_SECONDS} seconds.
    */
   @Override
   public PauseState pauseState() {
@@ -568,14 +575,15 @@ public final class JdbcOutboxStore implements OutboxStore {
       controlMissingUntil = 0;
       return state;
     } catch (OutboxStoreException e) {
-      if (!OutboxControl.isMissingTable(e)) {
+      if (!OutboxControl.isUnusable(e)) {
         throw e;
       }
       controlMissingUntil = System.nanoTime() + Duration.ofSeconds(CONTROL_RECHECK_SECONDS).toNanos();
       if (!controlMissingReported) {
         controlMissingReported = true;
-        LOG.warn("outbox table {}: the control table {} is missing, so cluster-wide pauses cannot be honoured;"
-            + " run createSchema() or OutboxControl.createSchema() once", tableName, tableName.derivedName("control"));
+        LOG.warn("outbox table {}: the control table {} is missing or not readable by this role, so cluster-wide"
+            + " pauses cannot be honoured; run createSchema() as the schema's owner and grant SELECT on it: {}",
+            tableName, tableName.derivedName("control"), e.getMessage());
       }
       return PauseState.NONE;
     }

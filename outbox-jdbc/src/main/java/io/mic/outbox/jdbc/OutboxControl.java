@@ -192,6 +192,17 @@ public final class OutboxControl {
     return s.getSQLState().equals("42P01") || s.getSQLState().equals("42S02") || s.getSQLState().equals("42S04");
   }
 
+  /**
+   * Whether {@code e} says this role cannot use the control table: it is missing, or the role has no rights
+   * on it (PostgreSQL 42501, MariaDB/MySQL error 1142).
+   */
+  static boolean isUnusable(OutboxStoreException e) {
+    if (isMissingTable(e)) {
+      return true;
+    }
+    return e.getCause() instanceof SQLException s && ("42501".equals(s.getSQLState()) || s.getErrorCode() == 1142);
+  }
+
   private static String key(String topic) {
     if (topic == null) {
       return EVERY_TOPIC;
