@@ -54,6 +54,7 @@ public final class InMemoryOutboxStore implements OutboxStore, OutboxAppender {
   private final Map<List<String>, Long> sequences = new HashMap<>();
   /** The latest arrival time given: each append gets a later one, so arrival order is append order. */
   private Instant lastCreatedAt = Instant.MIN;
+  private volatile PauseState pauseState = PauseState.NONE;
 
   public InMemoryOutboxStore() {
     this(Clock.systemUTC());
@@ -61,6 +62,19 @@ public final class InMemoryOutboxStore implements OutboxStore, OutboxAppender {
 
   public InMemoryOutboxStore(Clock clock) {
     this.clock = Objects.requireNonNull(clock, "clock");
+  }
+
+  /**
+   * Sets the pauses every dispatcher of this store honours, as a database's {@code outbox_control} table
+   * does for SQL stores; {@link PauseState#NONE} lifts them.
+   */
+  public void pauseState(PauseState state) {
+    this.pauseState = Objects.requireNonNull(state, "state");
+  }
+
+  @Override
+  public PauseState pauseState() {
+    return pauseState;
   }
 
   /** Stores a new {@code PENDING} event stamped with the store's clock and its aggregate's next sequence. */

@@ -156,7 +156,13 @@ public final class OutboxDispatcher {
   }
 
   private List<OutboxEvent> fetch() {
-    Set<String> paused = Set.copyOf(pausedTopics);
+    PauseState shared = store.pauseState(); // the cluster-wide pauses, read at every poll
+    if (shared.all()) {
+      LOG.trace("{}: every topic paused in the store", worker);
+      return List.of();
+    }
+    Set<String> paused = shared.topics().isEmpty() ? Set.copyOf(pausedTopics)
+        : union(pausedTopics, shared.topics());
     if (!useClaim) {
       return store.fetchPending(batchSize, ordered, paused);
     }
@@ -164,6 +170,12 @@ public final class OutboxDispatcher {
     return ordered && aggregateRun > 1
         ? store.claimRuns(owner, batchSize, leaseTtl, aggregateRun, paused)
         : store.claim(owner, batchSize, leaseTtl, ordered, paused);
+  }
+
+  private static Set<String> union(Set<String> a, Set<String> b) {
+    Set<String> all = new HashSet<>(a);
+    all.addAll(b);
+    return all;
   }
 
   private static List<String> aggregateOf(OutboxEvent e) {

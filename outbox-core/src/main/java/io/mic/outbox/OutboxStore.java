@@ -98,6 +98,17 @@ public interface OutboxStore {
   }
 
   /**
+   * The pauses recorded in the store itself, which hold for every dispatcher process using it (a
+   * cluster-wide pause, e.g. set by the {@code mic-outbox pause} command). Dispatchers read it at every
+   * poll and add their own in-process pauses: under {@link PauseState#all()} they claim nothing, otherwise
+   * they skip the paused topics as {@link #claim(String, int, Duration, boolean, Set)} does. Paused events
+   * stay in the store. Stores without shared pauses keep this default, which pauses nothing.
+   */
+  default PauseState pauseState() {
+    return PauseState.NONE;
+  }
+
+  /**
    * Marks these events {@code DISPATCHED} (one statement for the whole collection on SQL stores).
    *
    * @return the ids actually marked; an id missing from the result lost its lease or changed state

@@ -181,6 +181,33 @@ class DispatcherTest {
   }
 
   @Test
+  void pausesInTheStoreHoldEveryDispatcherOfIt() {
+    OutboxEvent billing = OutboxEvent.builder().aggregate("invoice", "1").topic("billing.issued").payload("{}").build();
+    OutboxEvent order = OutboxEvent.builder().aggregate("order", "1").topic("order.created").payload("{}").build();
+    List<String> published = new CopyOnWriteArrayList<>();
+    store.pauseState(PauseState.ALL);
+    try (AsyncOutboxDispatcher a = AsyncOutboxDispatcher.builder().name("a").store(store).useClaim(true)
+            .dispatchFn(e -> published.add(e.topic())).pollInterval(Duration.ofMillis(20)).build();
+        AsyncOutboxDispatcher b = AsyncOutboxDispatcher.builder().name("b").store(store).useClaim(true)
+            .dispatchFn(e -> published.add(e.topic())).pollInterval(Duration.ofMillis(20)).build()) {
+      a.start();
+      b.start();
+      store.append(List.of(billing, order));
+      await().during(Duration.ofMillis(200)).atMost(Duration.ofSeconds(1)).until(published::isEmpty);
+      assertThat(store.find(order.id()).orElseThrow().attempts()).isZero();
+
+      store.pauseState(PauseState.topics(Set.of("billing.issued")));
+      await().atMost(Duration.ofSeconds(5)).until(() -> published.contains("order.created"));
+      await().during(Duration.ofMillis(200)).atMost(Duration.ofSeconds(1)).until(() -> published.size() == 1);
+      assertThat(store.find(billing.id()).orElseThrow().status()).isEqualTo(OutboxStatus.PENDING);
+
+      store.pauseState(PauseState.NONE);
+      await().atMost(Duration.ofSeconds(5)).until(() -> published.size() == 2);
+      assertThat(published).containsExactly("order.created", "billing.issued");
+    }
+  }
+
+  @Test
   void closeLetsTheInFlightBatchFinish() {
     OutboxEvent a = event("a");
     OutboxEvent b = event("b");

@@ -6,6 +6,7 @@ import io.mic.outbox.OutboxEvent;
 import io.mic.outbox.OutboxException;
 import io.mic.outbox.OutboxStatus;
 import io.mic.outbox.OutboxStore;
+import io.mic.outbox.PauseState;
 import io.mic.outbox.internal.UuidV7;
 import io.mic.outbox.jdbc.internal.HeadersJson;
 import io.mic.outbox.jdbc.internal.Runs;
@@ -64,6 +65,7 @@ import org.slf4j.LoggerFactory;
  */
 public final class JdbcOutboxStore implements OutboxStore {
   public static final String DEFAULT_TABLE = "outbox";
+  static final int CONTROL_RECHECK_SECONDS = 30;
 
   private static final Logger LOG = LoggerFactory.getLogger(JdbcOutboxStore.class);
   /** Aggregates counted per statement: keeps a huge batch under every driver's parameter limit. */
@@ -87,7 +89,11 @@ public final class JdbcOutboxStore implements OutboxStore {
   /** The per-aggregate sequence counter, {@code <table>_sequences}. */
   private String sequenceTable;
   private TableAccess access;
+  private OutboxControl control;
   private volatile boolean bound;
+  /** While the control table is missing: when to look for it again ({@link System#nanoTime()}). */
+  private volatile long controlMissingUntil;
+  private volatile boolean controlMissingReported;
 
   private JdbcOutboxStore(Builder b) {
     this.dataSource = b.dataSource;
@@ -116,6 +122,7 @@ public final class JdbcOutboxStore implements OutboxStore {
     lockTable = tableName.sibling("locks", chosen.identifierQuote());
     sequenceTable = tableName.sibling("sequences", chosen.identifierQuote());
     access = new TableAccess("outbox", dataSource, chosen, tableName);
+    control = new OutboxControl(access);
     bound = true; // volatile write last: a thread that reads it true sees the fields above
   }
 
@@ -155,6 +162,7 @@ public final class JdbcOutboxStore implements OutboxStore {
     bind();
     boolean created = access.createSchema(dialect.schemaResource(), DEFAULT_TABLE);
     boolean upgraded = access.upgrade(dialect.upgradeEnvelopeResource(), DEFAULT_TABLE, ENVELOPE_COLUMNS);
+    createControlSchema();
     LOG.info("outbox table {} {} ({})", tableName, upgraded ? "upgraded to the event envelope"
         : created ? "ready" : "found", dialect.name());
   }
@@ -756,6 +764,50 @@ public final class JdbcOutboxStore implements OutboxStore {
             : Optional.of(Duration.of(Math.max(0, micros), ChronoUnit.MICROS));
       }
     });
+  }
+
+  // ------------------------------------------------------------------ cluster-wide pauses
+
+  /** Creates the control table of cluster-wide pauses with the outbox table's, see {@link OutboxControl}. */
+  private void createControlSchema() {
+    try {
+      control.createSchema();
+    } catch (OutboxStoreException e) {
+      // a runtime role without DDL rights must still start: pauses are then not honoured, and said so
+      LOG.warn("outbox table {}: cannot create the control table {}, so cluster-wide pauses cannot be honoured"
+          + " by this role; run createSchema() once as the schema's owner and grant SELECT on it: {}", tableName,
+          tableName.derivedName("control"), e.getMessage());
+    }
+  }
+
+  /**
+   * The pauses in this outbox's control table ({@link OutboxControl}), read with one short query per call.
+   * An outbox whose control table does not exist yet, or that this role cannot read, is not paused: that is
+   * logged once at WARN, and the table is looked for again every {@value #CONTROL_RECHECK_SECONDS} seconds.
+   */
+  @Override
+  public PauseState pauseState() {
+    bind();
+    if (controlMissingUntil != 0 && System.nanoTime() - controlMissingUntil < 0) {
+      return PauseState.NONE;
+    }
+    try {
+      PauseState state = control.state();
+      controlMissingUntil = 0;
+      return state;
+    } catch (OutboxStoreException e) {
+      if (!OutboxControl.isUnusable(e)) {
+        throw e;
+      }
+      controlMissingUntil = System.nanoTime() + Duration.ofSeconds(CONTROL_RECHECK_SECONDS).toNanos();
+      if (!controlMissingReported) {
+        controlMissingReported = true;
+        LOG.warn("outbox table {}: the control table {} is missing or not readable by this role, so cluster-wide"
+            + " pauses cannot be honoured; run createSchema() as the schema's owner and grant SELECT on it: {}",
+            tableName, tableName.derivedName("control"), e.getMessage());
+      }
+      return PauseState.NONE;
+    }
   }
 
   /** Moves every stored time back by {@code d}, as if {@code d} had passed. For tests only. */

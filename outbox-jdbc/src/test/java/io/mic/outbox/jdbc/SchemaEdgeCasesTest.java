@@ -115,7 +115,7 @@ abstract class SchemaEdgeCasesTest {
     inboxTables.add(inboxTable);
     JdbcOutboxStore.builder().dataSource(admin).table(outbox).build().createSchema();
     JdbcInbox.builder().dataSource(admin).table(inboxTable).build().createSchema();
-    List<String> tables = new ArrayList<>(List.of(outbox));
+    List<String> tables = new ArrayList<>(List.of(outbox, outbox + "_control")); // pauses are read by the role
     if (JdbcOutboxStore.builder().dataSource(admin).build().dialect().usesLockTable()) {
       tables.add(tableBeside(outbox, "lock"));
     }

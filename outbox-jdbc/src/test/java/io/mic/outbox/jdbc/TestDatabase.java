@@ -82,12 +82,12 @@ enum TestDatabase {
     return prefix + "_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
   }
 
-  /** Drops an outbox table and the tables beside it (locks, sequences). */
+  /** Drops an outbox table and the tables beside it (locks, sequences, control). */
   static void dropOutbox(DataSource ds, String table) {
     try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
       s.execute("DROP TABLE IF EXISTS " + table);
       TableName name = TableName.parse("table", table);
-      for (String suffix : new String[] {"locks", "sequences"}) {
+      for (String suffix : new String[] {"locks", "sequences", "control"}) {
         s.execute("DROP TABLE IF EXISTS " + (name.schema() == null ? "" : name.schema() + ".")
             + name.derivedName(suffix));
       }

@@ -1,0 +1,146 @@
+package io.mic.outbox.cli;
+
+import io.mic.outbox.jdbc.Dialect;
+import io.mic.outbox.jdbc.JdbcOutboxStore;
+import io.mic.outbox.jdbc.OutboxControl;
+import io.mic.outbox.jdbc.OutboxStoreException;
+import io.mic.outbox.jdbc.internal.Causes;
+import io.mic.outbox.jdbc.internal.TableName;
+import java.io.PrintWriter;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.sql.SQLFeatureNotSupportedException;
+import java.util.Properties;
+import java.util.logging.Logger;
+import javax.sql.DataSource;
+
+/**
+ * The database of one run: a {@link DataSource} opening plain {@link DriverManager} connections (a command
+ * runs a few statements, a pool would only add threads and logs), and the outbox store on it.
+ */
+final class Database {
+  private static final int LOGIN_TIMEOUT_SECONDS = 10;
+
+  private final DataSource dataSource;
+  private final JdbcOutboxStore store;
+  private final String url;
+
+  private Database(DataSource dataSource, JdbcOutboxStore store, String url) {
+    this.dataSource = dataSource;
+    this.store = store;
+    this.url = url;
+  }
+
+  static Database connect(String url, String user, String password, String table) {
+    TableName.parse("--table", table); // a bad name is a usage error before any connection
+    if (!url.startsWith("jdbc:")) {
+      throw new UsageException("--jdbc-url '" + url + "' is not a JDBC URL: use e.g."
+          + " jdbc:postgresql://host:5432/db, jdbc:mariadb://host:3306/db or jdbc:h2:./data/app");
+    }
+    DataSource ds = new DriverManagerDataSource(url, user, password);
+    try (Connection c = ds.getConnection()) {
+      c.getMetaData();
+    } catch (SQLException e) {
+      throw unreachable(url, e);
+    }
+    try {
+      return new Database(ds, JdbcOutboxStore.builder().dataSource(ds).table(table).build(), url);
+    } catch (OutboxStoreException e) {
+      throw unreachable(url, e);
+    }
+  }
+
+  private static DatabaseException unreachable(String url, Exception e) {
+    String hint = e instanceof SQLException s && "08001".equals(s.getSQLState()) && s.getMessage() != null
+        && s.getMessage().startsWith("No suitable driver")
+        ? "use a jdbc:postgresql:, jdbc:mariadb:, jdbc:mysql: or jdbc:h2: URL"
+        : "check --jdbc-url, --user and the password (--password or " + MicOutbox.PASSWORD_ENV + ")";
+    return new DatabaseException("cannot connect to " + Causes.redact(url) + ": " + Causes.describe(e) + "; "
+        + hint, e);
+  }
+
+  JdbcOutboxStore store() {
+    return store;
+  }
+
+  OutboxControl control() {
+    return OutboxControl.builder().store(store).build();
+  }
+
+  Dialect dialect() {
+    return store.dialect();
+  }
+
+  DataSource dataSource() {
+    return dataSource;
+  }
+
+  /** The outbox table quoted for SQL. */
+  String quotedTable() {
+    return TableName.parse("--table", store.table()).quoted(store.dialect().identifierQuote());
+  }
+
+  /** A database failure in the middle of a command, with what it was doing. */
+  DatabaseException failed(String doing, Exception e) {
+    return new DatabaseException("cannot " + doing + " in table " + store.table() + " at " + Causes.redact(url)
+        + ": " + Causes.describe(e) + "; check --table and the user's rights", e);
+  }
+
+  /** Connections from {@link DriverManager}, with a login timeout so an unreachable host fails in seconds. */
+  private record DriverManagerDataSource(String url, String user, String password) implements DataSource {
+    @Override
+    public Connection getConnection() throws SQLException {
+      Properties p = new Properties();
+      if (user != null) {
+        p.setProperty("user", user);
+      }
+      if (password != null) {
+        p.setProperty("password", password);
+      }
+      DriverManager.setLoginTimeout(LOGIN_TIMEOUT_SECONDS);
+      return DriverManager.getConnection(url, p);
+    }
+
+    @Override
+    public Connection getConnection(String username, String secret) throws SQLException {
+      return DriverManager.getConnection(url, username, secret);
+    }
+
+    @Override
+    public PrintWriter getLogWriter() {
+      return null;
+    }
+
+    @Override
+    public void setLogWriter(PrintWriter out) {}
+
+    @Override
+    public void setLoginTimeout(int seconds) {}
+
+    @Override
+    public int getLoginTimeout() {
+      return LOGIN_TIMEOUT_SECONDS;
+    }
+
+    @Override
+    public Logger getParentLogger() throws SQLFeatureNotSupportedException {
+      throw new SQLFeatureNotSupportedException("no parent logger");
+    }
+
+    @Override
+    public <T> T unwrap(Class<T> type) throws SQLException {
+      throw new SQLException("not a wrapper of " + type.getName());
+    }
+
+    @Override
+    public boolean isWrapperFor(Class<?> type) {
+      return false;
+    }
+
+    @Override
+    public String toString() {
+      return "DriverManagerDataSource[" + Causes.redact(url) + "]"; // never the password
+    }
+  }
+}

@@ -1,0 +1,196 @@
+package io.mic.outbox.cli;
+
+import io.mic.outbox.OutboxEvent;
+import io.mic.outbox.jdbc.DeadLetterQuery;
+import io.mic.outbox.jdbc.OutboxDeadLetters;
+import io.mic.outbox.jdbc.OutboxStoreException;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParentCommand;
+import picocli.CommandLine.Spec;
+import picocli.CommandLine.Model.CommandSpec;
+
+@Command(name = "dlq", description = "Dead letters: list, redrive (back to PENDING with fresh attempts) or purge.",
+    subcommands = {DlqCommand.ListDeadLetters.class, DlqCommand.Redrive.class, DlqCommand.Purge.class})
+final class DlqCommand implements Callable<Integer> {
+  @ParentCommand
+  MicOutbox root;
+
+  @Spec
+  private CommandSpec spec;
+
+  @Override
+  public Integer call() {
+    throw new CommandLine.ParameterException(spec.commandLine(), "dlq needs a command: list, redrive or purge");
+  }
+
+  OutboxDeadLetters deadLetters() {
+    return OutboxDeadLetters.builder().store(root.database().store()).build();
+  }
+
+  @Command(name = "list", sortOptions = false, description = "Lists dead letters, oldest first.")
+  static final class ListDeadLetters implements Callable<Integer> {
+    @ParentCommand
+    private DlqCommand dlq;
+
+    @Mixin
+    private DlqFilter filter;
+
+    @Mixin
+    private JsonFlag jsonFlag;
+
+    @Option(names = "--limit", paramLabel = "N", defaultValue = "" + DeadLetterQuery.DEFAULT_LIST_LIMIT,
+        description = "at most N events (default: ${DEFAULT-VALUE})")
+    private int limit;
+
+    @Override
+    public Integer call() {
+      Database db = dlq.root.database();
+      List<OutboxEvent> events;
+      try {
+        events = dlq.deadLetters().listDeadLetters(filter.query().limit(limit).build());
+      } catch (OutboxStoreException e) {
+        throw db.failed("list the dead letters", e);
+      }
+      if (dlq.root.json || jsonFlag.json) {
+        try (Json j = new Json(dlq.root.out)) {
+          j.begin().beginArray("deadLetters");
+          for (OutboxEvent e : events) {
+            j.begin().field("id", e.id().toString()).field("topic", e.topic()).field("aggregateType", e.aggregateType())
+                .field("aggregateId", e.aggregateId()).field("attempts", e.attempts())
+                .field("createdAt", e.createdAt()).field("lastError", e.lastError()).end();
+          }
+          j.endArray().end();
+        }
+      } else {
+        for (OutboxEvent e : events) {
+          dlq.root.out.println(e.id() + "  " + e.topic() + "  " + e.aggregateType() + "/" + e.aggregateId()
+              + "  attempts " + e.attempts() + "  created " + e.createdAt() + "  "
+              + (e.lastError() == null ? "" : StatusCommand.firstLine(e.lastError())));
+        }
+        dlq.root.err.println(events.size() + " dead letter(s)" + (events.size() == limit ? " (--limit reached)" : ""));
+      }
+      return MicOutbox.OK;
+    }
+  }
+
+  @Command(name = "redrive", sortOptions = false,
+      description = {"Puts dead letters back to PENDING with their attempts reset: one (--id), those matching the",
+          "filters, or every one (--all --yes)."})
+  static final class Redrive implements Callable<Integer> {
+    @ParentCommand
+    private DlqCommand dlq;
+
+    @Option(names = "--id", paramLabel = "UUID", description = "the one dead letter to redrive")
+    private UUID id;
+
+    @Mixin
+    private DlqFilter filter;
+
+    @Option(names = "--all", description = "every dead letter; needs --yes as well")
+    private boolean all;
+
+    @Option(names = "--yes", description = "confirms --all")
+    private boolean yes;
+
+    @Mixin
+    private JsonFlag jsonFlag;
+
+    @Override
+    public Integer call() {
+      Selection.check("redrive", id != null, filter.any(), all, yes);
+      Database db = dlq.root.database();
+      long redriven;
+      try {
+        OutboxDeadLetters letters = dlq.deadLetters();
+        if (id != null) {
+          if (!letters.redrive(id)) {
+            throw new CheckFailedException("no dead letter " + id + ": it does not exist or is not in the DLQ"
+                + " (mic-outbox dlq list shows them)");
+          }
+          redriven = 1;
+        } else {
+          redriven = all ? letters.redriveAll() : letters.redrive(filter.query().build());
+        }
+      } catch (OutboxStoreException e) {
+        throw db.failed("redrive dead letters", e);
+      }
+      if (dlq.root.json || jsonFlag.json) {
+        try (Json j = new Json(dlq.root.out)) {
+          j.begin().field("redriven", redriven).end();
+        }
+      } else {
+        dlq.root.out.println("redriven: " + redriven + " dead letter(s), PENDING again with their attempts reset");
+      }
+      return MicOutbox.OK;
+    }
+  }
+
+  @Command(name = "purge", sortOptions = false,
+      description = "Deletes dead letters for good: those matching the filters, or every one (--all --yes).")
+  static final class Purge implements Callable<Integer> {
+    @ParentCommand
+    private DlqCommand dlq;
+
+    @Mixin
+    private DlqFilter filter;
+
+    @Option(names = "--all", description = "every dead letter; needs --yes as well")
+    private boolean all;
+
+    @Option(names = "--yes", description = "confirms --all")
+    private boolean yes;
+
+    @Mixin
+    private JsonFlag jsonFlag;
+
+    @Override
+    public Integer call() {
+      Selection.check("purge", false, filter.any(), all, yes);
+      Database db = dlq.root.database();
+      long purged;
+      try {
+        purged = dlq.deadLetters().purgeDeadLetters(all ? DeadLetterQuery.all() : filter.query().build());
+      } catch (OutboxStoreException e) {
+        throw db.failed("purge dead letters", e);
+      }
+      if (dlq.root.json || jsonFlag.json) {
+        try (Json j = new Json(dlq.root.out)) {
+          j.begin().field("purged", purged).end();
+        }
+      } else {
+        dlq.root.out.println("purged: " + purged + " dead letter(s)");
+      }
+      return MicOutbox.OK;
+    }
+  }
+
+  /** Which dead letters a change applies to: exactly one of an id, filters, or all with a confirmation. */
+  static final class Selection {
+    private Selection() {}
+
+    static void check(String verb, boolean id, boolean filters, boolean all, boolean yes) {
+      int chosen = (id ? 1 : 0) + (filters ? 1 : 0) + (all ? 1 : 0);
+      String how = (verb.equals("redrive") ? "--id UUID, " : "") + "filters (--topic, --aggregate-type, …)";
+      if (chosen == 0) {
+        throw new UsageException("dlq " + verb + " needs " + (verb.equals("redrive") ? "--id UUID, " : "")
+            + "filters (--topic, --aggregate-type, --aggregate-id, --created-from, --created-before,"
+            + " --error-contains) or --all --yes");
+      }
+      if (chosen > 1) {
+        throw new UsageException("dlq " + verb + ": give one of " + how + " or --all, not several");
+      }
+      if (all && !yes) {
+        throw new UsageException("dlq " + verb + " --all applies to every dead letter: add --yes to confirm");
+      }
+      if (yes && !all) {
+        throw new UsageException("--yes confirms --all only; filtered " + verb + "s need no confirmation");
+      }
+    }
+  }
+}

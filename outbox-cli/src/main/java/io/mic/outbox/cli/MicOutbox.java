@@ -1,0 +1,130 @@
+package io.mic.outbox.cli;
+
+import io.mic.outbox.jdbc.internal.Causes;
+import java.io.OutputStreamWriter;
+import java.io.PrintStream;
+import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+import picocli.CommandLine.Model.CommandSpec;
+
+/**
+ * {@code mic-outbox}: the operations command of a MIC Outbox table.
+ *
+ * <pre>{@code
+ * java -jar outbox-cli/target/mic-outbox.jar --jdbc-url jdbc:postgresql://db/app --user ops status
+ * java -jar outbox-cli/target/mic-outbox.jar --jdbc-url jdbc:postgresql://db/app --user ops \
+ *     pause --topic billing.issued --reason "billing consumer v2 deploy, ask #payments"
+ * }</pre>
+ *
+ * <p>Exit codes: 0 done, 1 a check failed (a reconcile difference over the tolerance, a status limit
+ * exceeded, a dead letter that is not there), 2 bad arguments or a database that cannot be used.
+ */
+@Command(name = "mic-outbox", mixinStandardHelpOptions = true, sortOptions = false, version = "mic-outbox 0.1.0",
+    description = "Operates a MIC Outbox table: status, dead letters, cluster-wide pauses, retention, archive and"
+        + " reconciliation.",
+    subcommands = {StatusCommand.class, DlqCommand.class, PauseCommand.class, ResumeCommand.class,
+        PurgeCommand.class, ArchiveCommand.class, ReconcileCommand.class, CommandLine.HelpCommand.class},
+    exitCodeListHeading = "%nExit codes:%n",
+    exitCodeList = {
+        "0:done",
+        "1:a check failed (reconcile found a difference over --tolerance, a status limit was exceeded, no such"
+            + " dead letter)",
+        "2:bad arguments, or the database cannot be reached or used"},
+    footerHeading = "%nEnvironment:%n",
+    footer = {"MIC_OUTBOX_PASSWORD              the database password when --password is not given",
+        "MIC_OUTBOX_CLICKHOUSE_PASSWORD   the ClickHouse password of archive"})
+public final class MicOutbox implements Callable<Integer> {
+  public static final int OK = 0;
+  public static final int CHECK_FAILED = 1;
+  public static final int BAD_INPUT = 2;
+  public static final String PASSWORD_ENV = "MIC_OUTBOX_PASSWORD";
+
+  @Spec
+  private CommandSpec spec;
+
+  @Option(names = "--jdbc-url", required = true, paramLabel = "URL",
+      description = "JDBC URL of the database: jdbc:postgresql://…, jdbc:mariadb://…, jdbc:mysql://… or jdbc:h2:…")
+  String jdbcUrl;
+
+  @Option(names = "--user", paramLabel = "NAME", description = "database user")
+  String user;
+
+  @Option(names = "--password", paramLabel = "SECRET", arity = "0..1", interactive = true,
+      description = "database password (default: the environment variable " + PASSWORD_ENV
+          + "); without a value it is asked for. Never printed.")
+  String password;
+
+  @Option(names = "--table", paramLabel = "NAME", defaultValue = "outbox",
+      description = "the outbox table, optionally schema.table (default: ${DEFAULT-VALUE}); its control table is"
+          + " <table>_control")
+  String table;
+
+  @Option(names = "--json", description = "machine-readable output: one JSON document on stdout")
+  boolean json;
+
+  PrintWriter out;
+  PrintWriter err;
+  Map<String, String> env;
+  private Database database;
+
+  /** Runs the command with these streams and environment; returns the exit code. */
+  public static int execute(String[] args, PrintStream stdout, PrintStream stderr, Map<String, String> env) {
+    MicOutbox root = new MicOutbox();
+    root.out = new PrintWriter(new OutputStreamWriter(stdout, StandardCharsets.UTF_8), true);
+    root.err = new PrintWriter(new OutputStreamWriter(stderr, StandardCharsets.UTF_8), true);
+    root.env = env;
+    CommandLine cli = new CommandLine(root);
+    cli.setOut(root.out);
+    cli.setErr(root.err);
+    cli.setParameterExceptionHandler((e, a) -> {
+      root.err.println("mic-outbox: " + e.getMessage());
+      root.err.println("Try 'mic-outbox --help' or 'mic-outbox help COMMAND' for the options.");
+      return BAD_INPUT;
+    });
+    cli.setExecutionExceptionHandler((e, c, p) -> {
+      root.err.println("mic-outbox: " + message(e));
+      return e instanceof CheckFailedException ? CHECK_FAILED : BAD_INPUT;
+    });
+    try {
+      return cli.execute(args);
+    } finally {
+      root.out.flush();
+      root.err.flush();
+    }
+  }
+
+  public static void main(String[] args) {
+    System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn");
+    System.setProperty("org.slf4j.simpleLogger.logFile", "System.err");
+    System.exit(execute(args, System.out, System.err, System.getenv()));
+  }
+
+  @Override
+  public Integer call() {
+    throw new CommandLine.ParameterException(spec.commandLine(),
+        "a command is required: status, dlq, pause, resume, purge, archive or reconcile");
+  }
+
+  /** The database of {@code --jdbc-url}, connected once; a failure to connect says what to fix. */
+  Database database() {
+    if (database == null) {
+      String secret = password != null ? password : env.get(PASSWORD_ENV);
+      database = Database.connect(jdbcUrl, user, secret, table);
+    }
+    return database;
+  }
+
+  /** What went wrong, without a stack trace and with any password in a URL masked. */
+  static String message(Throwable e) {
+    if (e instanceof UsageException || e instanceof CheckFailedException || e instanceof DatabaseException) {
+      return Causes.redact(e.getMessage());
+    }
+    return Causes.describe(e);
+  }
+}

@@ -1,0 +1,174 @@
+package io.mic.outbox.cli;
+
+import io.mic.outbox.cli.reconcile.JetStreamScan;
+import io.mic.outbox.cli.reconcile.ReconcileReport;
+import io.mic.outbox.cli.reconcile.Reconciliation;
+import io.mic.outbox.jdbc.JdbcInbox;
+import io.mic.outbox.jdbc.internal.Causes;
+import io.nats.client.Connection;
+import io.nats.client.Nats;
+import io.nats.client.Options;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParentCommand;
+
+@Command(name = "reconcile", sortOptions = false,
+    description = {"Compares, for one topic and an inclusive range of creation times, the outbox with the broker",
+        "(NATS JetStream), a consumer's inbox and the domain, and reports each difference with a count and sample",
+        "ids. Exit 1 when a difference is over --tolerance. Kafka scanning is not built yet; RabbitMQ keeps no",
+        "log, so it cannot be scanned."})
+final class ReconcileCommand implements Callable<Integer> {
+  @ParentCommand
+  private MicOutbox root;
+
+  @Option(names = "--topic", required = true, paramLabel = "TOPIC", description = "the topic to reconcile")
+  private String topic;
+
+  @Option(names = "--from", required = true, paramLabel = "INSTANT", converter = Instants.class,
+      description = "start of the range of created_at, included, e.g. 2026-09-29T08:00:00Z")
+  private Instant from;
+
+  @Option(names = "--to", required = true, paramLabel = "INSTANT", converter = Instants.class,
+      description = "end of the range, included")
+  private Instant to;
+
+  @Option(names = "--live-threshold", paramLabel = "DURATION", converter = Durations.class, defaultValue = "5m",
+      description = "an event PENDING or PROCESSING for longer is a difference (default: ${DEFAULT-VALUE})")
+  private Duration liveThreshold;
+
+  @Option(names = "--nats-url", paramLabel = "URL", description = "scan this NATS server's JetStream")
+  private String natsUrl;
+
+  @Option(names = "--nats-stream", paramLabel = "NAME", description = "the stream holding the topic's subject")
+  private String natsStream;
+
+  @Option(names = "--nats-subject-prefix", paramLabel = "PREFIX", description = "the publisher's subject prefix")
+  private String natsPrefix;
+
+  @Option(names = "--rabbitmq", description = "the topic goes to RabbitMQ: say in the report that the broker"
+      + " cannot be scanned")
+  private boolean rabbitMq;
+
+  @Option(names = "--consumer", paramLabel = "NAME", description = "compare with this consumer's inbox rows")
+  private String consumer;
+
+  @Option(names = "--inbox-table", paramLabel = "NAME", defaultValue = JdbcInbox.DEFAULT_TABLE,
+      description = "the inbox table (default: ${DEFAULT-VALUE})")
+  private String inboxTable;
+
+  @Option(names = "--domain-sql", paramLabel = "SQL", description = "a query whose first column is the id of each"
+      + " aggregate that should have an event of the topic in the range")
+  private String domainSql;
+
+  @Option(names = "--tolerance", paramLabel = "N", defaultValue = "0",
+      description = "differences up to N are not a failure (default: ${DEFAULT-VALUE})")
+  private long tolerance;
+
+  @Mixin
+  private JsonFlag jsonFlag;
+
+  @Override
+  public Integer call() throws Exception {
+    if (from.isAfter(to)) {
+      throw new UsageException("--from " + from + " is after --to " + to + ": give the earlier time first");
+    }
+    if ((natsUrl == null) != (natsStream == null)) {
+      throw new UsageException("--nats-url and --nats-stream go together: the server and the stream to scan");
+    }
+    if (natsUrl != null && rabbitMq) {
+      throw new UsageException("--rabbitmq and --nats-url exclude each other: one broker per topic");
+    }
+    if (tolerance < 0) {
+      throw new UsageException("--tolerance must be >= 0, was " + tolerance);
+    }
+    Database db = root.database();
+    Reconciliation.Builder b = Reconciliation.builder().dataSource(db.dataSource()).store(db.store()).topic(topic)
+        .range(from, to).liveThreshold(liveThreshold);
+    if (consumer != null) {
+      b.inbox(inboxTable, consumer);
+    }
+    if (domainSql != null) {
+      b.domainSql(domainSql);
+    }
+    if (rabbitMq) {
+      b.brokerUnavailable("RabbitMQ keeps no log of published messages, so the broker was not compared: check"
+          + " the consumer's inbox (--consumer) instead");
+    }
+    root.err.println("reconciling topic " + topic + " from " + from + " to " + to + " …");
+    ReconcileReport report;
+    Connection nats = natsUrl == null ? null : connectNats();
+    try {
+      if (nats != null) {
+        b.broker(new JetStreamScan(nats, natsStream, natsPrefix));
+      }
+      report = b.build().run();
+    } catch (SQLException e) {
+      throw db.failed("reconcile", e);
+    } finally {
+      if (nats != null) {
+        nats.close();
+      }
+    }
+    if (root.json || jsonFlag.json) {
+      json(report);
+    } else {
+      text(report);
+    }
+    return report.over(tolerance).isEmpty() ? MicOutbox.OK : MicOutbox.CHECK_FAILED;
+  }
+
+  private Connection connectNats() {
+    try {
+      return Nats.connect(new Options.Builder().server(natsUrl).connectionTimeout(Duration.ofSeconds(5))
+          .maxReconnects(0).errorListener(new io.nats.client.ErrorListener() {}).build());
+    } catch (Exception e) {
+      if (e instanceof InterruptedException) {
+        Thread.currentThread().interrupt();
+      }
+      throw new DatabaseException("cannot connect to NATS at " + Causes.redact(natsUrl) + ": " + Causes.describe(e)
+          + "; check --nats-url", e);
+    }
+  }
+
+  private void text(ReconcileReport r) {
+    var out = root.out;
+    out.println("topic " + r.topic() + ", created " + r.from() + " .. " + r.to());
+    out.println("outbox: " + r.dispatched() + " dispatched, " + r.live() + " live, " + r.deadLetters() + " in the DLQ");
+    if (r.onBroker() >= 0) {
+      out.println("broker: " + r.onBroker() + " message(s) of these events");
+    }
+    for (ReconcileReport.Difference d : r.differences()) {
+      String flag = d.count() > tolerance ? "DIFF" : "ok  ";
+      out.println(flag + " " + d.name() + ": " + d.count() + " (" + d.description() + ")"
+          + (d.sample().isEmpty() ? "" : " e.g. " + String.join(", ", d.sample())));
+    }
+    r.notes().forEach(n -> out.println("note: " + n));
+  }
+
+  private void json(ReconcileReport r) {
+    try (Json j = new Json(root.out)) {
+      j.begin().field("topic", r.topic()).field("from", r.from()).field("to", r.to())
+          .field("dispatched", r.dispatched()).field("live", r.live()).field("deadLetters", r.deadLetters());
+      if (r.onBroker() >= 0) {
+        j.field("onBroker", r.onBroker());
+      } else {
+        j.nullField("onBroker");
+      }
+      j.field("tolerance", tolerance).beginObject("differences");
+      for (ReconcileReport.Difference d : r.differences()) {
+        j.beginObject(d.name()).field("count", d.count()).field("overTolerance", d.count() > tolerance)
+            .field("description", d.description()).beginArray("sample");
+        d.sample().forEach(j::value);
+        j.endArray().end();
+      }
+      j.end().beginArray("notes");
+      r.notes().forEach(j::value);
+      j.endArray().end();
+    }
+  }
+}

@@ -1,0 +1,146 @@
+package io.mic.outbox.cli;
+
+import io.mic.outbox.OutboxEvent;
+import io.mic.outbox.OutboxStatus;
+import io.mic.outbox.jdbc.JdbcOutboxStore;
+import io.mic.outbox.jdbc.OutboxControl;
+import io.mic.outbox.jdbc.OutboxStoreException;
+import java.io.PrintWriter;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParentCommand;
+
+@Command(name = "status", sortOptions = false,
+    description = {"Counts per status, the lag (age of the oldest PENDING or PROCESSING event) and that event,",
+        "the dead letters and the cluster-wide pauses. With --max-lag or --max-dlq it is a check: exit 1 when",
+        "a limit is exceeded."})
+final class StatusCommand implements Callable<Integer> {
+  @ParentCommand
+  private MicOutbox root;
+
+  @Mixin
+  private JsonFlag jsonFlag;
+
+  @Option(names = "--max-lag", paramLabel = "DURATION", converter = Durations.class,
+      description = "exit 1 when the lag is longer, e.g. 5m")
+  private Duration maxLag;
+
+  @Option(names = "--max-dlq", paramLabel = "N", description = "exit 1 when there are more dead letters")
+  private Long maxDlq;
+
+  @Override
+  public Integer call() {
+    Database db = root.database();
+    JdbcOutboxStore store = db.store();
+    Map<OutboxStatus, Long> counts;
+    Optional<Duration> lag;
+    Optional<OutboxEvent> oldest;
+    List<OutboxControl.Pause> pauses;
+    try {
+      counts = store.countByStatus();
+      lag = store.oldestPendingAge();
+      oldest = oldestLive(db);
+      pauses = db.control().pauses();
+    } catch (OutboxStoreException e) {
+      throw db.failed("read the status", e);
+    }
+    List<String> failed = new ArrayList<>();
+    if (maxLag != null && lag.isPresent() && lag.get().compareTo(maxLag) > 0) {
+      failed.add("lag " + Durations.format(lag.get()) + " is over --max-lag " + Durations.format(maxLag));
+    }
+    long dlq = counts.get(OutboxStatus.DLQ);
+    if (maxDlq != null && dlq > maxDlq) {
+      failed.add(dlq + " dead letter(s), over --max-dlq " + maxDlq);
+    }
+    if (root.json || jsonFlag.json) {
+      json(db, counts, lag, oldest, pauses, failed);
+    } else {
+      text(db, counts, lag, oldest, pauses, failed);
+    }
+    return failed.isEmpty() ? MicOutbox.OK : MicOutbox.CHECK_FAILED;
+  }
+
+  private static Optional<OutboxEvent> oldestLive(Database db) {
+    String sql = "SELECT id FROM " + db.quotedTable() + " WHERE status IN ('PENDING', 'PROCESSING')"
+        + " ORDER BY created_at, id";
+    UUID id;
+    try (Connection c = db.dataSource().getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
+      ps.setMaxRows(1);
+      try (ResultSet rs = ps.executeQuery()) {
+        if (!rs.next()) {
+          return Optional.empty();
+        }
+        id = db.dialect().getId(rs, 1);
+      }
+    } catch (SQLException e) {
+      throw db.failed("find the oldest live event", e);
+    }
+    return db.store().find(id);
+  }
+
+  private void text(Database db, Map<OutboxStatus, Long> counts, Optional<Duration> lag, Optional<OutboxEvent> oldest,
+      List<OutboxControl.Pause> pauses, List<String> failed) {
+    PrintWriter out = root.out;
+    out.println("outbox " + db.store().table() + " on " + db.dialect().name());
+    for (OutboxStatus s : OutboxStatus.values()) {
+      out.printf("  %-11s %d%n", s, counts.get(s));
+    }
+    out.println("lag: " + lag.map(Durations::format).orElse("none (no live event)"));
+    oldest.ifPresent(e -> out.println("oldest live event: " + e.id() + " topic " + e.topic() + ", aggregate "
+        + e.aggregateType() + "/" + e.aggregateId() + ", " + e.status() + ", attempts " + e.attempts()
+        + ", created " + e.createdAt() + (e.lastError() == null ? "" : ", last error: " + firstLine(e.lastError()))));
+    out.println("dead letters: " + counts.get(OutboxStatus.DLQ));
+    if (pauses.isEmpty()) {
+      out.println("pauses: none");
+    }
+    for (OutboxControl.Pause p : pauses) {
+      out.println("paused: " + (p.allTopics() ? "every topic" : "topic " + p.topic()) + " since " + p.pausedAt()
+          + ": " + p.reason());
+    }
+    failed.forEach(f -> out.println("check failed: " + f));
+  }
+
+  private void json(Database db, Map<OutboxStatus, Long> counts, Optional<Duration> lag, Optional<OutboxEvent> oldest,
+      List<OutboxControl.Pause> pauses, List<String> failed) {
+    try (Json j = new Json(root.out)) {
+      j.begin().field("table", db.store().table()).field("database", db.dialect().name()).beginObject("counts");
+      for (OutboxStatus s : OutboxStatus.values()) {
+        j.field(s.name(), counts.get(s));
+      }
+      j.end().seconds("lagSeconds", lag.orElse(null));
+      if (oldest.isPresent()) {
+        OutboxEvent e = oldest.get();
+        j.beginObject("oldestLive").field("id", e.id().toString()).field("topic", e.topic())
+            .field("aggregateType", e.aggregateType()).field("aggregateId", e.aggregateId())
+            .field("status", e.status().name()).field("attempts", e.attempts()).field("createdAt", e.createdAt())
+            .field("lastError", e.lastError()).end();
+      } else {
+        j.nullField("oldestLive");
+      }
+      j.field("deadLetters", counts.get(OutboxStatus.DLQ)).beginArray("pauses");
+      for (OutboxControl.Pause p : pauses) {
+        j.begin().field("topic", p.topic()).field("reason", p.reason()).field("pausedAt", p.pausedAt()).end();
+      }
+      j.endArray().beginArray("failedChecks");
+      failed.forEach(j::value);
+      j.endArray().end();
+    }
+  }
+
+  static String firstLine(String text) {
+    int nl = text.indexOf('\n');
+    return nl < 0 ? text : text.substring(0, nl) + " …";
+  }
+}

@@ -1,0 +1,274 @@
+package io.mic.outbox.cli.reconcile;
+
+import io.mic.outbox.jdbc.Dialect;
+import io.mic.outbox.jdbc.JdbcInbox;
+import io.mic.outbox.jdbc.JdbcOutboxStore;
+import io.mic.outbox.jdbc.internal.TableName;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Objects;
+import java.util.Set;
+import java.util.TreeSet;
+import javax.sql.DataSource;
+
+/**
+ * Compares, for one topic and an inclusive range of {@code created_at}, the outbox with the broker, a
+ * consumer's inbox and the domain, and reports each difference with a count and sample ids.
+ *
+ * <pre>{@code
+ * ReconcileReport report = Reconciliation.builder().dataSource(ds).store(store)
+ *     .topic("order.created").from(from).to(to)
+ *     .broker(new JetStreamScan(nats, "ORDERS", null))
+ *     .inbox("outbox_inbox", "billing-service")
+ *     .domainSql("SELECT id FROM orders WHERE created_at BETWEEN '2026-09-29 08:00' AND '2026-09-29 10:00'")
+ *     .build().run();
+ * }</pre>
+ *
+ * <p>The outbox events of the range are read into memory (ids only); the broker is scanned from
+ * {@code from} to its end, since an event is published after it is created. The inbox and the domain query
+ * are read from the outbox's database.
+ */
+public final class Reconciliation {
+  public static final int SAMPLE_SIZE = 10;
+  public static final Duration DEFAULT_LIVE_THRESHOLD = Duration.ofMinutes(5);
+
+  private final DataSource dataSource;
+  private final JdbcOutboxStore store;
+  private final String topic;
+  private final Instant from;
+  private final Instant to;
+  private final Duration liveThreshold;
+  private final BrokerScan broker;
+  private final String brokerUnavailable;
+  private final String inboxTable;
+  private final String consumer;
+  private final String domainSql;
+
+  private Reconciliation(Builder b) {
+    this.dataSource = b.dataSource;
+    this.store = b.store;
+    this.topic = b.topic;
+    this.from = b.from;
+    this.to = b.to;
+    this.liveThreshold = b.liveThreshold;
+    this.broker = b.broker;
+    this.brokerUnavailable = b.brokerUnavailable;
+    this.inboxTable = b.inboxTable;
+    this.consumer = b.consumer;
+    this.domainSql = b.domainSql;
+  }
+
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  private record Row(String id, String status, String aggregateId, boolean old) {}
+
+  /** Runs every comparison its sources allow. */
+  public ReconcileReport run() throws Exception {
+    List<Row> rows = outboxRows();
+    Set<String> dispatched = ids(rows, r -> r.status().equals("DISPATCHED"));
+    Set<String> inRange = ids(rows, r -> true);
+    List<ReconcileReport.Difference> differences = new ArrayList<>();
+    List<String> notes = new ArrayList<>();
+    differences.add(diff(ReconcileReport.STILL_LIVE, "PENDING or PROCESSING longer than " + liveThreshold,
+        ids(rows, r -> r.old() && (r.status().equals("PENDING") || r.status().equals("PROCESSING")))));
+    differences.add(diff(ReconcileReport.DEAD_LETTERS, "in the DLQ", ids(rows, r -> r.status().equals("DLQ"))));
+    long onBroker = -1;
+    Set<String> brokerIds = null;
+    if (broker != null) {
+      Set<String> all = broker.eventIds(topic, from);
+      brokerIds = new HashSet<>(all);
+      brokerIds.retainAll(inRange); // messages of events created outside the range are not compared
+      onBroker = brokerIds.size();
+      differences.add(diff(ReconcileReport.DISPATCHED_NOT_ON_BROKER, "DISPATCHED in the outbox, absent from "
+          + broker, minus(dispatched, brokerIds)));
+      differences.add(diff(ReconcileReport.ON_BROKER_NOT_MARKED, "on " + broker + " but not DISPATCHED in the"
+          + " outbox (a mark was lost)", minus(brokerIds, dispatched)));
+    } else if (brokerUnavailable != null) {
+      notes.add(brokerUnavailable);
+    }
+    if (consumer != null) {
+      Set<String> processed = inboxIds();
+      Set<String> delivered = brokerIds != null ? brokerIds : dispatched;
+      differences.add(diff(ReconcileReport.NOT_PROCESSED_BY_CONSUMER, (brokerIds != null ? "on the broker"
+          : "DISPATCHED") + " but not in the inbox of consumer " + consumer, minus(delivered, processed)));
+    }
+    if (domainSql != null) {
+      Set<String> aggregates = new HashSet<>();
+      rows.forEach(r -> aggregates.add(r.aggregateId()));
+      differences.add(diff(ReconcileReport.DOMAIN_WITHOUT_EVENT, "returned by the domain query, without an event"
+          + " of the topic in the range", minus(domainIds(), aggregates)));
+    }
+    return new ReconcileReport(topic, from, to, dispatched.size(), ids(rows, r -> r.status().equals("PENDING")
+        || r.status().equals("PROCESSING")).size(), ids(rows, r -> r.status().equals("DLQ")).size(), onBroker,
+        List.copyOf(differences), List.copyOf(notes));
+  }
+
+  private List<Row> outboxRows() throws SQLException {
+    Dialect d = store.dialect();
+    String table = TableName.parse("table", store.table()).quoted(d.identifierQuote());
+    try (Connection c = dataSource.getConnection()) {
+      Instant now;
+      try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SELECT " + d.now())) {
+        rs.next();
+        now = d.getInstant(rs, 1);
+      }
+      Instant oldBefore = now.minus(liveThreshold);
+      List<Row> rows = new ArrayList<>();
+      try (PreparedStatement ps = c.prepareStatement("SELECT id, status, aggregate_id, created_at FROM " + table
+          + " WHERE topic = ? AND created_at >= ? AND created_at <= ?")) {
+        ps.setString(1, topic);
+        d.setInstant(ps, 2, from);
+        d.setInstant(ps, 3, to);
+        try (ResultSet rs = ps.executeQuery()) {
+          while (rs.next()) {
+            rows.add(new Row(d.getId(rs, 1).toString(), rs.getString(2), rs.getString(3),
+                d.getInstant(rs, 4).isBefore(oldBefore)));
+          }
+        }
+      }
+      return rows;
+    }
+  }
+
+  private Set<String> inboxIds() throws SQLException {
+    String table = TableName.parse("inbox table", inboxTable).quoted(store.dialect().identifierQuote());
+    Set<String> ids = new HashSet<>();
+    try (Connection c = dataSource.getConnection();
+        PreparedStatement ps = c.prepareStatement("SELECT event_id FROM " + table + " WHERE consumer = ?")) {
+      ps.setString(1, consumer);
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          ids.add(rs.getString(1));
+        }
+      }
+    }
+    return ids;
+  }
+
+  private Set<String> domainIds() throws SQLException {
+    Set<String> ids = new HashSet<>();
+    try (Connection c = dataSource.getConnection(); Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery(domainSql)) {
+      while (rs.next()) {
+        ids.add(rs.getString(1));
+      }
+    }
+    return ids;
+  }
+
+  private static Set<String> ids(List<Row> rows, java.util.function.Predicate<Row> keep) {
+    Set<String> ids = new HashSet<>();
+    rows.stream().filter(keep).forEach(r -> ids.add(r.id()));
+    return ids;
+  }
+
+  private static Set<String> minus(Collection<String> a, Set<String> b) {
+    Set<String> out = new TreeSet<>(a); // sorted: the sample is stable from run to run
+    out.removeAll(b);
+    return out;
+  }
+
+  private static ReconcileReport.Difference diff(String name, String description, Set<String> ids) {
+    List<String> sorted = new ArrayList<>(new TreeSet<>(ids));
+    return new ReconcileReport.Difference(name, description, sorted.size(),
+        List.copyOf(sorted.subList(0, Math.min(SAMPLE_SIZE, sorted.size()))));
+  }
+
+  /** Builds a {@link Reconciliation}; dataSource, store, topic, from and to are required. */
+  public static final class Builder {
+    private DataSource dataSource;
+    private JdbcOutboxStore store;
+    private String topic;
+    private Instant from;
+    private Instant to;
+    private Duration liveThreshold = DEFAULT_LIVE_THRESHOLD;
+    private BrokerScan broker;
+    private String brokerUnavailable;
+    private String inboxTable = JdbcInbox.DEFAULT_TABLE;
+    private String consumer;
+    private String domainSql;
+
+    private Builder() {}
+
+    /** Required: the outbox's database (the inbox and domain query are read there too). */
+    public Builder dataSource(DataSource dataSource) {
+      this.dataSource = dataSource;
+      return this;
+    }
+
+    /** Required: the outbox store, for its table and dialect. */
+    public Builder store(JdbcOutboxStore store) {
+      this.store = store;
+      return this;
+    }
+
+    public Builder topic(String topic) {
+      this.topic = topic;
+      return this;
+    }
+
+    /** The range of {@code created_at}, both ends included. */
+    public Builder range(Instant from, Instant to) {
+      this.from = from;
+      this.to = to;
+      return this;
+    }
+
+    /** How long an event may stay PENDING or PROCESSING before it counts as a difference (default 5 min). */
+    public Builder liveThreshold(Duration liveThreshold) {
+      this.liveThreshold = liveThreshold;
+      return this;
+    }
+
+    /** The broker to compare with; without one, the broker differences are not computed. */
+    public Builder broker(BrokerScan broker) {
+      this.broker = broker;
+      return this;
+    }
+
+    /** Says in the report why the broker was not compared (e.g. RabbitMQ keeps no log to scan). */
+    public Builder brokerUnavailable(String why) {
+      this.brokerUnavailable = why;
+      return this;
+    }
+
+    /** The inbox table and the consumer whose processed events are compared. */
+    public Builder inbox(String inboxTable, String consumer) {
+      this.inboxTable = inboxTable;
+      this.consumer = consumer;
+      return this;
+    }
+
+    /** A query whose first column is the id of each aggregate that should have an event in the range. */
+    public Builder domainSql(String domainSql) {
+      this.domainSql = domainSql;
+      return this;
+    }
+
+    public Reconciliation build() {
+      Objects.requireNonNull(dataSource, "dataSource");
+      Objects.requireNonNull(store, "store");
+      if (topic == null || topic.isBlank()) {
+        throw new IllegalArgumentException("topic is required: the topic whose events are reconciled");
+      }
+      if (from == null || to == null || from.isAfter(to)) {
+        throw new IllegalArgumentException("range is required with from <= to, was " + from + " .. " + to);
+      }
+      if (liveThreshold.isNegative()) {
+        throw new IllegalArgumentException("liveThreshold must be >= 0, was " + liveThreshold);
+      }
+      return new Reconciliation(this);
+    }
+  }
+}

@@ -1,0 +1,162 @@
+package io.mic.outbox.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.mic.outbox.OutboxEvent;
+import io.mic.outbox.OutboxHeaders;
+import io.mic.outbox.jdbc.JdbcInbox;
+import io.mic.outbox.jdbc.JdbcOutboxStore;
+import io.nats.client.Connection;
+import io.nats.client.JetStreamManagement;
+import io.nats.client.Nats;
+import io.nats.client.api.PublishAck;
+import io.nats.client.api.StorageType;
+import io.nats.client.api.StreamConfiguration;
+import io.nats.client.impl.Headers;
+import java.nio.charset.StandardCharsets;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@code reconcile} on PostgreSQL and the shared NATS server, each difference provoked for real: a stream
+ * message deleted, a mark skipped, an inbox row missing, a domain row without event.
+ */
+class ReconcileTest {
+  private static final String NATS = "nats://127.0.0.1:4222";
+  private final String suffix = UUID.randomUUID().toString().replace("-", "").substring(0, 10);
+  private final String table = "outbox_rc_" + suffix;
+  private final String inbox = "inbox_rc_" + suffix;
+  private final String orders = "orders_rc_" + suffix;
+  private final String stream = "RC_" + suffix;
+  private final String topic = "rc" + suffix + ".created";
+  private String url;
+  private String user;
+  private String password;
+  private Database db;
+  private Connection nats;
+
+  @BeforeEach
+  void connect() throws Exception {
+    url = System.getenv("MIC_TEST_POSTGRES_URL");
+    if (url == null) {
+      Assumptions.assumeFalse("true".equalsIgnoreCase(System.getenv("CI")) ? fail() : true,
+          "MIC_TEST_POSTGRES_URL is not set: reconcile runs on PostgreSQL");
+    }
+    user = System.getenv().getOrDefault("MIC_TEST_POSTGRES_USER", "postgres");
+    password = System.getenv().getOrDefault("MIC_TEST_POSTGRES_PASSWORD", "");
+    db = Database.connect(url, user, password, table);
+    db.store().createSchema();
+    nats = Nats.connect(NATS);
+    nats.jetStreamManagement().addStream(StreamConfiguration.builder().name(stream).subjects(topic)
+        .storageType(StorageType.Memory).build());
+  }
+
+  private static boolean fail() {
+    throw new IllegalStateException("CI=true and MIC_TEST_POSTGRES_URL is not set");
+  }
+
+  @AfterEach
+  void cleanUp() throws Exception {
+    if (nats != null) {
+      nats.jetStreamManagement().deleteStream(stream);
+      nats.close();
+    }
+    if (db != null) {
+      try (java.sql.Connection c = db.dataSource().getConnection(); Statement s = c.createStatement()) {
+        for (String t : List.of(table, table + "_locks", table + "_control", inbox, orders)) {
+          s.execute("DROP TABLE IF EXISTS " + t);
+        }
+      }
+    }
+  }
+
+  @Test
+  void everyDifferenceIsCountedWithItsIds() throws Exception {
+    JdbcOutboxStore store = db.store();
+    JdbcInbox consumerInbox = JdbcInbox.builder().dataSource(db.dataSource()).table(inbox).build();
+    consumerInbox.createSchema();
+    List<OutboxEvent> events = new ArrayList<>();
+    for (int i = 1; i <= 6; i++) {
+      OutboxEvent e = OutboxEvent.builder().aggregate("order", "" + i).topic(topic).payload("{}").build();
+      try (java.sql.Connection c = db.dataSource().getConnection()) {
+        c.setAutoCommit(false);
+        store.append(c, e);
+        c.commit();
+      }
+      events.add(store.find(e.id()).orElseThrow());
+    }
+    Map<UUID, Long> sequences = new HashMap<>();
+    for (OutboxEvent e : events) { // published, as the NATS publisher does
+      Headers h = new Headers().add(OutboxHeaders.EVENT_ID, e.id().toString());
+      PublishAck ack = nats.jetStream().publish(topic, h, "{}".getBytes(StandardCharsets.UTF_8));
+      sequences.put(e.id(), ack.getSeqno());
+    }
+    OutboxEvent lostOnBroker = events.get(3);
+    OutboxEvent unmarked = events.get(4);
+    OutboxEvent unprocessed = events.get(5);
+    List<OutboxEvent> claimed = store.claim("rc", 10, Duration.ofMinutes(1), false);
+    assertThat(claimed).hasSize(6);
+    assertThat(store.markDispatched(claimed.stream().filter(e -> !e.id().equals(unmarked.id())).toList())).hasSize(5);
+    assertThat(store.release(claimed.stream().filter(e -> e.id().equals(unmarked.id())).toList(), Duration.ZERO))
+        .containsExactly(unmarked.id()); // the mark that was lost
+    JetStreamManagement jsm = nats.jetStreamManagement();
+    assertThat(jsm.deleteMessage(stream, sequences.get(lostOnBroker.id()))).isTrue();
+    try (java.sql.Connection c = db.dataSource().getConnection(); Statement s = c.createStatement()) {
+      c.setAutoCommit(false);
+      for (OutboxEvent e : events) {
+        if (!e.id().equals(unprocessed.id())) {
+          assertThat(consumerInbox.tryRecord(c, "billing", e.id().toString())).isTrue();
+        }
+      }
+      s.execute("CREATE TABLE " + orders + " (id varchar(20) PRIMARY KEY)");
+      s.execute("INSERT INTO " + orders + " VALUES ('1'), ('2'), ('3'), ('4'), ('5'), ('6'), ('7')");
+      c.commit();
+    }
+
+    String[] args = {"--jdbc-url", url, "--user", user, "--table", table, "reconcile", "--topic", topic,
+        "--from", events.get(0).createdAt().toString(), "--to", events.get(5).createdAt().toString(),
+        "--nats-url", NATS, "--nats-stream", stream, "--consumer", "billing", "--inbox-table", inbox,
+        "--domain-sql", "SELECT id FROM " + orders};
+    Run text = Run.of(Map.of(MicOutbox.PASSWORD_ENV, password), args);
+    assertThat(text.exitCode()).as(text.stderr()).isEqualTo(1);
+    assertThat(text.stdout()).isEqualTo("topic " + topic + ", created " + events.get(0).createdAt() + " .. "
+        + events.get(5).createdAt() + "\n"
+        + "outbox: 5 dispatched, 1 live, 0 in the DLQ\n"
+        + "broker: 5 message(s) of these events\n"
+        + "ok   stillLiveAfterThreshold: 0 (PENDING or PROCESSING longer than PT5M)\n"
+        + "ok   deadLetters: 0 (in the DLQ)\n"
+        + "DIFF dispatchedNotOnBroker: 1 (DISPATCHED in the outbox, absent from JetStream stream " + stream + ") e.g. "
+        + lostOnBroker.id() + "\n"
+        + "DIFF onBrokerNotMarked: 1 (on JetStream stream " + stream + " but not DISPATCHED in the outbox (a mark was"
+        + " lost)) e.g. " + unmarked.id() + "\n"
+        + "DIFF notProcessedByConsumer: 1 (on the broker but not in the inbox of consumer billing) e.g. "
+        + unprocessed.id() + "\n"
+        + "DIFF domainRowsWithoutEvent: 1 (returned by the domain query, without an event of the topic in the range)"
+        + " e.g. 7\n");
+
+    String[] tolerant = java.util.stream.Stream.concat(java.util.Arrays.stream(args),
+        java.util.stream.Stream.of("--tolerance", "1", "--json")).toArray(String[]::new);
+    Run json = Run.of(Map.of(MicOutbox.PASSWORD_ENV, password), tolerant);
+    assertThat(json.exitCode()).as(json.stderr()).isZero();
+    assertThat(json.stdout()).contains("\"dispatched\":5,\"live\":1,\"deadLetters\":0,\"onBroker\":5,\"tolerance\":1")
+        .contains("\"dispatchedNotOnBroker\":{\"count\":1,\"overTolerance\":false,")
+        .contains("\"sample\":[\"" + unmarked.id() + "\"]");
+
+    // the range is inclusive at both ends: without the first event, its message is left out of every count
+    String[] later = args.clone();
+    later[10] = events.get(1).createdAt().toString();
+    Run narrow = Run.of(Map.of(MicOutbox.PASSWORD_ENV, password), later);
+    assertThat(narrow.stdout().lines().skip(1).limit(2).collect(Collectors.joining("\n")))
+        .isEqualTo("outbox: 4 dispatched, 1 live, 0 in the DLQ\nbroker: 4 message(s) of these events");
+  }
+}
