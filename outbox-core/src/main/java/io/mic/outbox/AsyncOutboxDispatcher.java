@@ -274,13 +274,17 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
   /**
    * One worker's batches. Pipelined, a worker publishes batch N while its own background thread marks
    * batch N-1 and claims batch N+1 (only after a full batch: more is probably waiting), so database
-   * round trips overlap broker round trips. The background thread runs its tasks in order, so at most one
-   * mark and one batch claimed ahead wait at any time. Without pipelining each step waits for the last.
+   * round trips overlap broker round trips. The background thread runs its tasks in order, and a worker that
+   * published a batch waits for the mark of the batch before: at most one mark and one batch claimed ahead
+   * wait at any time, so a worker has published and not marked at most two batches (what a crash may
+   * repeat). Without pipelining each step waits for the last.
    */
   private final class Pipeline {
     private final OutboxDispatcher dispatcher;
     private final ExecutorService io;
     private Future<OutboxDispatcher.Batch> ahead;
+    /** The mark of the batch published last, running in the background. */
+    private Future<?> marking;
 
     Pipeline(OutboxDispatcher dispatcher, int index) {
       this.dispatcher = dispatcher;
@@ -304,8 +308,24 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
         ahead = io.submit(dispatcher::next);
       }
       dispatcher.publish(batch);
-      io.submit(() -> finish(batch));
+      awaitLastMark(); // one mark overlaps one publication, no more: a crash repeats at most two batches
+      marking = io.submit(() -> finish(batch));
       return full;
+    }
+
+    private void awaitLastMark() {
+      Future<?> last = marking;
+      marking = null;
+      if (last == null) {
+        return;
+      }
+      try {
+        last.get();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      } catch (java.util.concurrent.ExecutionException e) {
+        // finish() reports its own failures
+      }
     }
 
     private OutboxDispatcher.Batch take() {
@@ -433,7 +453,7 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
     /**
      * In claim mode, let each worker claim its next batch and mark its last one in the background while it
      * publishes the current one (default {@value AsyncOutboxDispatcher#DEFAULT_PIPELINED}): database and
-     * broker round trips overlap. A crash then republishes up to about two batches per worker instead of
+     * broker round trips overlap. A crash then republishes at most two batches per worker instead of
      * one. Without claims there is no pipelining.
      */
     public Builder pipelined(boolean pipelined) {

@@ -18,6 +18,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -356,6 +357,69 @@ class DispatcherTest {
     assertThat(counts.get(OutboxStatus.DISPATCHED) + counts.get(OutboxStatus.PENDING)).isEqualTo(1_000L);
     assertThat(backlog).filteredOn(e -> store.find(e.id()).orElseThrow().status() == OutboxStatus.PENDING)
         .allSatisfy(e -> assertThat(store.find(e.id()).orElseThrow().attempts()).isZero());
+  }
+
+  /**
+   * A pipelined worker overlaps one mark with the next publication, no more: while a mark hangs (a lock
+   * wait, a slow database), the worker publishes the batch after it and then waits, so what it published
+   * and has not marked, the most a crash can repeat, stays within two batches.
+   */
+  @Test
+  void aHangingMarkStopsAPipelinedWorkerAfterOneMoreBatch() throws Exception {
+    int batch = 4;
+    CountDownLatch hang = new CountDownLatch(1);
+    CountDownLatch marking = new CountDownLatch(1);
+    AtomicInteger marks = new AtomicInteger();
+    OutboxStore hanging = new DelegatingStore(store) {
+      @Override
+      public Set<UUID> markDispatched(Collection<OutboxEvent> events) {
+        if (marks.incrementAndGet() == 3) {
+          marking.countDown();
+          try {
+            hang.await();
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+        }
+        return super.markDispatched(events);
+      }
+    };
+    List<UUID> published = new CopyOnWriteArrayList<>();
+    try (AsyncOutboxDispatcher d = AsyncOutboxDispatcher.builder().store(hanging).useClaim(true).batchSize(batch)
+        .pollInterval(Duration.ofMillis(10)).dispatchFn(e -> published.add(e.id())).build()) {
+      d.start();
+      try {
+        dispatchInGroupsWhileAMarkHangs(d, store, published, marking, hang, batch);
+      } finally {
+        hang.countDown(); // before close(), which lets the last marks finish
+      }
+    }
+    assertThat(published).doesNotHaveDuplicates();
+  }
+
+  private static void dispatchInGroupsWhileAMarkHangs(AsyncOutboxDispatcher d, InMemoryOutboxStore store,
+      List<UUID> published, CountDownLatch marking, CountDownLatch hang, int batch) throws InterruptedException {
+    // batches of two, smaller than batchSize, each published before the next is appended: the worker
+    // claims them itself, never ahead
+    int appended = 0;
+    for (int group = 0; group < 12; group++) {
+      store.append(List.of(event("a" + group), event("b" + group)));
+      appended += 2;
+      d.wakeUp();
+      int expected = appended;
+      try {
+        await().atMost(Duration.ofSeconds(1)).until(() -> published.size() >= expected);
+      } catch (ConditionTimeoutException e) {
+        break; // the worker waits for the hanging mark
+      }
+    }
+    assertThat(marking.await(5, TimeUnit.SECONDS)).as("the third mark hangs").isTrue();
+    long unmarked = published.size() - store.countByStatus().get(OutboxStatus.DISPATCHED);
+    assertThat(unmarked).as("published, not marked, while a mark hangs").isLessThanOrEqualTo(2L * batch);
+    hang.countDown();
+    int total = appended;
+    await().atMost(Duration.ofSeconds(10))
+        .until(() -> store.countByStatus().get(OutboxStatus.DISPATCHED) == (long) total);
   }
 
   @Test

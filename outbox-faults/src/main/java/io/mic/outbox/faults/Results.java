@@ -15,15 +15,15 @@ public final class Results {
 
   private Results() {}
 
-  public static synchronized void append(Path file, String fault, String mode, String sink, int repetitions, long seed,
-      Figures f, long duplicateBound, Duration duration) throws IOException {
+  public static synchronized void append(Path file, String fault, String mode, boolean ordered, String sink,
+      int repetitions, long seed, Figures f, long duplicateBound, Duration duration) throws IOException {
     Files.createDirectories(file.getParent());
     if (!Files.exists(file)) {
       Files.writeString(file, HEADER, StandardCharsets.UTF_8);
     }
     String row = String.format("| %s | %s | %s | %d | %d | %d | %d | %d | %d | %s | %d | %d | %.1f s |%n", fault, mode,
         sink, repetitions, seed, f.events(), f.lost(), f.duplicates(), duplicateBound,
-        "ordered".equals(mode) ? Integer.toString(f.orderViolations()) : "n/a", f.stuck(), f.dlq(),
+        ordered ? Integer.toString(f.orderViolations()) : "n/a", f.stuck(), f.dlq(),
         duration.toMillis() / 1000.0);
     Files.writeString(file, row, StandardCharsets.UTF_8, StandardOpenOption.APPEND);
   }

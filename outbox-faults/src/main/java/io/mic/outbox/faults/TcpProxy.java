@@ -6,13 +6,16 @@ import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
+import java.nio.charset.StandardCharsets;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * A loopback TCP proxy in front of the database or the broker that can delay traffic, hold it back (a
- * partition: the sockets stay open, nothing gets through until {@link #heal()}) or reset every
- * connection. Plain sockets, two relay threads per connection.
+ * partition: the sockets stay open, nothing gets through until {@link #heal()}), reset every connection,
+ * or cut a connection right after it forwarded a {@code COMMIT}. Plain sockets, two relay threads per
+ * connection.
  */
 public final class TcpProxy implements AutoCloseable {
   private final ServerSocket server;
@@ -21,6 +24,8 @@ public final class TcpProxy implements AutoCloseable {
   private final Object gate = new Object();
   private volatile long delayMillis;
   private volatile boolean blackhole;
+  private final AtomicBoolean cutAfterCommit = new AtomicBoolean();
+  private static final byte[] COMMIT = "COMMIT".getBytes(StandardCharsets.US_ASCII);
   private volatile boolean closed;
 
   public TcpProxy(int targetPort) throws IOException {
@@ -54,6 +59,20 @@ public final class TcpProxy implements AutoCloseable {
     }
   }
 
+  /**
+   * Arms a cut of the next client connection that sends {@code COMMIT}: the chunk carrying it is forwarded
+   * to the server, then the client's side is reset (RST) before any reply gets back. The server runs the
+   * commit; the client only sees its connection break.
+   */
+  public void cutAfterCommit() {
+    cutAfterCommit.set(true);
+  }
+
+  /** Whether an armed {@link #cutAfterCommit()} has happened. */
+  public boolean commitCut() {
+    return !cutAfterCommit.get();
+  }
+
   /** Resets every open connection (RST, not FIN), as a crashed middlebox would. */
   public int resetAll() {
     int n = 0;
@@ -77,8 +96,8 @@ public final class TcpProxy implements AutoCloseable {
         Socket upstream = new Socket(InetAddress.getLoopbackAddress(), target);
         sockets.add(client);
         sockets.add(upstream);
-        relay(client, upstream);
-        relay(upstream, client);
+        relay(client, upstream, client);
+        relay(upstream, client, client);
       } catch (IOException e) {
         if (closed) {
           return;
@@ -87,25 +106,52 @@ public final class TcpProxy implements AutoCloseable {
     }
   }
 
-  private void relay(Socket from, Socket to) {
+  private void relay(Socket from, Socket to, Socket client) {
+    boolean fromClient = from == client;
     Thread t = new Thread(() -> {
       byte[] buffer = new byte[16 * 1024];
-      try (InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
+      boolean cut = false;
+      try {
+        InputStream in = from.getInputStream();
+        OutputStream out = to.getOutputStream();
         int n;
         while ((n = in.read(buffer)) >= 0) {
           pass();
           out.write(buffer, 0, n);
           out.flush();
+          if (fromClient && contains(buffer, n, COMMIT) && cutAfterCommit.compareAndSet(true, false)) {
+            // the server has the COMMIT; the client never hears back. The server's side stays open until
+            // its reply comes and fails to reach the client: the other relay closes it then.
+            cut = true;
+            client.setSoLinger(true, 0);
+            client.close();
+            return;
+          }
         }
       } catch (IOException | InterruptedException e) {
         // the connection ended or was reset
       } finally {
         closeQuietly(from);
-        closeQuietly(to);
+        if (!cut) {
+          closeQuietly(to);
+        }
       }
     }, "tcp-proxy-relay");
     t.setDaemon(true);
     t.start();
+  }
+
+  private static boolean contains(byte[] buffer, int length, byte[] what) {
+    outer:
+    for (int i = 0; i + what.length <= length; i++) {
+      for (int k = 0; k < what.length; k++) {
+        if (buffer[i + k] != what[k]) {
+          continue outer;
+        }
+      }
+      return true;
+    }
+    return false;
   }
 
   private void pass() throws InterruptedException {

@@ -7,7 +7,9 @@ import io.mic.outbox.DispatchFn;
 import io.mic.outbox.OutboxEvent;
 import io.mic.outbox.OutboxListener;
 import io.mic.outbox.jdbc.JdbcOutboxStore;
+import io.mic.outbox.kafka.KafkaPublisher;
 import io.mic.outbox.nats.NatsJetStreamPublisher;
+import io.mic.outbox.rabbitmq.RabbitMqPublisher;
 import java.io.InputStream;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -17,15 +19,17 @@ import javax.sql.DataSource;
 
 /**
  * A dispatcher process for the fault suite: an {@link AsyncOutboxDispatcher} in claim mode on the JDBC
- * store, publishing to the {@link RecordingSink} or to NATS JetStream, with at most one armed
+ * store, publishing to the {@link RecordingSink}, NATS JetStream, RabbitMQ or Kafka, with at most one armed
  * {@link FaultPoint}. It prints {@code READY} once started, {@code LEASE-LOST <id>} and {@code DLQ <id>}
  * as they happen, and runs until it is killed or its standard input closes.
  *
  * <p>Arguments, {@code key=value}: {@code jdbc} (URL with credentials), {@code table}, {@code mode}
- * ({@code ordered} | {@code throughput}), {@code sink} ({@code record:<file>} | {@code nats:<url>}),
- * {@code stream} (subject prefix on NATS), {@code outage} (file), {@code workers}, {@code batch},
+ * ({@code ordered} | {@code throughput}), {@code sink} ({@code record:<file>} | {@code nats:<url>} |
+ * {@code rabbitmq:<uri>} | {@code kafka:<bootstrap servers>}), {@code stream} (subject prefix on NATS,
+ * exchange on RabbitMQ, topic on Kafka), {@code outage} (file), {@code workers}, {@code batch},
  * {@code leaseMs}, {@code pollMs}, {@code delayMs}, {@code maxAttempts}, {@code retryMs},
- * {@code fault} (a {@link FaultPoint} label), {@code faultAt} (which occurrence parks).
+ * {@code pipelined} ({@code true}, the dispatcher's default, or {@code false}), {@code fault} (a
+ * {@link FaultPoint} label), {@code faultAt} (which occurrence parks).
  */
 public final class WorkerMain {
   private WorkerMain() {}
@@ -59,11 +63,28 @@ public final class WorkerMain {
             outage == null ? null : Path.of(outage), Long.parseLong(a.getOrDefault("delayMs", "0")));
         publish = recording;
         closeSink = recording;
-      } else {
+      } else if (sink.startsWith("nats:")) {
         NatsJetStreamPublisher nats = NatsJetStreamPublisher.builder().url(sink.substring("nats:".length()))
             .subjectPrefix(a.get("stream")).ackTimeout(Duration.ofSeconds(2)).build();
         publish = new ParkingPublisher(nats);
         closeSink = nats;
+      } else if (sink.startsWith("rabbitmq:")) {
+        RabbitMqPublisher rabbit = RabbitMqPublisher.builder().uri(sink.substring("rabbitmq:".length()))
+            .exchange(a.get("stream")).confirmTimeout(Duration.ofSeconds(2)).connectTimeout(Duration.ofSeconds(2))
+            .build();
+        publish = new ParkingPublisher(rabbit);
+        closeSink = rabbit;
+      } else if (sink.startsWith("kafka:")) {
+        String topic = a.get("stream");
+        // a send fails as unavailable within 3 s, well inside the lease the keeper renews meanwhile
+        KafkaPublisher kafka = KafkaPublisher.builder().bootstrapServers(sink.substring("kafka:".length()))
+            .topicOf(e -> topic).deliveryTimeout(Duration.ofSeconds(3)).requestTimeout(Duration.ofSeconds(1))
+            .maxBlock(Duration.ofSeconds(1)).build();
+        publish = new ParkingPublisher(kafka);
+        closeSink = kafka;
+      } else {
+        throw new IllegalArgumentException("sink must be record:<file>, nats:<url>, rabbitmq:<uri> or"
+            + " kafka:<bootstrap servers>");
       }
       long retryMs = Long.parseLong(a.getOrDefault("retryMs", "200"));
       AsyncOutboxDispatcher dispatcher = AsyncOutboxDispatcher.builder()
@@ -75,6 +96,7 @@ public final class WorkerMain {
           .maxAttempts(Integer.parseInt(a.getOrDefault("maxAttempts", "10")))
           .retryBackoff(Duration.ofMillis(retryMs), Duration.ofMillis(retryMs * 2))
           .shutdownTimeout(Duration.ofSeconds(5))
+          .pipelined(Boolean.parseBoolean(a.getOrDefault("pipelined", "true")))
           .listener(new Reporter())
           .name("faults-" + ProcessHandle.current().pid())
           .build();

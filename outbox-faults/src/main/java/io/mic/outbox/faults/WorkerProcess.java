@@ -37,6 +37,7 @@ public final class WorkerProcess implements AutoCloseable {
     List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
         "-Xmx128m", "-XX:TieredStopAtLevel=1", "-Xshare:auto",
         "-Dorg.slf4j.simpleLogger.defaultLogLevel=info", "-Dorg.slf4j.simpleLogger.showDateTime=true",
+        "-Dorg.slf4j.simpleLogger.log.org.apache.kafka=warn",
         "-cp", System.getProperty("java.class.path"), WorkerMain.class.getName()));
     command.addAll(args);
     Path out = logDir.resolve(name + ".out");

@@ -40,7 +40,7 @@ class DatabaseFaultTest {
         s.awaitProduced(40);
         s.postgres.stopServer(mode);
         s.postgres.startServer();
-        s.duplicateBound += 2L * s.workersPerProcess * s.batch;
+        s.duplicateBound += 2L * s.inFlight(); // what each of the two workers had in flight
       }
       s.awaitProduced(40);
       s.finish();
@@ -71,7 +71,7 @@ class DatabaseFaultTest {
           Awaitility.await().atMost(Duration.ofSeconds(60)).until(() -> System.nanoTime() - cut > 12_000_000_000L);
           proxy.heal();
         }
-        s.duplicateBound += 2L * s.workersPerProcess * s.batch;
+        s.duplicateBound += 2L * s.inFlight();
       }
       s.awaitProduced(40);
       s.finish();

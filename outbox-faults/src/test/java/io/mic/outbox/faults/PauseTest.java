@@ -48,7 +48,7 @@ class PauseTest {
       int linesAtThaw = Delivery.readLog(s.deliveries).size();
       paused.resume();
       paused.awaitLine("LEASE-LOST", Duration.ofSeconds(30));
-      s.duplicateBound = s.batch; // at most the batch it was publishing when frozen
+      s.duplicateBound = s.inFlight(); // at most the batches it had in flight when frozen
       s.awaitProduced(30);
       s.finish();
 

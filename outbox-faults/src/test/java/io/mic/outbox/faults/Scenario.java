@@ -32,8 +32,12 @@ final class Scenario implements AutoCloseable {
 
   final String fault;
   final boolean ordered;
+  /** Where the workers publish: {@code recording}, {@code nats}, {@code rabbitmq} or {@code kafka}. */
+  final String sink;
   final boolean nats;
   final long seed;
+  /** Whether the workers claim ahead and mark in the background (the dispatcher's default). */
+  boolean pipelined = true;
   int repetitions = 1;
   int batch = 10;
   int workersPerProcess = 1;
@@ -47,11 +51,17 @@ final class Scenario implements AutoCloseable {
   int aggregatesPerTransaction = 3;
   long producerPauseMs = 40;
   int poison;
-  /** Duplicates the faults may cause: the in-flight batches they cut off; the scenario adds to it. */
+  /**
+   * Duplicates the faults may cause: the events that the workers they cut off had published and not yet
+   * marked ({@link #inFlight()} per worker process and fault); the scenario adds to it.
+   */
   long duplicateBound;
   /** Ports the workers connect to: the servers', or a proxy's in front of them. */
   int dbPort;
   int natsPort;
+  int rabbitPort;
+  /** RabbitMQ: what was drained from the queue so far (draining consumes). */
+  private final List<Delivery> drained = new ArrayList<>();
 
   final Path dir;
   final Path deliveries;
@@ -62,7 +72,8 @@ final class Scenario implements AutoCloseable {
   final HikariDataSource dataSource;
   final JdbcOutboxStore store;
   private final List<WorkerProcess> workers = new ArrayList<>();
-  private final long startNanos = System.nanoTime();
+  /** When the scenario's servers were ready: its duration leaves out starting them. */
+  private final long startNanos;
   Producer producer;
   /** Events committed outside the producers (e.g. a transaction the scenario held open). */
   final List<Produced> extraCommitted = new ArrayList<>();
@@ -70,6 +81,7 @@ final class Scenario implements AutoCloseable {
   private Scenario(String fault, String mode, String sink, long seed) throws Exception {
     this.fault = fault;
     this.ordered = "ordered".equals(mode);
+    this.sink = sink;
     this.nats = "nats".equals(sink);
     this.seed = seed;
     String id = UUID.randomUUID().toString().substring(0, 8);
@@ -92,7 +104,33 @@ final class Scenario implements AutoCloseable {
     if (nats) {
       this.natsPort = Servers.nats().port();
       Servers.nats().createStream(stream, Duration.ofMinutes(2));
+    } else if ("rabbitmq".equals(sink)) {
+      this.rabbitPort = Servers.rabbit().port();
+      Servers.rabbit().declare(stream);
+    } else if ("kafka".equals(sink)) {
+      Servers.createKafkaTopic(stream, KAFKA_PARTITIONS);
     }
+    this.startNanos = System.nanoTime();
+  }
+
+  static final int KAFKA_PARTITIONS = 3;
+
+  /**
+   * The events one worker process may have published and not yet marked, which is what a fault that cuts it
+   * off may repeat: per dispatcher thread the batch it publishes and, pipelined, the batch before it whose
+   * mark runs in the background.
+   */
+  long inFlight() {
+    return (pipelined ? 2L : 1L) * batch * workersPerProcess;
+  }
+
+  private String sinkArgument() throws Exception {
+    return switch (sink) {
+      case "nats" -> "nats:" + Servers.nats().url(natsPort);
+      case "rabbitmq" -> "rabbitmq:" + Servers.rabbit().uri(rabbitPort);
+      case "kafka" -> "kafka:" + Servers.kafka().bootstrap();
+      default -> "record:" + deliveries;
+    };
   }
 
   static Scenario of(String fault, String mode, String sink, long seed) throws Exception {
@@ -103,11 +141,16 @@ final class Scenario implements AutoCloseable {
     return ordered ? "ordered" : "throughput";
   }
 
+  /** The mode as the results show it: pipelining off is stated. */
+  private String modeLabel() {
+    return mode() + (pipelined ? "" : ", not pipelined");
+  }
+
   /** Starts a worker process; {@code extra} are {@code key=value} overrides such as {@code fault=after-claim}. */
   WorkerProcess worker(String name, String... extra) throws Exception {
     List<String> args = new ArrayList<>(List.of(
         "jdbc=" + postgres.appUrl(dbPort, "faults-worker"), "table=" + table, "mode=" + mode(),
-        "sink=" + (nats ? "nats:" + Servers.nats().url(natsPort) : "record:" + deliveries),
+        "sink=" + sinkArgument(), "pipelined=" + pipelined,
         "stream=" + stream, "outage=" + outage, "workers=" + workersPerProcess, "batch=" + batch,
         "leaseMs=" + leaseMs, "pollMs=" + pollMs, "delayMs=" + delayMs, "maxAttempts=" + maxAttempts,
         "retryMs=" + retryMs));
@@ -136,6 +179,13 @@ final class Scenario implements AutoCloseable {
   }
 
   List<Delivery> readDeliveries() throws Exception {
+    if ("rabbitmq".equals(sink)) {
+      drained.addAll(Servers.rabbit().drain(stream));
+      return List.copyOf(drained);
+    }
+    if ("kafka".equals(sink)) {
+      return Servers.readKafkaTopic(stream);
+    }
     if (!nats) {
       return Delivery.readLog(deliveries);
     }
@@ -179,7 +229,7 @@ final class Scenario implements AutoCloseable {
     }
     Checker.TableState state = tableState();
     Figures f = Checker.check(committed, readDeliveries(), state, ordered);
-    Results.append(RESULTS, fault, mode(), nats ? "nats" : "recording", repetitions, seed, f, duplicateBound,
+    Results.append(RESULTS, fault, modeLabel(), ordered, sink, repetitions, seed, f, duplicateBound,
         Duration.ofNanos(System.nanoTime() - startNanos));
     assertThat(f.lost()).as("lost events: %s", f).isZero();
     if (ordered) {
@@ -199,7 +249,8 @@ final class Scenario implements AutoCloseable {
       for (Path log : w.logs()) {
         if (Files.exists(log)) {
           String text = Files.readString(log);
-          for (String secret : List.of(Servers.PG_ADMIN_PASSWORD, Servers.PG_APP_PASSWORD, Servers.NATS_PASSWORD)) {
+          for (String secret : List.of(Servers.PG_ADMIN_PASSWORD, Servers.PG_APP_PASSWORD, Servers.NATS_PASSWORD,
+              Servers.RABBIT_PASSWORD)) {
             assertThat(text).as("a secret in %s", log).doesNotContain(secret);
           }
         }
@@ -233,6 +284,15 @@ final class Scenario implements AutoCloseable {
       s.execute("DROP TABLE IF EXISTS " + table.toLowerCase(Locale.ROOT));
     } catch (SQLException e) {
       // the server may be down after a failed restart scenario; the directory goes at exit
+    }
+    try {
+      if ("rabbitmq".equals(sink)) {
+        Servers.rabbit().delete(stream);
+      } else if ("kafka".equals(sink)) {
+        Servers.deleteKafkaTopic(stream);
+      }
+    } catch (Exception e) {
+      // the broker may be down after a failed outage scenario; the private servers go at exit
     }
   }
 }

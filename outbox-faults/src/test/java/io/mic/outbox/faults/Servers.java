@@ -1,13 +1,33 @@
 package io.mic.outbox.faults;
 
+import io.mic.outbox.OutboxHeaders;
+import io.mic.outbox.kafka.KafkaTestBroker;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.HexFormat;
-import org.junit.jupiter.api.Assumptions;
 import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.awaitility.Awaitility;
+import org.junit.jupiter.api.Assumptions;
 
 /**
- * The suite's private PostgreSQL and NATS servers, started once per test JVM on first use and stopped
+ * The suite's private PostgreSQL, NATS, RabbitMQ and Kafka servers, started once per test JVM on first use and stopped
  * (directories deleted) when the JVM exits, whether the tests passed or not. The shared servers of the
  * machine are never touched: faults that stop or crash a server hit these.
  */
@@ -16,9 +36,12 @@ final class Servers {
   static final String PG_ADMIN_PASSWORD = secret("pgadmin");
   static final String PG_APP_PASSWORD = secret("pgapp");
   static final String NATS_PASSWORD = secret("nats");
+  static final String RABBIT_PASSWORD = secret("rabbit");
 
   private static PrivatePostgres postgres;
   private static PrivateNats nats;
+  private static PrivateRabbit rabbit;
+  private static KafkaTestBroker.ChildBroker kafka;
 
   private Servers() {}
 
@@ -46,11 +69,80 @@ final class Servers {
     return nats;
   }
 
+  static synchronized PrivateRabbit rabbit() throws Exception {
+    requireBinary(PrivateRabbit.BIN + "/rabbitmq-server");
+    if (rabbit == null) {
+      rabbit = PrivateRabbit.start(RABBIT_PASSWORD);
+      Runtime.getRuntime().addShutdownHook(new Thread(rabbit::close, "stop-private-rabbitmq"));
+    }
+    return rabbit;
+  }
+
+  /** A single-node KRaft broker in a child JVM of the suite's own (it stops when this JVM ends). */
+  static synchronized KafkaTestBroker.ChildBroker kafka() {
+    if (kafka == null) {
+      kafka = KafkaTestBroker.ChildBroker.start();
+    }
+    return kafka;
+  }
+
+  static void createKafkaTopic(String topic, int partitions) throws Exception {
+    try (Admin admin = kafkaAdmin()) {
+      admin.createTopics(List.of(new NewTopic(topic, partitions, (short) 1))).all().get(60, TimeUnit.SECONDS);
+    }
+  }
+
+  static void deleteKafkaTopic(String topic) throws Exception {
+    try (Admin admin = kafkaAdmin()) {
+      admin.deleteTopics(Set.of(topic)).all().get(60, TimeUnit.SECONDS);
+    }
+  }
+
+  private static Admin kafkaAdmin() {
+    return Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, kafka().bootstrap(),
+        AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, "10000", AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, "30000"));
+  }
+
+  /**
+   * Every record of {@code topic} from the beginning up to the end offsets of now, partition by partition in
+   * offset order: an aggregate's events all go to the partition of its key, so its order is kept here.
+   */
+  static List<Delivery> readKafkaTopic(String topic) {
+    try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(Map.of(
+        ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka().bootstrap(),
+        ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName(),
+        ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName()))) {
+      List<TopicPartition> partitions = consumer.partitionsFor(topic, Duration.ofSeconds(30)).stream()
+          .map(p -> new TopicPartition(topic, p.partition())).toList();
+      consumer.assign(partitions);
+      consumer.seekToBeginning(partitions);
+      Map<TopicPartition, Long> end = consumer.endOffsets(partitions, Duration.ofSeconds(30));
+      List<ConsumerRecord<byte[], byte[]>> records = new ArrayList<>();
+      Awaitility.await().atMost(Duration.ofSeconds(60)).pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(10))
+          .until(() -> {
+            consumer.poll(Duration.ofMillis(200)).forEach(records::add);
+            return partitions.stream().allMatch(p -> consumer.position(p) >= end.get(p));
+          });
+      records.sort(Comparator.<ConsumerRecord<byte[], byte[]>>comparingInt(ConsumerRecord::partition)
+          .thenComparingLong(ConsumerRecord::offset));
+      List<Delivery> all = new ArrayList<>();
+      for (ConsumerRecord<byte[], byte[]> r : records) {
+        all.add(new Delivery(UUID.fromString(header(r, OutboxHeaders.EVENT_ID)), header(r, OutboxHeaders.AGGREGATE_ID),
+            Workload.sequenceOf(new String(r.value(), StandardCharsets.UTF_8)), 0));
+      }
+      return all;
+    }
+  }
+
+  private static String header(ConsumerRecord<byte[], byte[]> r, String name) {
+    return new String(r.headers().lastHeader(name).value(), StandardCharsets.UTF_8);
+  }
+
   /** The suite starts its own servers: without the binaries it fails under CI=true and is skipped elsewhere. */
   private static void requireBinary(String path) {
     if (!Files.isExecutable(Path.of(path))) {
-      String message = path + " is missing: install postgresql-15 and nats-server (Debian packages) to run the"
-          + " fault suite";
+      String message = path + " is missing: install postgresql-15, nats-server and rabbitmq-server (Debian"
+          + " packages) to run the fault suite";
       if ("true".equalsIgnoreCase(System.getenv("CI"))) {
         throw new AssertionError(message);
       }

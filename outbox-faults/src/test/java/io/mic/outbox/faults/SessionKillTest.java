@@ -24,8 +24,8 @@ class SessionKillTest {
       for (int r = 0; r < rounds; r++) {
         s.awaitProduced(12);
         if (terminateWorkerSessions(s) > 0) {
-          // a terminated mark leaves its batch published but unmarked: one batch per worker thread
-          s.duplicateBound += 2L * s.workersPerProcess * s.batch;
+          // a terminated mark leaves its batches published but unmarked: what each of the two workers had in flight
+          s.duplicateBound += 2L * s.inFlight();
         }
       }
       s.awaitProduced(30);

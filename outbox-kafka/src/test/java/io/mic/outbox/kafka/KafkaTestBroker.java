@@ -93,8 +93,11 @@ public final class KafkaTestBroker {
     }
   }
 
-  /** A single-node KRaft broker (broker and controller) in a child JVM, with its storage in a temp dir. */
-  static final class ChildBroker {
+  /**
+   * A single-node KRaft broker (broker and controller) in a child JVM, with its storage in a temp dir; other
+   * modules' tests that freeze, kill or restart a broker start their own with {@link #start()}.
+   */
+  public static final class ChildBroker implements AutoCloseable {
     private final Path dir;
     private final int port;
     private Process process;
@@ -104,7 +107,7 @@ public final class KafkaTestBroker {
       this.port = port;
     }
 
-    static ChildBroker start() {
+    public static ChildBroker start() {
       try {
         Path dir = Files.createTempDirectory("mic-kafka-");
         int port = freePort();
@@ -141,30 +144,30 @@ public final class KafkaTestBroker {
       }
     }
 
-    String bootstrap() {
+    public String bootstrap() {
       return "127.0.0.1:" + port;
     }
 
-    long pid() {
+    public long pid() {
       return process.pid();
     }
 
     /** SIGSTOP: the broker keeps its sockets open but answers nothing, like a frozen VM. */
-    void freeze() throws Exception {
+    public void freeze() throws Exception {
       signal("-STOP");
     }
 
     /** SIGCONT: the frozen broker runs on. */
-    void thaw() throws Exception {
+    public void thaw() throws Exception {
       signal("-CONT");
     }
 
     /** Kills the broker (SIGKILL, as in a crash); {@link #restart()} brings it back on the same port and data. */
-    void kill() throws InterruptedException {
+    public void kill() throws InterruptedException {
       process.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
     }
 
-    void restart() throws IOException {
+    public void restart() throws IOException {
       launch();
     }
 
@@ -193,6 +196,12 @@ public final class KafkaTestBroker {
     private String tail() throws IOException {
       List<String> lines = Files.readAllLines(dir.resolve("broker.log"));
       return String.join("\n", lines.subList(Math.max(0, lines.size() - 30), lines.size()));
+    }
+
+    /** Kills the broker (thawed first) and deletes its storage. */
+    @Override
+    public void close() {
+      destroy();
     }
 
     private void destroy() {
