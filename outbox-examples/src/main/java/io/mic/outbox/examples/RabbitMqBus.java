@@ -7,6 +7,7 @@ import com.rabbitmq.client.ConnectionFactory;
 import com.rabbitmq.client.DefaultConsumer;
 import com.rabbitmq.client.Envelope;
 import io.mic.outbox.DispatchFn;
+import io.mic.outbox.InvalidConfigurationException;
 import io.mic.outbox.rabbitmq.RabbitMqPublisher;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -37,10 +38,18 @@ final class RabbitMqBus implements Bus {
 
   RabbitMqBus(String uri) {
     try {
+      // first: its URI check refuses what the client would read as localhost as guest (e.g. a bad port)
+      publisher = RabbitMqPublisher.builder().uri(uri).exchange(name).connectionName("mic-outbox-demo").build();
+    } catch (InvalidConfigurationException e) {
+      throw new OutboxDemo.DemoSetupException("--rabbitmq: " + e.getMessage());
+    }
+    Connection opened = null;
+    try {
       ConnectionFactory factory = new ConnectionFactory();
       factory.setUri(uri);
       factory.setConnectionTimeout(3_000);
-      connection = factory.newConnection("mic-outbox-demo-consumer");
+      opened = factory.newConnection("mic-outbox-demo-consumer");
+      connection = opened;
       channel = connection.createChannel();
       channel.exchangeDeclare(name, "topic", false);
       channel.queueDeclare(name, false, false, false, null);
@@ -54,11 +63,14 @@ final class RabbitMqBus implements Bus {
         }
       });
     } catch (Exception e) {
+      publisher.close();
+      if (opened != null) {
+        opened.abort(); // what it declared is non-durable and not exclusive: it stays until a broker restart
+      }
       // the client's messages may quote the URI, and with it the password
       throw new OutboxDemo.DemoSetupException("cannot use RabbitMQ at " + Secrets.redact(uri) + " ("
           + new Secrets(uri).mask(String.valueOf(e.getMessage())) + "): start rabbitmq-server, or leave out --rabbitmq");
     }
-    publisher = RabbitMqPublisher.builder().uri(uri).exchange(name).connectionName("mic-outbox-demo").build();
   }
 
   @Override

@@ -122,11 +122,15 @@ class OutboxDemoTest {
   void aRabbitMqPasswordNeverReachesTheOutput() {
     int unreachable = run("--rabbitmq", "amqp://demo:" + SECRET + "@127.0.0.1:1");
     int notAmqp = run("--rabbitmq", "http://demo:" + SECRET + "@127.0.0.1:5672");
+    // a port that is not a number: the client alone would fall back to localhost:5672 as guest
+    int badPort = run("--rabbitmq", "amqp://demo:" + SECRET + "@127.0.0.1:56x2");
 
-    assertThat(List.of(unreachable, notAmqp)).containsExactly(2, 2);
+    assertThat(List.of(unreachable, notAmqp, badPort)).containsExactly(2, 2, 2);
     assertThat(err()).contains("cannot use RabbitMQ at amqp://***@127.0.0.1:1 (")
         .contains("--rabbitmq must be an AMQP URI such as amqp://guest:guest@127.0.0.1:5672, was"
-            + " 'http://***@127.0.0.1:5672'");
+            + " 'http://***@127.0.0.1:5672'")
+        .contains("--rabbitmq: uri 'amqp://***@127.0.0.1:56x2' is not an AMQP URI");
+    assertThat(out()).doesNotContain("MIC Outbox demo on");
     assertThat(err() + out()).doesNotContain(SECRET);
   }
 
