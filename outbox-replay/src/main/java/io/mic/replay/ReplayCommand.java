@@ -1,5 +1,6 @@
 package io.mic.replay;
 
+import io.mic.outbox.rabbitmq.internal.Urls;
 import io.mic.replay.internal.CliProgress;
 import io.mic.replay.internal.Timestamps;
 import java.io.BufferedWriter;
@@ -39,7 +40,7 @@ import picocli.CommandLine.Spec;
     version = "mic-events-replay 0.1.0",
     description = {
         "Republishes the archived events of one topic and an inclusive time range, in (created_at, id) order.",
-        "Without --to-nats or --to-kafka it is a dry run: one JSON line per selected event on stdout, a summary on stderr."},
+        "Without --to-nats, --to-kafka or --to-rabbitmq it is a dry run: one JSON line per selected event on stdout, a summary on stderr."},
     exitCodeListHeading = "%nExit codes:%n",
     exitCodeList = {
         "0:all selected events published (or dry run done)",
@@ -102,6 +103,14 @@ public final class ReplayCommand implements Callable<Integer> {
       description = "publish to this Kafka cluster, e.g. 127.0.0.1:9092 (the topic must exist)")
   private String kafkaBootstrap;
 
+  @Option(names = "--to-rabbitmq", paramLabel = "URI",
+      description = "publish to this RabbitMQ broker, e.g. amqp://user:password@127.0.0.1:5672 (never printed with its password)")
+  private String rabbitUri;
+
+  @Option(names = "--rabbitmq-exchange", paramLabel = "EXCHANGE",
+      description = "the exchange (must exist); routing key = the topic, and a queue must be bound for it")
+  private String rabbitExchange;
+
   @Option(names = "--batch-id", paramLabel = "ID", description = "batch id; reuse it to resume a failed batch (default: random)")
   private String batchId;
 
@@ -156,7 +165,7 @@ public final class ReplayCommand implements Callable<Integer> {
     Writer dryRunOut = new BufferedWriter(new OutputStreamWriter(stdout, StandardCharsets.UTF_8), 1 << 16);
     ReplayResult result;
     try (ReplaySink sink = natsUrl != null ? natsSink() : kafkaBootstrap != null ? kafkaSink()
-        : new DryRunSink(dryRunOut)) {
+        : rabbitUri != null ? rabbitSink() : new DryRunSink(dryRunOut)) {
       result = build(replay.sink(sink)::build, EVENT_REPLAY_OPTIONS).run();
     }
     summary(result, replaySource); // after close: stdout is complete before the summary reaches stderr
@@ -176,8 +185,13 @@ public final class ReplayCommand implements Callable<Integer> {
         throw usage(option + " applies to --from-json only: ClickHouse sorts on the server");
       }
     }
-    if (natsUrl != null && kafkaBootstrap != null) {
-      throw usage("--to-nats and --to-kafka exclude each other: replay to one broker at a time");
+    if ((natsUrl != null ? 1 : 0) + (kafkaBootstrap != null ? 1 : 0) + (rabbitUri != null ? 1 : 0) > 1) {
+      throw usage("--to-nats, --to-kafka and --to-rabbitmq exclude each other: replay to one broker at a time");
+    }
+    if (rabbitUri == null && rabbitExchange != null) {
+      throw usage("--rabbitmq-exchange needs --to-rabbitmq URI");
+    } else if (rabbitUri != null && rabbitExchange == null) {
+      throw usage("--rabbitmq-exchange is required with --to-rabbitmq: name the exchange (it must exist)");
     }
     if (natsUrl == null) {
       for (String option : new String[] {"--nats-stream", "--max-pending-acks"}) {
@@ -221,6 +235,10 @@ public final class ReplayCommand implements Callable<Integer> {
     return build(KafkaReplaySink.builder().bootstrapServers(kafkaBootstrap)::build, KAFKA_OPTIONS);
   }
 
+  private ReplaySink rabbitSink() {
+    return build(RabbitMqReplaySink.builder().uri(rabbitUri).exchange(rabbitExchange)::build, RABBITMQ_OPTIONS);
+  }
+
   private static String blankToNull(String s) {
     return s == null || s.isEmpty() ? null : s;
   }
@@ -233,6 +251,8 @@ public final class ReplayCommand implements Callable<Integer> {
   private static final Map<String, String> NATS_OPTIONS =
       Map.of("url", "--to-nats", "stream", "--nats-stream", "maxPendingAcks", "--max-pending-acks");
   private static final Map<String, String> KAFKA_OPTIONS = Map.of("bootstrapServers", "--to-kafka");
+  private static final Map<String, String> RABBITMQ_OPTIONS = Map.of("uri", "--to-rabbitmq",
+      "exchange", "--rabbitmq-exchange");
   private static final Map<String, String> EVENT_REPLAY_OPTIONS =
       Map.of("topic", "--topic", "from", "--from", "to", "--to", "batchId", "--batch-id");
 
@@ -252,7 +272,9 @@ public final class ReplayCommand implements Callable<Integer> {
       stderr.println("dry run: " + r.published() + " events selected from " + r.recordsRead() + " records of "
           + replaySource + " (" + range + "); batch id " + r.batchId() + "; nothing was published (" + took + ")");
     } else {
-      String destination = kafkaBootstrap != null ? "Kafka at " + kafkaBootstrap : "NATS stream " + natsStream;
+      String destination = kafkaBootstrap != null ? "Kafka at " + kafkaBootstrap
+          : rabbitUri != null ? "RabbitMQ exchange " + rabbitExchange + " at " + Urls.redact(rabbitUri)
+          : "NATS stream " + natsStream;
       stderr.println("published " + r.published() + " events to " + destination + " (" + range
           + ") from " + r.recordsRead() + " records of " + replaySource + (r.duplicates() == 0 ? ""
           : "; " + r.duplicates() + " of them dropped by " + (kafkaBootstrap != null ? "Kafka" : "JetStream")
@@ -275,7 +297,8 @@ public final class ReplayCommand implements Callable<Integer> {
       return BAD_INPUT;
     }
     if (e instanceof ReplayConfigurationException c) {
-      String flag = (kafkaBootstrap != null ? KAFKA_OPTIONS : NATS_OPTIONS).getOrDefault(c.option(), c.option());
+      String flag = (kafkaBootstrap != null ? KAFKA_OPTIONS : rabbitUri != null ? RABBITMQ_OPTIONS : NATS_OPTIONS)
+          .getOrDefault(c.option(), c.option());
       stderr.println("mic-events-replay: " + flag + ": " + c.getMessage());
       return BAD_INPUT;
     }

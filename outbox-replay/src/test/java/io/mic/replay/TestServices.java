@@ -2,6 +2,7 @@ package io.mic.replay;
 
 import static org.junit.jupiter.api.Assertions.fail;
 
+import com.rabbitmq.client.ConnectionFactory;
 import io.nats.client.Connection;
 import io.nats.client.JetStreamApiException;
 import io.nats.client.Nats;
@@ -18,7 +19,8 @@ import java.util.UUID;
 import org.junit.jupiter.api.Assumptions;
 
 /**
- * The servers the replay tests talk to: {@code MIC_TEST_NATS_URL} / {@code MIC_TEST_CLICKHOUSE_URL}, else
+ * The servers the replay tests talk to: {@code MIC_TEST_NATS_URL} / {@code MIC_TEST_CLICKHOUSE_URL} /
+ * {@code MIC_TEST_RABBITMQ_URI}, else
  * the local ones. When a server cannot be reached the test fails under {@code CI=true} (CI must run
  * everything) and is skipped elsewhere, with a message that says how to start it.
  */
@@ -46,6 +48,24 @@ final class TestServices {
     } catch (IOException | JetStreamApiException e) {
       return unavailable("NATS JetStream is not reachable at " + natsUrl() + " (" + e + "): start it with"
           + " 'nats-server -js' or set MIC_TEST_NATS_URL");
+    }
+  }
+
+  static String rabbitUri() {
+    return env("MIC_TEST_RABBITMQ_URI", "amqp://guest:guest@127.0.0.1:5672");
+  }
+
+  /** A connection to RabbitMQ; fails or skips the test when there is none. */
+  static com.rabbitmq.client.Connection rabbit() {
+    try {
+      ConnectionFactory f = new ConnectionFactory();
+      f.setUri(rabbitUri());
+      f.setConnectionTimeout(2_000);
+      f.setAutomaticRecoveryEnabled(false);
+      return f.newConnection("mic-events-replay-test");
+    } catch (Exception e) {
+      return unavailable("RabbitMQ is not reachable at " + rabbitUri().replaceAll("//[^@/]*@", "//***@") + " ("
+          + e.getClass().getSimpleName() + "): start it with 'rabbitmq-server -detached' or set MIC_TEST_RABBITMQ_URI");
     }
   }
 

@@ -36,10 +36,10 @@ import picocli.CommandLine.Option;
             + " whose event never appears, dispatch in per-aggregate order by two claiming workers, a redelivered"
             + " duplicate absorbed by the consumer's inbox, and a poison event that goes to the DLQ and is"
             + " redriven.",
-        "Runs on H2 in process and an in-process bus unless --jdbc-url and --nats or --kafka name real servers; it"
-            + " creates (and first drops) the tables mic_demo_orders, mic_demo_invoices, mic_demo_outbox and"
-            + " mic_demo_inbox, and a JetStream stream MIC_DEMO_* or a Kafka topic mic-demo-* that it deletes at the"
-            + " end."},
+        "Runs on H2 in process and an in-process bus unless --jdbc-url and --nats, --kafka or --rabbitmq name real"
+            + " servers; it creates (and first drops) the tables mic_demo_orders, mic_demo_invoices, mic_demo_outbox"
+            + " and mic_demo_inbox, and a JetStream stream MIC_DEMO_*, a Kafka topic mic-demo-* or a RabbitMQ"
+            + " exchange and queue mic-demo-* that it deletes at the end."},
     exitCodeListHeading = "Exit codes:%n",
     exitCodeList = {"0:the story ran to the end", "1:the story went wrong (a bug: please report it)",
         "2:bad options or an unreachable server"})
@@ -77,6 +77,10 @@ public final class OutboxDemo implements Callable<Integer> {
       description = "publish to Apache Kafka at these bootstrap servers, e.g. 127.0.0.1:9092")
   String kafkaBootstrap;
 
+  @Option(names = "--rabbitmq", paramLabel = "URI",
+      description = "publish to RabbitMQ at this URI, e.g. amqp://guest:guest@127.0.0.1:5672")
+  String rabbitUri;
+
   @Option(names = "--verbose", description = "show the library's own log lines (INFO and above)")
   boolean verbose;
 
@@ -105,11 +109,16 @@ public final class OutboxDemo implements Callable<Integer> {
       throw new DemoSetupException("--nats must be a NATS URL such as nats://127.0.0.1:4222, was '"
           + Secrets.redact(natsUrl) + "'");
     }
-    if (natsUrl != null && kafkaBootstrap != null) {
-      throw new DemoSetupException("--nats and --kafka exclude each other: choose one bus");
+    if (rabbitUri != null && !rabbitUri.matches("amqps?://.*")) {
+      throw new DemoSetupException("--rabbitmq must be an AMQP URI such as amqp://guest:guest@127.0.0.1:5672, was '"
+          + Secrets.redact(rabbitUri) + "'");
+    }
+    if ((natsUrl != null ? 1 : 0) + (kafkaBootstrap != null ? 1 : 0) + (rabbitUri != null ? 1 : 0) > 1) {
+      throw new DemoSetupException("--nats, --kafka and --rabbitmq exclude each other: choose one bus");
     }
     try (HikariDataSource dataSource = connect(); Bus bus = natsUrl != null ? new NatsBus(natsUrl)
-        : kafkaBootstrap != null ? new KafkaBus(kafkaBootstrap) : new InProcessBus()) {
+        : kafkaBootstrap != null ? new KafkaBus(kafkaBootstrap) : rabbitUri != null ? new RabbitMqBus(rabbitUri)
+        : new InProcessBus()) {
       new Story(dataSource, bus, out).tell();
       return 0;
     }

@@ -1,6 +1,7 @@
 package io.mic.outbox.examples;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
@@ -81,10 +82,56 @@ class OutboxDemoTest {
             + " absorbed, 0 in the DLQ, 0 lost");
   }
 
+  /**
+   * The same story through RabbitMQ (MIC_TEST_RABBITMQ_URI, else the local server); the demo's exchange and
+   * queue are gone afterwards.
+   */
+  @Test
+  void tellsTheSameStoryThroughRabbitMq() throws Exception {
+    String uri = System.getenv().getOrDefault("MIC_TEST_RABBITMQ_URI", "amqp://guest:guest@127.0.0.1:5672");
+    int code = run("--rabbitmq", uri);
+    if (code == 2 && !"true".equalsIgnoreCase(System.getenv("CI"))) {
+      org.junit.jupiter.api.Assumptions.abort("RabbitMQ unreachable: " + err());
+    }
+    assertThat(code).as(err() + out()).isZero();
+    assertThat(out()).contains("publishing to RabbitMQ (exchange and queue mic-demo-")
+        .contains("o-1: order.placed -> order.paid")
+        .contains("o-1's order.placed was delivered twice; billing's inbox absorbed 1 duplicate(s)")
+        .contains("Summary: 7 events written, 7 dispatched, 2 retried, 1 dead-lettered and redriven, 1 duplicate"
+            + " absorbed, 0 in the DLQ, 0 lost");
+    java.util.regex.Matcher name = java.util.regex.Pattern.compile("mic-demo-[0-9a-f]{8}").matcher(out());
+    assertThat(name.find()).isTrue();
+    com.rabbitmq.client.ConnectionFactory factory = new com.rabbitmq.client.ConnectionFactory();
+    factory.setUri(uri);
+    try (com.rabbitmq.client.Connection c = factory.newConnection()) {
+      // a passive declare of something missing closes the channel with 404 NOT_FOUND
+      assertThatThrownBy(() -> c.createChannel().queueDeclarePassive(name.group()))
+          .hasStackTraceContaining("NOT_FOUND - no queue '" + name.group() + "'");
+      assertThatThrownBy(() -> c.createChannel().exchangeDeclarePassive(name.group()))
+          .hasStackTraceContaining("NOT_FOUND - no exchange '" + name.group() + "'");
+    }
+  }
+
   @Test
   void natsAndKafkaTogetherAreExitCodeTwo() {
     assertThat(run("--nats", "nats://127.0.0.1:4222", "--kafka", "127.0.0.1:9092")).isEqualTo(2);
-    assertThat(err()).contains("--nats and --kafka exclude each other");
+    assertThat(err()).contains("--nats, --kafka and --rabbitmq exclude each other");
+  }
+
+  @Test
+  void aRabbitMqPasswordNeverReachesTheOutput() {
+    int unreachable = run("--rabbitmq", "amqp://demo:" + SECRET + "@127.0.0.1:1");
+    int notAmqp = run("--rabbitmq", "http://demo:" + SECRET + "@127.0.0.1:5672");
+    // a port that is not a number: the client alone would fall back to localhost:5672 as guest
+    int badPort = run("--rabbitmq", "amqp://demo:" + SECRET + "@127.0.0.1:56x2");
+
+    assertThat(List.of(unreachable, notAmqp, badPort)).containsExactly(2, 2, 2);
+    assertThat(err()).contains("cannot use RabbitMQ at amqp://***@127.0.0.1:1 (")
+        .contains("--rabbitmq must be an AMQP URI such as amqp://guest:guest@127.0.0.1:5672, was"
+            + " 'http://***@127.0.0.1:5672'")
+        .contains("--rabbitmq: uri 'amqp://***@127.0.0.1:56x2' is not an AMQP URI");
+    assertThat(out()).doesNotContain("MIC Outbox demo on");
+    assertThat(err() + out()).doesNotContain(SECRET);
   }
 
   @Test

@@ -117,6 +117,6 @@ class ReplayToKafkaTest {
         "--nats-stream", "S");
 
     assertThat(exit).isEqualTo(ReplayCommand.BAD_INPUT);
-    assertThat(err.toString(UTF_8)).contains("--to-nats and --to-kafka exclude each other");
+    assertThat(err.toString(UTF_8)).contains("--to-nats, --to-kafka and --to-rabbitmq exclude each other");
   }
 }

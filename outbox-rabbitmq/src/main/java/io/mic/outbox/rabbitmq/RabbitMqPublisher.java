@@ -6,6 +6,7 @@ import com.rabbitmq.client.ShutdownSignalException;
 import io.mic.outbox.BatchDispatchFn;
 import io.mic.outbox.InvalidConfigurationException;
 import io.mic.outbox.OutboxEvent;
+import io.mic.outbox.OutboxException;
 import io.mic.outbox.OutboxHeaders;
 import io.mic.outbox.PublishUnavailableException;
 import io.mic.outbox.rabbitmq.internal.ChannelPool;
@@ -14,6 +15,7 @@ import io.mic.outbox.rabbitmq.internal.ConfirmChannel.Pending;
 import io.mic.outbox.rabbitmq.internal.RabbitErrors;
 import io.mic.outbox.rabbitmq.internal.Urls;
 import java.io.IOException;
+import java.net.URI;
 import java.net.URISyntaxException;
 import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
@@ -21,6 +23,8 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
 import java.util.Date;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -28,6 +32,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.UUID;
 import java.util.function.Function;
+import java.util.function.Supplier;
 import java.util.regex.Pattern;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -162,8 +167,8 @@ public final class RabbitMqPublisher implements BatchDispatchFn, AutoCloseable {
    */
   private List<OutboxEvent> publishRound(ConfirmChannel channel, List<OutboxEvent> todo,
       Map<UUID, Exception> failures) throws InterruptedException {
-    List<Pending> sent = new ArrayList<>(todo.size());
-    ArrayDeque<Pending> window = new ArrayDeque<>();
+    List<Pending<OutboxEvent>> sent = new ArrayList<>(todo.size());
+    ArrayDeque<Pending<OutboxEvent>> window = new ArrayDeque<>();
     int next = 0;
     String blocked = null;
     for (; next < todo.size(); next++) {
@@ -186,7 +191,7 @@ public final class RabbitMqPublisher implements BatchDispatchFn, AutoCloseable {
         continue;
       }
       try {
-        Pending p = channel.publish(exchange, key, propertiesOf(event), bodyOf(event), event,
+        Pending<OutboxEvent> p = channel.publish(exchange, key, propertiesOf(event), bodyOf(event), event,
             confirmTimeout.toNanos());
         sent.add(p);
         window.add(p);
@@ -201,23 +206,17 @@ public final class RabbitMqPublisher implements BatchDispatchFn, AutoCloseable {
       }
     }
     List<OutboxEvent> unsent = todo.subList(next, todo.size());
-    List<Pending> lost = new ArrayList<>();
-    for (Pending p : sent) {
+    List<Pending<OutboxEvent>> lost = new ArrayList<>();
+    for (Pending<OutboxEvent> p : sent) {
       ConfirmChannel.Outcome outcome = p.await();
-      OutboxEvent event = p.event();
-      if (outcome instanceof ConfirmChannel.Acked) {
+      OutboxEvent event = p.item();
+      if (outcome instanceof ConfirmChannel.Closed) {
+        lost.add(p);
         continue;
       }
-      String what = describe(event, keyOf(event));
-      if (outcome instanceof ConfirmChannel.Returned r) {
-        failures.put(event.id(), RabbitErrors.returned(what, r.message()));
-      } else if (outcome instanceof ConfirmChannel.Nacked) {
-        failures.put(event.id(), RabbitErrors.nacked(what));
-      } else if (outcome instanceof ConfirmChannel.TimedOut) {
-        channel.spoil();
-        failures.put(event.id(), RabbitErrors.timedOut(what, confirmTimeout));
-      } else {
-        lost.add(p);
+      OutboxException failure = failureOf(outcome, channel, () -> describe(event, keyOf(event)));
+      if (failure != null) {
+        failures.put(event.id(), failure);
       }
     }
     if (blocked != null) {
@@ -229,23 +228,41 @@ public final class RabbitMqPublisher implements BatchDispatchFn, AutoCloseable {
     if (cause == null) {
       return unsent.isEmpty() ? List.of() : List.copyOf(unsent); // spoiled by the client: go on elsewhere
     }
-    Pending culprit = RabbitErrors.causedByOneMessage(cause) ? RabbitErrors.culprit(cause, lost) : null;
+    Pending<OutboxEvent> culprit = RabbitErrors.causedByOneMessage(cause) ? RabbitErrors.culprit(cause, lost) : null;
     if (culprit == null) {
-      for (Pending p : lost) {
-        failures.put(p.event().id(), RabbitErrors.closed(describe(p.event(), keyOf(p.event())),
+      for (Pending<OutboxEvent> p : lost) {
+        failures.put(p.item().id(), RabbitErrors.closed(describe(p.item(), keyOf(p.item())),
             exchange, cause));
       }
       unsent.forEach(e -> failures.put(e.id(), RabbitErrors.closed(describe(e, keyOf(e)), exchange, cause)));
       return List.of();
     }
-    OutboxEvent bad = culprit.event();
+    OutboxEvent bad = culprit.item();
     failures.put(bad.id(), RabbitErrors.refusedByBroker(describe(bad, keyOf(bad)), cause));
     LOG.debug("RabbitMQ closed a channel because of event {}; publishing the other {} again", bad.id(),
         lost.size() - 1 + unsent.size());
     List<OutboxEvent> again = new ArrayList<>();
-    lost.stream().filter(p -> p != culprit).forEach(p -> again.add(p.event()));
+    lost.stream().filter(p -> p != culprit).forEach(p -> again.add(p.item()));
     again.addAll(unsent);
     return again;
+  }
+
+  /**
+   * The failure an outcome other than {@code Closed} stands for, {@code null} for an ack. A closed channel is
+   * left to the caller: whose fault it was depends on the other messages outstanding on it.
+   */
+  private OutboxException failureOf(ConfirmChannel.Outcome outcome, ConfirmChannel channel, Supplier<String> what) {
+    if (outcome instanceof ConfirmChannel.Returned r) {
+      return RabbitErrors.returned(what.get(), r.message());
+    }
+    if (outcome instanceof ConfirmChannel.Nacked) {
+      return RabbitErrors.nacked(what.get());
+    }
+    if (outcome instanceof ConfirmChannel.TimedOut) {
+      channel.spoil();
+      return RabbitErrors.timedOut(what.get(), confirmTimeout);
+    }
+    return null;
   }
 
   private String checkedRoutingKey(OutboxEvent event) {
@@ -289,6 +306,196 @@ public final class RabbitMqPublisher implements BatchDispatchFn, AutoCloseable {
 
   private String describe(OutboxEvent event, String key) {
     return "event " + event.id() + " to exchange '" + exchange + "' with routing key '" + key + "'";
+  }
+
+  /**
+   * Checks that the exchange exists, e.g. before a long job starts publishing.
+   *
+   * @throws InvalidConfigurationException the exchange does not exist
+   * @throws PublishUnavailableException RabbitMQ cannot be reached or did not answer
+   */
+  public void checkExchange() {
+    ConfirmChannel channel = channels.borrow();
+    try {
+      if (!channel.exchangeExists(exchange)) {
+        throw new InvalidConfigurationException("exchange '" + exchange + "' does not exist at "
+            + channels.displayUri() + ": declare it, or name an existing exchange (the publisher never declares one)");
+      }
+    } catch (IOException | ShutdownSignalException e) {
+      ShutdownSignalException s = e instanceof ShutdownSignalException sse ? sse
+          : e.getCause() instanceof ShutdownSignalException sse ? sse : null;
+      throw new PublishUnavailableException("RabbitMQ at " + channels.displayUri() + " could not say whether"
+          + " exchange '" + exchange + "' exists (" + (s != null ? RabbitErrors.replyText(s) : e.toString()) + ")", e);
+    } finally {
+      channels.giveBack(channel);
+    }
+  }
+
+  /**
+   * Checks that the client can send {@code message} at all: a routing key and {@code message_id} of at most
+   * 255 bytes, header names of at most 255 bytes, and properties that fit in one frame of the connection
+   * ({@code frame_max}). Connects when not connected yet.
+   *
+   * @throws PublishRejectedException what is wrong (reply code -1), naming the message id but not the body
+   * @throws PublishUnavailableException RabbitMQ cannot be reached
+   */
+  public void check(RabbitMqMessage message) {
+    String what = describe(message);
+    if (message.routingKey().getBytes(StandardCharsets.UTF_8).length > MAX_SHORT_STRING) {
+      throw RabbitErrors.refusedByClient(what, "the routing key is "
+          + message.routingKey().getBytes(StandardCharsets.UTF_8).length + " bytes of UTF-8, over AMQP's 255", null);
+    }
+    if (message.messageId().getBytes(StandardCharsets.UTF_8).length > MAX_SHORT_STRING) {
+      throw RabbitErrors.refusedByClient(what, "the message_id is "
+          + message.messageId().getBytes(StandardCharsets.UTF_8).length + " bytes of UTF-8, over AMQP's 255", null);
+    }
+    for (String name : message.headers().keySet()) {
+      if (name.getBytes(StandardCharsets.UTF_8).length > MAX_SHORT_STRING) {
+        throw RabbitErrors.refusedByClient(what, "a header name is " + name.getBytes(StandardCharsets.UTF_8).length
+            + " bytes of UTF-8, over AMQP's 255", null);
+      }
+    }
+    int frameMax = frameMax();
+    long size;
+    try {
+      size = propertiesOf(message).toFrame(0, message.body().length).size();
+    } catch (IOException | IllegalArgumentException e) {
+      throw RabbitErrors.refusedByClient(what, "its properties cannot be encoded: " + e.getMessage(), e);
+    }
+    if (frameMax > 0 && size > frameMax) {
+      throw RabbitErrors.refusedByClient(what, "its properties and headers take " + size + " bytes, over the"
+          + " connection's frame_max of " + frameMax + " bytes: shorten the headers or raise frame_max", null);
+    }
+  }
+
+  private int frameMax() {
+    ConfirmChannel channel = channels.borrow();
+    try {
+      return channel.frameMax();
+    } finally {
+      channels.giveBack(channel);
+    }
+  }
+
+  /**
+   * Publishes {@code messages} in order on one channel, as {@link #dispatchBatch} publishes events (confirms,
+   * {@code mandatory}, persistent, {@code application/json}, the confirm window), but stops sending at the
+   * first message that fails: a returned message, a nack, no confirm in time, a closed channel.
+   *
+   * @return one entry per message, in order: {@code null} when the broker confirmed it, else its failure. A
+   *     message not sent because an earlier one failed has a {@link PublishUnavailableException} saying so;
+   *     messages that were in flight behind the first failure may have been confirmed all the same.
+   * @throws PublishUnavailableException RabbitMQ is not reachable or blocks publishing: nothing was sent
+   */
+  public List<Exception> publishInOrder(List<RabbitMqMessage> messages) throws InterruptedException {
+    Exception[] outcomes = new Exception[messages.size()];
+    if (messages.isEmpty()) {
+      return List.of();
+    }
+    String blocked = channels.blockedReason();
+    if (blocked != null) {
+      throw RabbitErrors.blocked("the " + messages.size() + " messages", blocked);
+    }
+    ConfirmChannel channel = channels.borrow();
+    List<Pending<Integer>> sent = new ArrayList<>(messages.size());
+    try {
+      ArrayDeque<Pending<Integer>> window = new ArrayDeque<>();
+      boolean failed = false;
+      for (int i = 0; i < messages.size() && !failed; i++) {
+        while (window.size() >= confirmWindow && !failed) {
+          failed = !(window.poll().await() instanceof ConfirmChannel.Acked);
+        }
+        if (failed) {
+          break; // the outcome of the one that failed is read below
+        }
+        RabbitMqMessage m = messages.get(i);
+        Exception notSent = notSendable(channel, m);
+        if (notSent != null) {
+          outcomes[i] = notSent;
+          break;
+        }
+        try {
+          Pending<Integer> p = channel.publish(exchange, m.routingKey(), propertiesOf(m), m.body(), i,
+              confirmTimeout.toNanos());
+          sent.add(p);
+          window.add(p);
+        } catch (ShutdownSignalException | IOException e) {
+          ShutdownSignalException cause = channel.closedBy();
+          outcomes[i] = cause != null ? RabbitErrors.closed(describe(m), exchange, cause)
+              : new PublishUnavailableException("could not send " + describe(m) + ": " + e, e);
+          break;
+        } catch (RuntimeException e) {
+          channel.spoil();
+          outcomes[i] = RabbitErrors.refusedByClient(describe(m), e.toString(), e);
+          break;
+        }
+      }
+      settleInOrder(channel, messages, sent, outcomes);
+    } finally {
+      channels.giveBack(channel);
+    }
+    for (int i = sent.size(); i < outcomes.length; i++) { // messages are sent in order: these never were
+      if (outcomes[i] == null) {
+        outcomes[i] = new PublishUnavailableException("message " + messages.get(i).messageId() + " was not sent:"
+            + " an earlier message failed");
+      }
+    }
+    return Collections.unmodifiableList(Arrays.asList(outcomes));
+  }
+
+  /** Why {@code m} cannot be sent on {@code channel} now, or {@code null}. */
+  private Exception notSendable(ConfirmChannel channel, RabbitMqMessage m) {
+    ShutdownSignalException closed = channel.closedBy();
+    if (closed != null) {
+      return RabbitErrors.closed(describe(m), exchange, closed);
+    }
+    String blocked = channels.blockedReason();
+    if (blocked != null) {
+      return RabbitErrors.blocked(describe(m), blocked);
+    }
+    if (m.routingKey().getBytes(StandardCharsets.UTF_8).length > MAX_SHORT_STRING) {
+      return RabbitErrors.refusedByClient(describe(m), "a routing key must be 0 to 255 bytes of UTF-8", null);
+    }
+    return null;
+  }
+
+  /** Waits for the outcome of every message sent and records the failures. */
+  private void settleInOrder(ConfirmChannel channel, List<RabbitMqMessage> messages, List<Pending<Integer>> sent,
+      Exception[] outcomes) throws InterruptedException {
+    List<Pending<Integer>> lost = new ArrayList<>();
+    for (Pending<Integer> p : sent) {
+      ConfirmChannel.Outcome outcome = p.await();
+      RabbitMqMessage m = messages.get(p.item());
+      if (outcome instanceof ConfirmChannel.Closed) {
+        lost.add(p);
+      } else {
+        outcomes[p.item()] = failureOf(outcome, channel, () -> describe(m));
+      }
+    }
+    ShutdownSignalException cause = channel.closedBy();
+    if (lost.isEmpty() || cause == null) {
+      return;
+    }
+    Pending<Integer> culprit = RabbitErrors.causedByOneMessage(cause) ? RabbitErrors.culprit(cause, lost) : null;
+    for (Pending<Integer> p : lost) {
+      String what = describe(messages.get(p.item()));
+      outcomes[p.item()] = p == culprit ? RabbitErrors.refusedByBroker(what, cause)
+          : RabbitErrors.closed(what, exchange, cause);
+    }
+  }
+
+  private static AMQP.BasicProperties propertiesOf(RabbitMqMessage m) {
+    return new AMQP.BasicProperties.Builder()
+        .messageId(m.messageId())
+        .contentType(CONTENT_TYPE)
+        .deliveryMode(PERSISTENT)
+        .timestamp(m.timestamp() == null ? null : Date.from(m.timestamp()))
+        .headers(new LinkedHashMap<>(m.headers()))
+        .build();
+  }
+
+  private String describe(RabbitMqMessage m) {
+    return "message " + m.messageId() + " to exchange '" + exchange + "' with routing key '" + m.routingKey() + "'";
   }
 
   /** Closes the publisher's connection; publications after this fail as unavailable. */
@@ -389,6 +596,10 @@ public final class RabbitMqPublisher implements BatchDispatchFn, AutoCloseable {
       }
       ConnectionFactory factory = new ConnectionFactory();
       try {
+        if (new URI(uri).getRawAuthority() != null && new URI(uri).getHost() == null) {
+          // e.g. a port that is not a number: the client would fall back to localhost:5672 as guest
+          throw new URISyntaxException(uri, "no host");
+        }
         factory.setUri(uri);
       } catch (URISyntaxException | GeneralSecurityException | IllegalArgumentException e) {
         // the client's message quotes the URI, and with it a password: name the option only

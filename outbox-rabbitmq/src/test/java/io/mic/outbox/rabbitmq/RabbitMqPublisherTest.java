@@ -383,5 +383,11 @@ class RabbitMqPublisherTest {
         .isInstanceOf(InvalidConfigurationException.class)
         .hasMessage("uri 'http://***@host:5672' is not an AMQP URI: use e.g. amqp://guest:guest@127.0.0.1:5672"
             + " or amqps://user:password@host:5671/vhost");
+    // java.net.URI reads an authority with a bad port as having no host, and the client then falls back to
+    // localhost:5672 as guest: a typo must not quietly publish to another broker
+    assertThatThrownBy(() -> RabbitMqPublisher.builder().uri("amqp://u:pw@rabbit.example:56x2").exchange("e").build())
+        .isInstanceOf(InvalidConfigurationException.class)
+        .hasMessage("uri 'amqp://***@rabbit.example:56x2' is not an AMQP URI: use e.g."
+            + " amqp://guest:guest@127.0.0.1:5672 or amqps://user:password@host:5671/vhost");
   }
 }

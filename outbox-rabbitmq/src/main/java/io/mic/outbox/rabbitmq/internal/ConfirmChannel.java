@@ -5,7 +5,6 @@ import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.Return;
 import com.rabbitmq.client.ShutdownSignalException;
-import io.mic.outbox.OutboxEvent;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -37,26 +36,27 @@ public final class ConfirmChannel {
 
   public record TimedOut() implements Outcome {}
 
-  /** A message sent on this channel, waiting for its outcome. */
-  public static final class Pending {
+  /** A message sent on this channel, waiting for its outcome; {@code T} is what the caller sent it for. */
+  public static final class Pending<T> {
     private final long seq;
-    private final OutboxEvent event;
+    private final T item;
     private final String messageId;
     private final int bodySize;
     private final long deadline;
     private final CompletableFuture<Outcome> outcome = new CompletableFuture<>();
     private volatile Return returned;
 
-    Pending(long seq, OutboxEvent event, String messageId, int bodySize, long deadline) {
+    Pending(long seq, T item, String messageId, int bodySize, long deadline) {
       this.seq = seq;
-      this.event = event;
+      this.item = item;
       this.messageId = messageId;
       this.bodySize = bodySize;
       this.deadline = deadline;
     }
 
-    public OutboxEvent event() {
-      return event;
+    /** The event, or whatever the publisher sent this message for. */
+    public T item() {
+      return item;
     }
 
     public int bodySize() {
@@ -82,7 +82,7 @@ public final class ConfirmChannel {
 
   private final Connection connection;
   private final Channel channel;
-  private final ConcurrentNavigableMap<Long, Pending> outstanding = new ConcurrentSkipListMap<>();
+  private final ConcurrentNavigableMap<Long, Pending<?>> outstanding = new ConcurrentSkipListMap<>();
   private final Object lock = new Object();
   private ShutdownSignalException closedBy; // guarded by lock
   private boolean spoiled;
@@ -117,19 +117,43 @@ public final class ConfirmChannel {
    * @throws ShutdownSignalException the channel is already closed: nothing was sent
    * @throws IOException the client could not write the message; the channel is closing
    */
-  public Pending publish(String exchange, String routingKey, AMQP.BasicProperties properties, byte[] body,
-      OutboxEvent event, long confirmTimeoutNanos) throws IOException {
-    Pending p;
+  public <T> Pending<T> publish(String exchange, String routingKey, AMQP.BasicProperties properties, byte[] body,
+      T item, long confirmTimeoutNanos) throws IOException {
+    Pending<T> p;
     synchronized (lock) {
       if (closedBy != null) {
         throw closedBy;
       }
       long seq = channel.getNextPublishSeqNo();
-      p = new Pending(seq, event, properties.getMessageId(), body.length, System.nanoTime() + confirmTimeoutNanos);
+      p = new Pending<>(seq, item, properties.getMessageId(), body.length, System.nanoTime() + confirmTimeoutNanos);
       outstanding.put(seq, p);
     }
     channel.basicPublish(exchange, routingKey, true, properties, body);
     return p;
+  }
+
+  /**
+   * Whether {@code exchange} exists (a passive declare). A missing exchange is a channel error: the broker
+   * closes this channel, so it is never reused.
+   *
+   * @throws IOException the broker could not be asked, or refused for another reason (see the cause)
+   */
+  public boolean exchangeExists(String exchange) throws IOException {
+    try {
+      channel.exchangeDeclarePassive(exchange);
+      return true;
+    } catch (IOException e) {
+      if (e.getCause() instanceof ShutdownSignalException s && !s.isHardError()
+          && RabbitErrors.replyCode(s) == RabbitErrors.NOT_FOUND) {
+        return false;
+      }
+      throw e;
+    }
+  }
+
+  /** The largest frame the connection negotiated; a message's content header must fit in one. */
+  public int frameMax() {
+    return connection.getFrameMax();
   }
 
   /** Why the broker or the client closed this channel, or {@code null} while it is open. */
@@ -162,22 +186,22 @@ public final class ConfirmChannel {
   }
 
   private void settle(long tag, boolean multiple, boolean nack) {
-    Collection<Pending> done = multiple ? outstanding.headMap(tag, true).values() : single(tag);
-    for (Pending p : new ArrayList<>(done)) {
+    Collection<Pending<?>> done = multiple ? outstanding.headMap(tag, true).values() : single(tag);
+    for (Pending<?> p : new ArrayList<>(done)) {
       outstanding.remove(p.seq);
       Return r = p.returned;
       p.settle(nack ? new Nacked() : r != null ? new Returned(r) : new Acked());
     }
   }
 
-  private List<Pending> single(long tag) {
-    Pending p = outstanding.get(tag);
+  private List<Pending<?>> single(long tag) {
+    Pending<?> p = outstanding.get(tag);
     return p == null ? List.of() : List.of(p);
   }
 
   private void returned(Return r) {
     String id = r.getProperties() == null ? null : r.getProperties().getMessageId();
-    for (Pending p : outstanding.values()) { // in publish order: returns arrive in that order too
+    for (Pending<?> p : outstanding.values()) { // in publish order: returns arrive in that order too
       if (p.returned == null && p.messageId != null && p.messageId.equals(id)) {
         p.returned = r;
         return;
@@ -189,7 +213,7 @@ public final class ConfirmChannel {
     synchronized (lock) {
       closedBy = cause;
     }
-    for (Pending p : new ArrayList<>(outstanding.values())) {
+    for (Pending<?> p : new ArrayList<>(outstanding.values())) {
       outstanding.remove(p.seq);
       p.settle(new Closed(cause));
     }

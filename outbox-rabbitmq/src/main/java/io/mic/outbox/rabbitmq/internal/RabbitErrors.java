@@ -92,18 +92,19 @@ public final class RabbitErrors {
    * The message the broker closed the channel for: the one whose body has the size the broker quotes
    * ("message size N is larger than …"), else the largest outstanding one.
    */
-  public static ConfirmChannel.Pending culprit(ShutdownSignalException cause, List<ConfirmChannel.Pending> lost) {
+  public static <T> ConfirmChannel.Pending<T> culprit(ShutdownSignalException cause,
+      List<ConfirmChannel.Pending<T>> lost) {
     Matcher m = MESSAGE_SIZE.matcher(replyText(cause));
     if (m.find()) {
       long size = Long.parseLong(m.group(1));
-      for (ConfirmChannel.Pending p : lost) {
+      for (ConfirmChannel.Pending<T> p : lost) {
         if (p.bodySize() == size) {
           return p;
         }
       }
     }
-    ConfirmChannel.Pending largest = null;
-    for (ConfirmChannel.Pending p : lost) {
+    ConfirmChannel.Pending<T> largest = null;
+    for (ConfirmChannel.Pending<T> p : lost) {
       if (largest == null || p.bodySize() > largest.bodySize()) {
         largest = p;
       }
