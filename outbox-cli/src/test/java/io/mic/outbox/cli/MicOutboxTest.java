@@ -161,7 +161,7 @@ class MicOutboxTest {
     store.markDispatched(store.claim("t", 1, Duration.ofMinutes(1), false));
     try (Connection c = DriverManager.getConnection(url, "sa", ""); java.sql.Statement st = c.createStatement()) {
       // eight days ago, as far as this event's times are concerned
-      st.execute("UPDATE outbox SET created_at = DATEADD('DAY', -8, created_at),"
+      st.execute("UPDATE \"outbox\" SET created_at = DATEADD('DAY', -8, created_at),"
           + " dispatched_at = DATEADD('DAY', -8, dispatched_at) WHERE id = '" + e.id() + "'");
     } catch (java.sql.SQLException ex) {
       throw new IllegalStateException(ex);

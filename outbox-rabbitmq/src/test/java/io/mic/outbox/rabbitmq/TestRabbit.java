@@ -23,7 +23,7 @@ import org.testcontainers.containers.RabbitMQContainer;
  * none answers the test fails under {@code CI=true} and is skipped elsewhere. Tests that stop the broker
  * or change its settings run {@code rabbitmqctl} in the container, or locally for a local broker.
  */
-final class TestRabbit {
+public final class TestRabbit {
   static final String LOCAL_URI = "amqp://guest:guest@127.0.0.1:5672";
 
   private record Target(String uri, String source, RabbitMQContainer container) {}
@@ -32,7 +32,7 @@ final class TestRabbit {
 
   private TestRabbit() {}
 
-  static synchronized String uri() {
+  public static synchronized String uri() {
     if (target == null) {
       target = resolve();
     }
@@ -62,7 +62,7 @@ final class TestRabbit {
   }
 
   /** A fresh connection to the test broker; fails or skips the test when there is none. */
-  static Connection connect() {
+  public static Connection connect() {
     try {
       ConnectionFactory f = new ConnectionFactory();
       f.setUri(uri());
@@ -81,7 +81,7 @@ final class TestRabbit {
   }
 
   /** A unique exchange or queue name, so runs never share them. */
-  static String uniqueName() {
+  public static String uniqueName() {
     return "mic-test-" + UUID.randomUUID().toString().replace("-", "").substring(0, 12).toLowerCase(Locale.ROOT);
   }
 

@@ -1,4 +1,4 @@
-package io.mic.outbox.rabbitmq;
+package io.mic.outbox.examples;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -15,6 +15,9 @@ import com.zaxxer.hikari.HikariDataSource;
 import io.mic.outbox.OutboxEvent;
 import io.mic.outbox.OutboxException;
 import io.mic.outbox.jdbc.JdbcInbox;
+import io.mic.outbox.rabbitmq.RabbitMqConsumers;
+import io.mic.outbox.rabbitmq.RabbitMqPublisher;
+import io.mic.outbox.rabbitmq.TestRabbit;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.Map;
