@@ -119,7 +119,7 @@ public final class OutboxTestDatabase {
     return store;
   }
 
-  /** Drops the table of a store made by {@link #newStore()}, and its {@code _locks} table. */
+  /** Drops the table of a store made by {@link #newStore()} and the tables beside it (locks, sequences, control). */
   public void dropStore(JdbcOutboxStore store) {
     String table = store.table();
     if (!table.matches("outbox_t[0-9a-f]{12}")) {
@@ -127,7 +127,9 @@ public final class OutboxTestDatabase {
     }
     try (Connection c = dataSource().getConnection(); Statement s = c.createStatement()) {
       s.execute("DROP TABLE IF EXISTS " + table);
-      s.execute("DROP TABLE IF EXISTS " + table + "_locks");
+      for (String beside : new String[] {"_locks", "_sequences", "_control"}) {
+        s.execute("DROP TABLE IF EXISTS " + table + beside);
+      }
     } catch (SQLException e) {
       throw new IllegalStateException("cannot drop test table " + table + ": " + e.getMessage(), e);
     }

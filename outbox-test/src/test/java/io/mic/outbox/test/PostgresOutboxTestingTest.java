@@ -53,6 +53,25 @@ class PostgresOutboxTestingTest {
   }
 
   @Test
+  void dropStoreLeavesNoTableBehind() throws Exception {
+    JdbcOutboxStore other = db.newStore();
+    appendCommitted(1); // the sequence counter table has rows too
+    db.dropStore(other);
+    try (Connection c = db.dataSource().getConnection();
+        java.sql.PreparedStatement ps = c.prepareStatement(
+            "SELECT table_name FROM information_schema.tables WHERE table_name LIKE ? ORDER BY 1")) {
+      ps.setString(1, other.table() + "%");
+      List<String> left = new java.util.ArrayList<>();
+      try (java.sql.ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          left.add(rs.getString(1));
+        }
+      }
+      assertThat(left).isEmpty();
+    }
+  }
+
+  @Test
   void orderedClaimingWorkersDrainThePostgresOutboxInAggregateOrder() throws Exception {
     List<OutboxEvent> events = appendCommitted(30);
     RecordingDispatchFn published = new RecordingDispatchFn();
