@@ -1,6 +1,5 @@
 package io.mic.outbox;
 
-import io.mic.outbox.internal.UuidV7;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -35,16 +34,9 @@ import java.util.UUID;
  */
 public final class InMemoryOutboxStore implements OutboxStore, OutboxAppender {
 
-  /** Dispatch order: priority (higher first; negating it would overflow at Integer.MIN_VALUE), then arrival. */
-  private static final Comparator<Row> DISPATCH_ORDER = Comparator
-      .comparingInt((Row r) -> r.event.priority()).reversed()
-      .thenComparing(r -> r.createdAt)
-      .thenComparing(r -> r.event.id(), UuidV7.ORDER);
-
-  /** Order within an aggregate: arrival only, whatever the priority. */
-  private static final Comparator<Row> AGGREGATE_ORDER = Comparator
-      .comparing((Row r) -> r.createdAt)
-      .thenComparing(r -> r.event.id(), UuidV7.ORDER);
+  private static final Comparator<Row> DISPATCH_ORDER =
+      DispatchOrder.dispatch(r -> r.event.priority(), r -> r.createdAt, r -> r.event.id());
+  private static final Comparator<Row> AGGREGATE_ORDER = DispatchOrder.inAggregate(r -> r.createdAt, r -> r.event.id());
 
   private final Clock clock;
   private final Map<UUID, Row> rows = new HashMap<>();
@@ -174,22 +166,12 @@ public final class InMemoryOutboxStore implements OutboxStore, OutboxAppender {
       runs.add(run);
     }
     List<OutboxEvent> result = new ArrayList<>();
-    for (int position = 0; result.size() < limit; position++) {
-      boolean any = false;
-      for (List<Row> run : runs) {
-        if (position < run.size() && result.size() < limit) {
-          Row row = run.get(position);
-          row.status = OutboxStatus.PROCESSING;
-          row.attempts++;
-          row.leaseOwner = owner;
-          row.leaseUntil = now.plus(leaseTtl);
-          result.add(row.snapshot());
-          any = true;
-        }
-      }
-      if (!any) {
-        break;
-      }
+    for (Row row : DispatchOrder.interleave(runs, limit)) {
+      row.status = OutboxStatus.PROCESSING;
+      row.attempts++;
+      row.leaseOwner = owner;
+      row.leaseUntil = now.plus(leaseTtl);
+      result.add(row.snapshot());
     }
     return result;
   }

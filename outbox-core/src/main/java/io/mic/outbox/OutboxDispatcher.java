@@ -178,10 +178,6 @@ public final class OutboxDispatcher {
     return all;
   }
 
-  private static List<String> aggregateOf(OutboxEvent e) {
-    return List.of(e.aggregateType(), e.aggregateId());
-  }
-
   /** The name used in lease owners and logs. */
   public String worker() {
     return worker;
@@ -288,15 +284,7 @@ public final class OutboxDispatcher {
 
     /** The waves, each split into single events for a plain {@link DispatchFn}. */
     private List<List<OutboxEvent>> chunks() {
-      List<List<OutboxEvent>> waves = new ArrayList<>();
-      Map<List<String>, Integer> positions = new HashMap<>();
-      for (OutboxEvent event : events) {
-        int position = ordered ? positions.merge(aggregateOf(event), 1, Integer::sum) - 1 : 0;
-        while (waves.size() <= position) {
-          waves.add(new ArrayList<>());
-        }
-        waves.get(position).add(event);
-      }
+      List<List<OutboxEvent>> waves = ordered ? DispatchOrder.waves(events) : List.of(events);
       if (dispatchFn instanceof BatchDispatchFn) {
         return waves;
       }
@@ -314,7 +302,7 @@ public final class OutboxDispatcher {
       for (OutboxEvent event : chunk) {
         if (lease != null && lease.isLost(event)) {
           lost(event);
-        } else if (ordered && stopped.contains(aggregateOf(event))) {
+        } else if (ordered && stopped.contains(DispatchOrder.aggregateOf(event))) {
           held.add(event);
         } else if (useClaim && event.attempts() > maxAttempts) {
           dead(event, exhausted(event));
@@ -410,7 +398,7 @@ public final class OutboxDispatcher {
 
     private void stop(OutboxEvent event) {
       if (ordered) {
-        stopped.add(aggregateOf(event));
+        stopped.add(DispatchOrder.aggregateOf(event));
       }
     }
 
