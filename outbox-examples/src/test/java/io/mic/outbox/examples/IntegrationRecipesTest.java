@@ -3,9 +3,9 @@ package io.mic.outbox.examples;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import com.zaxxer.hikari.HikariDataSource;
 import io.mic.outbox.jdbc.JdbcOutboxStore;
 import io.mic.outbox.spring.TransactionalOutbox;
+import io.mic.outbox.test.OutboxTestDatabase;
 import jakarta.persistence.EntityManagerFactory;
 import java.sql.Connection;
 import java.sql.ResultSet;
@@ -22,6 +22,7 @@ import org.springframework.context.annotation.AnnotationConfigApplicationContext
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.datasource.DelegatingDataSource;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.annotation.EnableTransactionManagement;
@@ -31,26 +32,26 @@ import org.springframework.transaction.annotation.EnableTransactionManagement;
  * commit (the key is checked then), after its event was appended: that event must be rolled back with it.
  */
 class IntegrationRecipesTest {
-  private HikariDataSource dataSource;
+  private static final OutboxTestDatabase DB = OutboxTestDatabase.postgres();
+
+  private DataSource dataSource;
   private String table;
   private JdbcOutboxStore store;
 
   @BeforeEach
   void setUp() {
-    table = PostgresTestDatabase.uniqueTable();
-    PostgresTestDatabase.execute("DROP TABLE IF EXISTS shop_order");
-    PostgresTestDatabase.execute(IntegrationSamples.ORDERS_DDL);
-    dataSource = PostgresTestDatabase.dataSource();
-    store = JdbcOutboxStore.builder().dataSource(dataSource).table(table).build();
-    store.createSchema();
+    DB.execute("DROP TABLE IF EXISTS shop_order");
+    DB.execute(IntegrationSamples.ORDERS_DDL);
+    dataSource = DB.dataSource();
+    store = DB.newStore();
+    table = store.table();
   }
 
   @AfterEach
   void tearDown() {
-    if (dataSource != null) {
-      dataSource.close();
-      PostgresTestDatabase.dropOutbox(table);
-      PostgresTestDatabase.execute("DROP TABLE IF EXISTS shop_order");
+    if (store != null) {
+      DB.dropStore(store);
+      DB.execute("DROP TABLE IF EXISTS shop_order");
     }
   }
 
@@ -86,7 +87,8 @@ class IntegrationRecipesTest {
   @Test
   void springCommitsTheEventWithTheOrderAndRollsBothBack() throws SQLException {
     try (AnnotationConfigApplicationContext context = new AnnotationConfigApplicationContext()) {
-      context.registerBean(DataSource.class, () -> dataSource);
+      // the pool is the test kit's, shared by the JVM: the context must not close it
+      context.registerBean(DataSource.class, () -> new DelegatingDataSource(dataSource));
       context.registerBean(JdbcOutboxStore.class, () -> store);
       context.register(SpringApplication.class);
       context.refresh();

@@ -7,7 +7,6 @@ import static io.mic.outbox.OutboxStatus.PROCESSING;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import com.zaxxer.hikari.HikariDataSource;
 import io.micrometer.core.instrument.MockClock;
 import io.micrometer.core.instrument.simple.SimpleConfig;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -18,6 +17,7 @@ import io.mic.outbox.OutboxEvent;
 import io.mic.outbox.OutboxHealth;
 import io.mic.outbox.OutboxListeners;
 import io.mic.outbox.jdbc.JdbcOutboxStore;
+import io.mic.outbox.test.OutboxTestDatabase;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
@@ -33,12 +33,13 @@ import org.junit.jupiter.api.Timeout;
 /** The binding and the health summary over the real JDBC store on PostgreSQL. */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class PostgresMetricsTest {
+  private static final OutboxTestDatabase DB = OutboxTestDatabase.postgres();
+
   private static final Duration REFRESH = MicrometerOutboxMetrics.DEFAULT_GAUGE_REFRESH;
 
   private final MockClock meterClock = new MockClock();
   private final SimpleMeterRegistry registry = new SimpleMeterRegistry(SimpleConfig.DEFAULT, meterClock);
   private final Meters meters = new Meters(registry);
-  private HikariDataSource ds;
   private String table;
   private JdbcOutboxStore store;
   private CountingStore counting;
@@ -46,10 +47,8 @@ class PostgresMetricsTest {
 
   @BeforeEach
   void createTable() {
-    ds = PostgresTestDatabase.dataSource(6);
-    table = PostgresTestDatabase.uniqueTable();
-    store = JdbcOutboxStore.builder().dataSource(ds).table(table).build();
-    store.createSchema();
+    store = DB.newStore();
+    table = store.table();
     counting = new CountingStore(store);
     metrics = MicrometerOutboxMetrics.builder().registry(registry).store(counting).build();
   }
@@ -59,9 +58,8 @@ class PostgresMetricsTest {
     if (metrics != null) {
       metrics.close();
     }
-    if (ds != null) {
-      PostgresTestDatabase.execute(ds, "DROP TABLE IF EXISTS " + table);
-      ds.close();
+    if (store != null) {
+      DB.dropStore(store);
     }
   }
 
@@ -72,7 +70,7 @@ class PostgresMetricsTest {
 
   /** Appends like an application does: in its own transaction, committed. */
   private void append(List<OutboxEvent> events) throws SQLException {
-    try (Connection c = ds.getConnection()) {
+    try (Connection c = DB.dataSource().getConnection()) {
       c.setAutoCommit(false);
       store.append(c, events);
       c.commit();
@@ -103,7 +101,7 @@ class PostgresMetricsTest {
     append(List.of(event("payment.failed", "c-5")));
     assertThat(dispatcher.dispatchOnce()).isEqualTo(new DispatchResult(2, 0, 1, 1, 0, 0));
     // the remaining retry is aged by hand so the age gauge has a value worth checking
-    PostgresTestDatabase.execute(ds, "UPDATE " + table + " SET created_at = created_at - INTERVAL '1 hour'"
+    DB.execute("UPDATE " + table + " SET created_at = created_at - INTERVAL '1 hour'"
         + " WHERE status = 'PENDING'");
 
     meterClock.add(REFRESH);

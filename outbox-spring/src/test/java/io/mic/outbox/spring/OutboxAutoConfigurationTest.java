@@ -1,10 +1,10 @@
 package io.mic.outbox.spring;
 
-import static io.mic.outbox.spring.PostgresTestDatabase.target;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import io.mic.outbox.test.OutboxTestDatabase;
 import io.mic.outbox.AsyncOutboxDispatcher;
 import io.mic.outbox.DispatchFn;
 import io.mic.outbox.OutboxEvent;
@@ -48,17 +48,20 @@ import org.springframework.transaction.support.TransactionTemplate;
 
 /** A real Spring Boot context on a real PostgreSQL: the auto-configuration as an application gets it. */
 class OutboxAutoConfigurationTest {
+  private static final OutboxTestDatabase DB = OutboxTestDatabase.postgres();
+
   private String table;
   private ApplicationContextRunner runner;
 
   @BeforeEach
   void setUp() {
-    table = PostgresTestDatabase.uniqueTable();
+    table = DB.newTable();
     runner = new ApplicationContextRunner()
         .withConfiguration(AutoConfigurations.of(DataSourceAutoConfiguration.class,
             DataSourceTransactionManagerAutoConfiguration.class, TransactionAutoConfiguration.class,
             OutboxAutoConfiguration.class))
-        .withPropertyValues(PostgresTestDatabase.datasourceProperties())
+        .withPropertyValues("spring.datasource.url=" + DB.url(), "spring.datasource.username=" + DB.user(),
+            "spring.datasource.password=" + DB.password(), "spring.datasource.hikari.maximum-pool-size=4")
         .withPropertyValues("mic.outbox.table=" + table, "mic.outbox.create-schema=true",
             "mic.outbox.poll-interval=50ms");
   }
@@ -66,7 +69,8 @@ class OutboxAutoConfigurationTest {
   @AfterEach
   void dropTable() {
     if (table != null) {
-      PostgresTestDatabase.dropOutbox(table);
+      DB.dropStore(table);
+      DB.execute("DROP TABLE IF EXISTS " + table + "_orders");
     }
   }
 
@@ -290,7 +294,7 @@ class OutboxAutoConfigurationTest {
   @Test
   void theHealthIndicatorIsDownWhenTheStoreCannotBeRead() {
     runner.withUserConfiguration(Recording.class).run(context -> {
-      PostgresTestDatabase.dropOutbox(table);
+      DB.dropStore(table);
       Health health = context.getBean(OutboxHealthIndicator.class).health();
       assertThat(health.getStatus()).isEqualTo(Status.DOWN);
     });
@@ -339,7 +343,7 @@ class OutboxAutoConfigurationTest {
   }
 
   private static Connection connect() throws SQLException {
-    return DriverManager.getConnection(target().url(), target().user(), target().password());
+    return DriverManager.getConnection(DB.url(), DB.user(), DB.password());
   }
 
   // ---- the application under test
@@ -412,7 +416,7 @@ class OutboxAutoConfigurationTest {
     @Bean
     OrderService orderService(TransactionalOutbox outbox, DataSource dataSource, OutboxProperties properties) {
       String orders = properties.getTable() + "_orders";
-      PostgresTestDatabase.execute("CREATE TABLE " + orders + " (id varchar(64) PRIMARY KEY)");
+      DB.execute("CREATE TABLE " + orders + " (id varchar(64) PRIMARY KEY)");
       return new OrderService(outbox, dataSource, orders);
     }
   }

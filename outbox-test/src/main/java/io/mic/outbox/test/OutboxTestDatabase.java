@@ -91,6 +91,16 @@ public final class OutboxTestDatabase {
     return url;
   }
 
+  /** The user the tests connect as. */
+  public String user() {
+    return user;
+  }
+
+  /** The password of {@link #user()}; empty for a local server with trust authentication. */
+  public String password() {
+    return password;
+  }
+
   /** Where the URL came from: the environment variable's name, {@code Testcontainers} or {@code local server}. */
   public String source() {
     return source;
@@ -111,19 +121,30 @@ public final class OutboxTestDatabase {
     return dataSource;
   }
 
-  /** A store on a new outbox table with a unique name ({@code outbox_t…}), its schema created. */
+  /** A store on a new outbox table named by {@link #newTable()}, its schema created. */
   public JdbcOutboxStore newStore() {
-    String table = "outbox_t" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
-    JdbcOutboxStore store = JdbcOutboxStore.builder().dataSource(dataSource()).table(table).build();
+    JdbcOutboxStore store = JdbcOutboxStore.builder().dataSource(dataSource()).table(newTable()).build();
     store.createSchema();
     return store;
   }
 
+  /**
+   * A unique outbox table name ({@code outbox_t…}) for a store built elsewhere (by a Spring context, say);
+   * {@link #dropStore(String)} accepts it.
+   */
+  public String newTable() {
+    return "outbox_t" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
+  }
+
   /** Drops the table of a store made by {@link #newStore()} and the tables beside it (locks, sequences, control). */
   public void dropStore(JdbcOutboxStore store) {
-    String table = store.table();
+    dropStore(store.table());
+  }
+
+  /** Drops an outbox table named by {@link #newTable()} and the tables beside it, if they exist. */
+  public void dropStore(String table) {
     if (!table.matches("outbox_t[0-9a-f]{12}")) {
-      throw new IllegalArgumentException("table " + table + " was not made by newStore(): drop it yourself");
+      throw new IllegalArgumentException("table " + table + " was not named by newTable(): drop it yourself");
     }
     try (Connection c = dataSource().getConnection(); Statement s = c.createStatement()) {
       s.execute("DROP TABLE IF EXISTS " + table);
@@ -132,6 +153,15 @@ public final class OutboxTestDatabase {
       }
     } catch (SQLException e) {
       throw new IllegalStateException("cannot drop test table " + table + ": " + e.getMessage(), e);
+    }
+  }
+
+  /** Runs one SQL statement of the test's own (a table of its domain, say) on a connection of its own. */
+  public void execute(String sql) {
+    try (Connection c = dataSource().getConnection(); Statement s = c.createStatement()) {
+      s.execute(sql);
+    } catch (SQLException e) {
+      throw new IllegalStateException("cannot run test SQL: " + e.getMessage(), e);
     }
   }
 
