@@ -1,0 +1,229 @@
+package io.mic.outbox.bench;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import io.mic.outbox.AsyncOutboxDispatcher;
+import io.mic.outbox.BatchDispatchFn;
+import io.mic.outbox.OutboxEvent;
+import io.mic.outbox.OutboxListener;
+import io.mic.outbox.jdbc.JdbcOutboxStore;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Statement;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * End to end, table to broker with marks: {@link AsyncOutboxDispatcher} on PostgreSQL publishing through the
+ * broker module's publisher, against the broker's raw client publishing the same messages (destination,
+ * headers, message id) with the same window of outstanding acknowledgements, in the same run. Throughput
+ * and ordered mode, 1 and 2 workers, pipelined and one step at a time.
+ *
+ * <pre>
+ * mvn -B -q -DskipTests package -pl outbox-benchmarks -am
+ * java -cp outbox-benchmarks/target/outbox-benchmarks.jar io.mic.outbox.bench.EndToEndBenchmark
+ *      [--broker nats|rabbitmq|kafka] [--url jdbc:postgresql://127.0.0.1:5432/test]
+ *      [--nats nats://127.0.0.1:4222] [--rabbitmq amqp://guest:guest@127.0.0.1:5672] [--kafka HOST:PORT]
+ *      [--events 20000] [--batch 500] [--window 256] [--rounds 3] [--out bench-results/end-to-end-BROKER.md]
+ * </pre>
+ */
+public final class EndToEndBenchmark {
+  /** One broker's side of the benchmark: its raw client and the library's publisher for it. */
+  interface Broker extends AutoCloseable {
+    /** The broker, its version and how messages are kept, for the report. */
+    String describe();
+
+    /** The name of the raw scenario. */
+    String raw();
+
+    /** Publishes the events with the raw client, the same window, waiting for every acknowledgement. */
+    void publishRaw(List<OutboxEvent> events) throws Exception;
+
+    /** The library's publisher, closed after the scenario. */
+    Publisher publisher() throws Exception;
+
+    /** Checks that the broker holds exactly {@code expected} messages from the last scenario, then empties it. */
+    void checkAndReset(int expected) throws Exception;
+  }
+
+  /** A broker module's publisher and what closes it. */
+  record Publisher(BatchDispatchFn fn, AutoCloseable resource) implements AutoCloseable {
+    @Override
+    public void close() throws Exception {
+      resource.close();
+    }
+  }
+
+  private final Map<String, String> options;
+  private final int events;
+  private final int batch;
+  private final int window;
+  private final HikariDataSource dataSource;
+  private final Map<String, List<Double>> rates = new LinkedHashMap<>();
+
+  private EndToEndBenchmark(Map<String, String> options) {
+    this.options = options;
+    this.events = Integer.parseInt(options.getOrDefault("events", "20000"));
+    this.batch = Integer.parseInt(options.getOrDefault("batch", "500"));
+    this.window = Integer.parseInt(options.getOrDefault("window", "256"));
+    HikariConfig config = new HikariConfig();
+    config.setJdbcUrl(options.getOrDefault("url", "jdbc:postgresql://127.0.0.1:5432/test"));
+    config.setUsername(options.getOrDefault("user", "postgres"));
+    config.setPassword(options.getOrDefault("password", ""));
+    config.setMaximumPoolSize(8);
+    this.dataSource = new HikariDataSource(config);
+  }
+
+  public static void main(String[] args) throws Exception {
+    System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn");
+    Map<String, String> options = new LinkedHashMap<>();
+    for (int i = 0; i + 1 < args.length; i += 2) {
+      options.put(args[i].replaceFirst("^--", ""), args[i + 1]);
+    }
+    String name = options.getOrDefault("broker", "nats");
+    EndToEndBenchmark bench = new EndToEndBenchmark(options);
+    try (Broker broker = switch (name) {
+      case "nats" -> new NatsSide(options.getOrDefault("nats", "nats://127.0.0.1:4222"), bench.window);
+      case "rabbitmq" -> new RabbitMqSide(options.getOrDefault("rabbitmq", "amqp://guest:guest@127.0.0.1:5672"),
+          bench.window);
+      case "kafka" -> new KafkaSide(required(options, "kafka", "--kafka HOST:PORT, e.g. 127.0.0.1:9092"));
+      default -> throw new IllegalArgumentException("--broker must be nats, rabbitmq or kafka, was " + name);
+    }) {
+      bench.run(broker, name, Integer.parseInt(options.getOrDefault("rounds", "3")));
+    } finally {
+      bench.dataSource.close();
+    }
+  }
+
+  private static String required(Map<String, String> options, String name, String hint) {
+    String v = options.get(name);
+    if (v == null || v.isBlank()) {
+      throw new IllegalArgumentException("--" + name + " is required: " + hint);
+    }
+    return v;
+  }
+
+  private void run(Broker broker, String name, int rounds) throws Exception {
+    dispatcher(broker, false, 1, true); // warm-up of both paths, not recorded
+    raw(broker);
+    rates.clear();
+    for (int round = 1; round <= rounds; round++) {
+      System.err.printf("round %d/%d%n", round, rounds);
+      record(broker.raw(), raw(broker));
+      for (boolean ordered : new boolean[] {false, true}) {
+        for (int workers : new int[] {1, 2}) {
+          for (boolean pipelined : new boolean[] {false, true}) {
+            record(scenario(ordered, workers, pipelined), dispatcher(broker, ordered, workers, pipelined));
+          }
+        }
+      }
+    }
+    String report = report(broker);
+    System.out.println(report);
+    Path out = Path.of(options.getOrDefault("out", "bench-results/end-to-end-" + name + ".md"));
+    if (out.getParent() != null) {
+      Files.createDirectories(out.getParent());
+    }
+    Files.writeString(out, report);
+    System.err.println("written to " + out.toAbsolutePath());
+  }
+
+  private static String scenario(boolean ordered, int workers, boolean pipelined) {
+    return "AsyncOutboxDispatcher, claim, " + (ordered ? "ordered" : "throughput") + " mode, " + workers
+        + (workers == 1 ? " worker" : " workers") + (pipelined ? ", pipelined" : ", one step at a time");
+  }
+
+  /** The events a backlog holds: distinct aggregates, small payloads, as the library would send them. */
+  private List<OutboxEvent> events(String topic) {
+    List<OutboxEvent> list = new ArrayList<>(events);
+    for (int i = 0; i < events; i++) {
+      list.add(OutboxEvent.builder().aggregate("order", "o-" + i).topic(topic)
+          .payload("{\"order\":" + i + ",\"status\":\"created\",\"total\":12.5}").build());
+    }
+    return list;
+  }
+
+  private double raw(Broker broker) throws Exception {
+    List<OutboxEvent> list = events("order.raw");
+    long t0 = System.nanoTime();
+    broker.publishRaw(list);
+    double rate = events / ((System.nanoTime() - t0) / 1e9);
+    broker.checkAndReset(events);
+    return rate;
+  }
+
+  private double dispatcher(Broker broker, boolean ordered, int workers, boolean pipelined) throws Exception {
+    String table = "bench_e2e_" + UUID.randomUUID().toString().substring(0, 8);
+    JdbcOutboxStore store = JdbcOutboxStore.builder().dataSource(dataSource).table(table).build();
+    store.createSchema();
+    try {
+      List<OutboxEvent> list = events("order." + (ordered ? "ordered" : "throughput"));
+      try (java.sql.Connection c = dataSource.getConnection()) {
+        c.setAutoCommit(false);
+        for (int i = 0; i < list.size(); i += 1_000) { // one transaction per 1,000: each takes 1,000 aggregate locks
+          store.append(c, list.subList(i, Math.min(list.size(), i + 1_000)));
+          c.commit();
+        }
+      }
+      try (java.sql.Connection c = dataSource.getConnection(); Statement s = c.createStatement()) {
+        s.execute("VACUUM ANALYZE " + table);
+      }
+      CountDownLatch drained = new CountDownLatch(events);
+      double rate;
+      try (Publisher publisher = broker.publisher();
+          AsyncOutboxDispatcher d = AsyncOutboxDispatcher.builder().store(store).dispatchFn(publisher.fn())
+              .useClaim(true).preserveAggregateOrder(ordered).workers(workers).batchSize(batch).pipelined(pipelined)
+              .pollInterval(Duration.ofMillis(50)).listener(new OutboxListener() {
+                @Override public void onDispatched(OutboxEvent event, Duration publishTime) {
+                  drained.countDown();
+                }
+              }).build()) {
+        long t0 = System.nanoTime();
+        d.start();
+        if (!drained.await(5, TimeUnit.MINUTES)) {
+          throw new IllegalStateException(drained.getCount() + " events left after 5 minutes");
+        }
+        rate = events / ((System.nanoTime() - t0) / 1e9);
+      }
+      broker.checkAndReset(events);
+      return rate;
+    } finally {
+      try (java.sql.Connection c = dataSource.getConnection(); Statement s = c.createStatement()) {
+        for (String suffix : new String[] {"", "_locks", "_sequences", "_control"}) {
+          s.execute("DROP TABLE IF EXISTS " + table + suffix);
+        }
+      }
+    }
+  }
+
+  private void record(String scenario, double rate) {
+    rates.computeIfAbsent(scenario, k -> new ArrayList<>()).add(rate);
+    System.err.printf("  %-75s %,10.0f events/s%n", scenario, rate);
+  }
+
+  private double median(String scenario) {
+    List<Double> v = new ArrayList<>(rates.get(scenario));
+    v.sort(Double::compare);
+    return v.get(v.size() / 2);
+  }
+
+  private String report(Broker broker) {
+    StringBuilder md = new StringBuilder("# End to end: PostgreSQL to ").append(broker.describe()).append("\n\n");
+    md.append("Run ").append(Instant.now()).append(" on ").append(Runtime.getRuntime().availableProcessors())
+        .append(" cores, Java ").append(System.getProperty("java.version")).append(". ").append(events)
+        .append(" events over as many aggregates, batch ").append(batch).append(", window ").append(window)
+        .append("; time from start until the last mark (the raw client: until the last acknowledgement).\n\n");
+    md.append("| scenario | median events/s | all rounds | ratio to raw |\n|---|---:|---|---:|\n");
+    rates.forEach((k, v) -> md.append("| ").append(k).append(" | ").append(String.format("%,.0f", median(k)))
+        .append(" | ").append(v.stream().map(x -> String.format("%,.0f", x)).toList()).append(" | ")
+        .append(String.format("%.2f", median(k) / median(broker.raw()))).append(" |\n"));
+    return md.toString();
+  }
+}
