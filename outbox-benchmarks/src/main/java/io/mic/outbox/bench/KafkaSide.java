@@ -35,6 +35,7 @@ final class KafkaSide implements EndToEndBenchmark.Broker {
   private final Admin admin;
   private final String prefix = "mic-bench-e2e-" + UUID.randomUUID().toString().substring(0, 8) + ".";
   private final Map<String, String> settings = new LinkedHashMap<>();
+  private final KafkaProducer<byte[], byte[]> rawProducer;
   private long seen;
 
   KafkaSide(String bootstrap) throws Exception {
@@ -44,6 +45,8 @@ final class KafkaSide implements EndToEndBenchmark.Broker {
     settings.put("enable.idempotence", "true");
     settings.put("max.in.flight.requests.per.connection", "5");
     settings.put("linger.ms", "5");
+    rawProducer = new KafkaProducer<>(new LinkedHashMap<>(settings), new ByteArraySerializer(),
+        new ByteArraySerializer()); // made before the clock starts, like the publisher
     admin = Admin.create(Map.of("bootstrap.servers", bootstrap));
     admin.createTopics(TOPICS.stream().map(t -> new NewTopic(prefix + t, PARTITIONS, (short) 1)).toList())
         .all().get(30, TimeUnit.SECONDS);
@@ -63,19 +66,16 @@ final class KafkaSide implements EndToEndBenchmark.Broker {
 
   @Override
   public void publishRaw(List<OutboxEvent> events) throws Exception {
-    try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(new LinkedHashMap<>(settings),
-        new ByteArraySerializer(), new ByteArraySerializer())) {
-      List<Future<RecordMetadata>> sent = new ArrayList<>(events.size());
-      for (OutboxEvent e : events) {
-        RecordHeaders headers = new RecordHeaders();
-        OutboxHeaders.of(e).forEach((k, v) -> headers.add(k, utf8(v)));
-        sent.add(producer.send(new ProducerRecord<>(prefix + e.topic(), null, utf8(e.aggregateId()),
-            utf8(e.payload()), headers)));
-      }
-      producer.flush();
-      for (Future<RecordMetadata> f : sent) {
-        f.get(30, TimeUnit.SECONDS);
-      }
+    List<Future<RecordMetadata>> sent = new ArrayList<>(events.size());
+    for (OutboxEvent e : events) {
+      RecordHeaders headers = new RecordHeaders();
+      OutboxHeaders.of(e).forEach((k, v) -> headers.add(k, utf8(v)));
+      sent.add(rawProducer.send(new ProducerRecord<>(prefix + e.topic(), null, utf8(e.aggregateId()),
+          utf8(e.payload()), headers)));
+    }
+    rawProducer.flush();
+    for (Future<RecordMetadata> f : sent) {
+      f.get(30, TimeUnit.SECONDS);
     }
   }
 
@@ -110,6 +110,7 @@ final class KafkaSide implements EndToEndBenchmark.Broker {
 
   @Override
   public void close() throws Exception {
+    rawProducer.close();
     try {
       admin.deleteTopics(TOPICS.stream().map(t -> prefix + t).collect(Collectors.toSet())).all()
           .get(30, TimeUnit.SECONDS);

@@ -29,6 +29,7 @@ final class RabbitMqSide implements EndToEndBenchmark.Broker {
   private final ConnectionFactory factory = new ConnectionFactory();
   private final Connection admin;
   private final Channel channel;
+  private final Connection rawConnection;
   private final String exchange = "mic-bench-e2e-" + UUID.randomUUID().toString().substring(0, 8);
   private final String queue = exchange + "-q";
 
@@ -38,6 +39,7 @@ final class RabbitMqSide implements EndToEndBenchmark.Broker {
     factory.setUri(uri);
     admin = factory.newConnection("mic-bench-e2e-admin");
     channel = admin.createChannel();
+    rawConnection = factory.newConnection("mic-bench-e2e-raw"); // made before the clock starts, like the publisher
     channel.exchangeDeclare(exchange, "topic", true);
     channel.queueDeclare(queue, true, false, false, null);
     channel.queueBind(queue, exchange, "#");
@@ -56,7 +58,7 @@ final class RabbitMqSide implements EndToEndBenchmark.Broker {
 
   @Override
   public void publishRaw(List<OutboxEvent> events) throws Exception {
-    try (Connection c = factory.newConnection("mic-bench-e2e-raw"); Channel ch = c.createChannel()) {
+    try (Channel ch = rawConnection.createChannel()) {
       ch.confirmSelect();
       ConcurrentNavigableMap<Long, Boolean> outstanding = new ConcurrentSkipListMap<>();
       Semaphore permits = new Semaphore(window);
@@ -119,6 +121,7 @@ final class RabbitMqSide implements EndToEndBenchmark.Broker {
       channel.queueDelete(queue);
       channel.exchangeDelete(exchange);
     } finally {
+      rawConnection.close();
       admin.close();
     }
   }
