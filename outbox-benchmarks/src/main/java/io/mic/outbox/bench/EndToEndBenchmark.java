@@ -67,6 +67,10 @@ public final class EndToEndBenchmark {
   private final int window;
   private final HikariDataSource dataSource;
   private final Map<String, List<Double>> rates = new LinkedHashMap<>();
+  /** Per scenario, CPU ms per 1,000 events of each process group, summed over rounds. */
+  private final Map<String, Map<String, Double>> cpu = new LinkedHashMap<>();
+  private Map<String, Long> cpuBefore;
+  private Map<String, Long> cpuAfter;
 
   private EndToEndBenchmark(Map<String, String> options) {
     this.options = options;
@@ -113,7 +117,6 @@ public final class EndToEndBenchmark {
   private void run(Broker broker, String name, int rounds) throws Exception {
     dispatcher(broker, false, 1, true); // warm-up of both paths, not recorded
     raw(broker);
-    rates.clear();
     for (int round = 1; round <= rounds; round++) {
       System.err.printf("round %d/%d%n", round, rounds);
       record(broker.raw(), raw(broker));
@@ -152,9 +155,11 @@ public final class EndToEndBenchmark {
 
   private double raw(Broker broker) throws Exception {
     List<OutboxEvent> list = events("order.raw");
+    cpuBefore = CpuSplit.snapshot();
     long t0 = System.nanoTime();
     broker.publishRaw(list);
     double rate = events / ((System.nanoTime() - t0) / 1e9);
+    cpuAfter = CpuSplit.snapshot();
     broker.checkAndReset(events);
     return rate;
   }
@@ -185,12 +190,14 @@ public final class EndToEndBenchmark {
                   drained.countDown();
                 }
               }).build()) {
+        cpuBefore = CpuSplit.snapshot();
         long t0 = System.nanoTime();
         d.start();
         if (!drained.await(5, TimeUnit.MINUTES)) {
           throw new IllegalStateException(drained.getCount() + " events left after 5 minutes");
         }
         rate = events / ((System.nanoTime() - t0) / 1e9);
+        cpuAfter = CpuSplit.snapshot();
       }
       broker.checkAndReset(events);
       return rate;
@@ -203,7 +210,10 @@ public final class EndToEndBenchmark {
     }
   }
 
+  /** Records a scenario's rate and the CPU used while its clock ran. */
   private void record(String scenario, double rate) {
+    Map<String, Double> used = CpuSplit.perThousand(cpuBefore, cpuAfter, events);
+    used.forEach((group, ms) -> cpu.computeIfAbsent(scenario, k -> new LinkedHashMap<>()).merge(group, ms, Double::sum));
     rates.computeIfAbsent(scenario, k -> new ArrayList<>()).add(rate);
     System.err.printf("  %-75s %,10.0f events/s%n", scenario, rate);
   }
@@ -224,6 +234,18 @@ public final class EndToEndBenchmark {
     rates.forEach((k, v) -> md.append("| ").append(k).append(" | ").append(String.format("%,.0f", median(k)))
         .append(" | ").append(v.stream().map(x -> String.format("%,.0f", x)).toList()).append(" | ")
         .append(String.format("%.2f", median(k) / median(broker.raw()))).append(" |\n"));
+    if (CpuSplit.available()) {
+      md.append("\nCPU time per 1,000 events (ms, mean of the rounds; from /proc, so the machine's other load is in"
+          + " 'other processes'):\n\n| scenario | ").append(String.join(" | ", cpu.values().iterator().next().keySet()))
+          .append(" | total |\n|---|").append("---:|".repeat(cpu.values().iterator().next().size() + 1)).append("\n");
+      cpu.forEach((k, groups) -> {
+        int rounds = rates.get(k).size();
+        md.append("| ").append(k).append(" | ");
+        groups.values().forEach(ms -> md.append(String.format("%.0f", ms / rounds)).append(" | "));
+        md.append(String.format("%.0f", groups.values().stream().mapToDouble(Double::doubleValue).sum() / rounds))
+            .append(" |\n");
+      });
+    }
     return md.toString();
   }
 }

@@ -1,0 +1,93 @@
+package io.mic.outbox.bench;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.stream.Stream;
+
+/**
+ * Where the CPU time of a scenario went, on Linux: this JVM, the database server, the broker and everything
+ * else, read from {@code /proc} before and after. Elsewhere every figure is 0 and the report says so.
+ */
+final class CpuSplit {
+  static final String JVM = "benchmark JVM";
+  static final String DATABASE = "PostgreSQL";
+  static final String BROKER = "broker";
+  static final String OTHER = "other processes";
+
+  private static final long TICKS_PER_SECOND = 100; // USER_HZ on every Linux this runs on
+  private static final Path PROC = Path.of("/proc");
+
+  private CpuSplit() {}
+
+  static boolean available() {
+    return Files.isReadable(PROC.resolve("self/stat"));
+  }
+
+  /** CPU ticks used so far per group. */
+  static Map<String, Long> snapshot() {
+    Map<String, Long> ticks = new LinkedHashMap<>();
+    for (String group : new String[] {JVM, DATABASE, BROKER, OTHER}) {
+      ticks.put(group, 0L);
+    }
+    if (!available()) {
+      return ticks;
+    }
+    long self = ProcessHandle.current().pid();
+    try (Stream<Path> entries = Files.list(PROC)) {
+      entries.filter(p -> p.getFileName().toString().chars().allMatch(Character::isDigit)).forEach(p -> {
+        long used = ticksOf(p);
+        if (used > 0) {
+          ticks.merge(groupOf(p, Long.parseLong(p.getFileName().toString()) == self), used, Long::sum);
+        }
+      });
+    } catch (IOException e) {
+      // /proc vanished under us: the figures are as far as they got
+    }
+    return ticks;
+  }
+
+  /** Milliseconds of CPU per 1,000 events in each group between two snapshots. */
+  static Map<String, Double> perThousand(Map<String, Long> before, Map<String, Long> after, int events) {
+    Map<String, Double> ms = new LinkedHashMap<>();
+    after.forEach((group, t) -> ms.put(group,
+        (t - before.getOrDefault(group, 0L)) * 1000.0 / TICKS_PER_SECOND / events * 1000));
+    return ms;
+  }
+
+  private static String groupOf(Path process, boolean self) {
+    if (self) {
+      return JVM;
+    }
+    String comm = read(process.resolve("comm")).trim();
+    if (comm.equals("postgres")) {
+      return DATABASE;
+    }
+    if (comm.equals("nats-server") || comm.equals("beam.smp") || comm.equals("epmd")
+        || (comm.equals("java") && read(process.resolve("cmdline")).contains("kafka.Kafka"))) {
+      return BROKER;
+    }
+    return OTHER;
+  }
+
+  /** utime + stime of a process (fields 14 and 15 of its stat line, after the command in parentheses). */
+  private static long ticksOf(Path process) {
+    String stat = read(process.resolve("stat"));
+    int end = stat.lastIndexOf(')');
+    if (end < 0) {
+      return 0;
+    }
+    String[] fields = stat.substring(end + 2).split(" ");
+    return fields.length > 12 ? Long.parseLong(fields[11]) + Long.parseLong(fields[12]) : 0;
+  }
+
+  private static String read(Path file) {
+    try {
+      return Files.readString(file);
+    } catch (IOException | RuntimeException e) {
+      return ""; // the process ended while we looked
+    }
+  }
+}
