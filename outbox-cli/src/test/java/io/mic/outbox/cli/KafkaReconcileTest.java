@@ -152,6 +152,16 @@ class KafkaReconcileTest {
   }
 
   @Test
+  void anUnreachableBrokerIsExit2SayingWhatToCheck() {
+    Run run = Run.of(Map.of(MicOutbox.PASSWORD_ENV, password), "--jdbc-url", url, "--user", user, "--table", table,
+        "reconcile", "--topic", topic, "--from", "2026-01-01T00:00:00Z", "--to", "2026-01-02T00:00:00Z",
+        "--kafka-bootstrap", "127.0.0.1:1", "--kafka-property", "default.api.timeout.ms=1500");
+    assertThat(run.exitCode()).isEqualTo(2);
+    assertThat(run.stderr()).contains("mic-outbox: cannot read Kafka topic " + topic + " at 127.0.0.1:1: ")
+        .endsWith("; check --kafka-bootstrap, and --kafka-property for a secured cluster\n");
+  }
+
+  @Test
   void oneBrokerPerTopic() {
     Run run = Run.of(Map.of(MicOutbox.PASSWORD_ENV, password), "--jdbc-url", url, "--user", user, "--table", table,
         "reconcile", "--topic", topic, "--from", "2026-01-01T00:00:00Z", "--to", "2026-01-02T00:00:00Z",

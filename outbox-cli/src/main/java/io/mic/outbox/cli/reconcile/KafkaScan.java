@@ -13,6 +13,7 @@ import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndTimestamp;
+import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.PartitionInfo;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.header.Header;
@@ -30,7 +31,8 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 public final class KafkaScan implements BrokerScan {
   /** How much earlier than the range start the scan begins, for clock skew between producers and database. */
   public static final Duration CLOCK_MARGIN = Duration.ofMinutes(1);
-  private static final Duration API_TIMEOUT = Duration.ofSeconds(30);
+  /** How long a metadata or offsets request may take ({@code default.api.timeout.ms}, unless given). */
+  public static final Duration DEFAULT_API_TIMEOUT = Duration.ofSeconds(30);
   private static final Duration STALLED = Duration.ofSeconds(30);
 
   private final String bootstrap;
@@ -50,18 +52,36 @@ public final class KafkaScan implements BrokerScan {
   @Override
   public Set<String> eventIds(String topic, Instant from) {
     String name = kafkaTopic != null ? kafkaTopic : topic;
+    try {
+      return scan(name, from);
+    } catch (KafkaException e) {
+      throw new KafkaScanException("cannot read Kafka topic " + name + " at " + bootstrap + ": " + e.getMessage()
+          + "; check --kafka-bootstrap, and --kafka-property for a secured cluster", e);
+    }
+  }
+
+  /** The broker could not be read; the message names the topic, the servers and what to check. */
+  public static final class KafkaScanException extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    KafkaScanException(String message, Throwable cause) {
+      super(message, cause);
+    }
+  }
+
+  private Set<String> scan(String name, Instant from) {
     try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(settings())) {
-      List<PartitionInfo> infos = consumer.partitionsFor(name, API_TIMEOUT);
+      List<PartitionInfo> infos = consumer.partitionsFor(name);
       if (infos == null || infos.isEmpty()) {
-        throw new IllegalStateException("Kafka topic " + name + " does not exist on " + bootstrap
-            + ": check --kafka-topic (the topic the publisher writes to)");
+        throw new KafkaScanException("Kafka topic " + name + " does not exist on " + bootstrap
+            + ": check --kafka-topic (the topic the publisher writes to)", null);
       }
       List<TopicPartition> partitions = infos.stream().map(p -> new TopicPartition(name, p.partition())).toList();
-      Map<TopicPartition, Long> end = consumer.endOffsets(partitions, API_TIMEOUT);
+      Map<TopicPartition, Long> end = consumer.endOffsets(partitions);
       Map<TopicPartition, Long> startTimes = new HashMap<>();
       long startMillis = from.minus(CLOCK_MARGIN).toEpochMilli();
       partitions.forEach(p -> startTimes.put(p, startMillis));
-      Map<TopicPartition, OffsetAndTimestamp> start = consumer.offsetsForTimes(startTimes, API_TIMEOUT);
+      Map<TopicPartition, OffsetAndTimestamp> start = consumer.offsetsForTimes(startTimes);
       Map<TopicPartition, Long> remaining = new HashMap<>();
       for (TopicPartition p : partitions) {
         OffsetAndTimestamp first = start.get(p);
@@ -87,15 +107,15 @@ public final class KafkaScan implements BrokerScan {
           progress = true;
         }
         // the position passes the end offset also over transaction markers, which poll() never returns
-        if (remaining.keySet().removeIf(p -> consumer.position(p, API_TIMEOUT) >= remaining.get(p))) {
+        if (remaining.keySet().removeIf(p -> consumer.position(p) >= remaining.get(p))) {
           consumer.assign(remaining.keySet());
           progress = true;
         }
         if (progress) {
           lastProgress = System.nanoTime();
         } else if (System.nanoTime() - lastProgress > STALLED.toNanos()) {
-          throw new IllegalStateException("the scan of Kafka topic " + name + " made no progress for " + STALLED
-              + " with " + remaining.size() + " partition(s) unread: is " + bootstrap + " reachable?");
+          throw new KafkaScanException("the scan of Kafka topic " + name + " made no progress for " + STALLED
+              + " with " + remaining.size() + " partition(s) unread: is " + bootstrap + " reachable?", null);
         }
       }
       return ids;
@@ -111,6 +131,7 @@ public final class KafkaScan implements BrokerScan {
     s.put(ConsumerConfig.ALLOW_AUTO_CREATE_TOPICS_CONFIG, "false"); // a scan must not create the topic it looks for
     s.putIfAbsent(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
     s.putIfAbsent(ConsumerConfig.CLIENT_ID_CONFIG, "mic-outbox-reconcile");
+    s.putIfAbsent(ConsumerConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, Long.toString(DEFAULT_API_TIMEOUT.toMillis()));
     return s;
   }
 
