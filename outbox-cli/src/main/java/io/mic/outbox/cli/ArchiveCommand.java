@@ -45,6 +45,10 @@ final class ArchiveCommand implements Callable<Integer> {
       description = "events per page (default: ${DEFAULT-VALUE})")
   private int batchSize;
 
+  @Option(names = "--progress-interval", paramLabel = "DURATION", converter = Durations.class, defaultValue = "10s",
+      description = "at most one progress line on stderr per interval, 0s for one per batch (default: ${DEFAULT-VALUE})")
+  private Duration progressInterval;
+
   @Mixin
   private JsonFlag jsonFlag;
 
@@ -56,6 +60,9 @@ final class ArchiveCommand implements Callable<Integer> {
     if (clickHouseUrl == null && (clickHouseUser != null
         || !ClickHouseArchive.DEFAULT_TABLE.equals(clickHouseTable))) {
       throw new UsageException("--clickhouse-table and --clickhouse-user need --clickhouse-url URL");
+    }
+    if (progressInterval.isNegative()) {
+      throw new UsageException("--progress-interval must be >= 0, was " + Durations.format(progressInterval));
     }
     Database db = root.database();
     OutboxArchiver.Builder archiver = OutboxArchiver.builder().store(db.store()).batchSize(batchSize);
@@ -75,7 +82,9 @@ final class ArchiveCommand implements Callable<Integer> {
         + batchSize + " per page …");
     ArchiveResult result;
     try {
-      result = archiver.build().archiveAndPurge(olderThan);
+      Progress progress = new Progress(root.err, "archive", progressInterval);
+      result = archiver.build().archiveAndPurge(olderThan, soFar -> progress.update(soFar.archived(),
+          " archived, " + soFar.purged() + " purged, " + soFar.batches() + " page(s)"));
     } catch (OutboxStoreException e) {
       throw db.failed("archive dispatched events", e);
     }

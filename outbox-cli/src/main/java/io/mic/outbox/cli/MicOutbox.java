@@ -102,6 +102,8 @@ public final class MicOutbox implements Callable<Integer> {
   public static void main(String[] args) {
     System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn");
     System.setProperty("org.slf4j.simpleLogger.logFile", "System.err");
+    // the Kafka client warns on every reconnect attempt; reconcile reports an unreachable broker itself
+    System.setProperty("org.slf4j.simpleLogger.log.org.apache.kafka", "error");
     System.exit(execute(args, System.out, System.err, System.getenv()));
   }
 

@@ -24,6 +24,10 @@ final class PurgeCommand implements Callable<Integer> {
       description = "rows per delete statement (default: ${DEFAULT-VALUE})")
   private int batchSize;
 
+  @Option(names = "--progress-interval", paramLabel = "DURATION", converter = Durations.class, defaultValue = "10s",
+      description = "at most one progress line on stderr per interval, 0s for one per batch (default: ${DEFAULT-VALUE})")
+  private Duration progressInterval;
+
   @Mixin
   private JsonFlag jsonFlag;
 
@@ -32,12 +36,16 @@ final class PurgeCommand implements Callable<Integer> {
     if (olderThan.isNegative() || olderThan.isZero()) {
       throw new UsageException("--older-than must be > 0, was " + Durations.format(olderThan));
     }
+    if (progressInterval.isNegative()) {
+      throw new UsageException("--progress-interval must be >= 0, was " + Durations.format(progressInterval));
+    }
     Database db = root.database();
     OutboxMaintenance maintenance = OutboxMaintenance.builder().store(db.store()).batchSize(batchSize).build();
     root.err.println("purging events dispatched more than " + Durations.format(olderThan) + " ago …");
     long purged;
     try {
-      purged = maintenance.purgeDispatchedOlderThan(olderThan);
+      Progress progress = new Progress(root.err, "purge", progressInterval);
+      purged = maintenance.purgeDispatchedOlderThan(olderThan, soFar -> progress.update(soFar, " deleted"));
     } catch (OutboxStoreException e) {
       throw db.failed("purge dispatched events", e);
     }

@@ -1,6 +1,7 @@
 package io.mic.outbox.cli;
 
 import io.mic.outbox.cli.reconcile.JetStreamScan;
+import io.mic.outbox.cli.reconcile.KafkaScan;
 import io.mic.outbox.cli.reconcile.ReconcileReport;
 import io.mic.outbox.cli.reconcile.Reconciliation;
 import io.mic.outbox.jdbc.JdbcInbox;
@@ -11,6 +12,8 @@ import io.nats.client.Options;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -19,9 +22,8 @@ import picocli.CommandLine.ParentCommand;
 
 @Command(name = "reconcile", sortOptions = false,
     description = {"Compares, for one topic and an inclusive range of creation times, the outbox with the broker",
-        "(NATS JetStream), a consumer's inbox and the domain, and reports each difference with a count and sample",
-        "ids. Exit 1 when a difference is over --tolerance. Kafka scanning is not built yet; RabbitMQ keeps no",
-        "log, so it cannot be scanned."})
+        "(NATS JetStream or Kafka), a consumer's inbox and the domain, and reports each difference with a count and",
+        "sample ids. Exit 1 when a difference is over --tolerance. RabbitMQ keeps no log, so it cannot be scanned."})
 final class ReconcileCommand implements Callable<Integer> {
   @ParentCommand
   private MicOutbox root;
@@ -49,6 +51,18 @@ final class ReconcileCommand implements Callable<Integer> {
 
   @Option(names = "--nats-subject-prefix", paramLabel = "PREFIX", description = "the publisher's subject prefix")
   private String natsPrefix;
+
+  @Option(names = "--kafka-bootstrap", paramLabel = "HOST:PORT", description = "scan this Kafka cluster: every"
+      + " partition of the topic from --from (by timestamp) to its end offsets when the scan starts")
+  private String kafkaBootstrap;
+
+  @Option(names = "--kafka-topic", paramLabel = "NAME", description = "the Kafka topic, when the publisher maps"
+      + " event topics to other names (default: the event topic)")
+  private String kafkaTopic;
+
+  @Option(names = "--kafka-property", paramLabel = "KEY=VALUE", description = "a Kafka consumer setting"
+      + " (security.protocol, sasl.*, ssl.* …); repeatable")
+  private Map<String, String> kafkaProperties = new LinkedHashMap<>();
 
   @Option(names = "--rabbitmq", description = "the topic goes to RabbitMQ: say in the report that the broker"
       + " cannot be scanned")
@@ -80,8 +94,12 @@ final class ReconcileCommand implements Callable<Integer> {
     if ((natsUrl == null) != (natsStream == null)) {
       throw new UsageException("--nats-url and --nats-stream go together: the server and the stream to scan");
     }
-    if (natsUrl != null && rabbitMq) {
-      throw new UsageException("--rabbitmq and --nats-url exclude each other: one broker per topic");
+    if ((natsUrl != null ? 1 : 0) + (kafkaBootstrap != null ? 1 : 0) + (rabbitMq ? 1 : 0) > 1) {
+      throw new UsageException("--nats-url, --kafka-bootstrap and --rabbitmq exclude each other: one broker per"
+          + " topic");
+    }
+    if (kafkaBootstrap == null && (kafkaTopic != null || !kafkaProperties.isEmpty())) {
+      throw new UsageException("--kafka-topic and --kafka-property need --kafka-bootstrap: the cluster to scan");
     }
     if (tolerance < 0) {
       throw new UsageException("--tolerance must be >= 0, was " + tolerance);
@@ -106,9 +124,14 @@ final class ReconcileCommand implements Callable<Integer> {
       if (nats != null) {
         b.broker(new JetStreamScan(nats, natsStream, natsPrefix));
       }
+      if (kafkaBootstrap != null) {
+        b.broker(new KafkaScan(kafkaBootstrap, kafkaTopic != null ? kafkaTopic : topic, kafkaProperties));
+      }
       report = b.build().run();
     } catch (SQLException e) {
       throw db.failed("reconcile", e);
+    } catch (KafkaScan.KafkaScanException e) {
+      throw new DatabaseException(e.getMessage(), e); // exit 2: the broker cannot be reached or read
     } finally {
       if (nats != null) {
         nats.close();

@@ -175,6 +175,58 @@ class MicOutboxTest {
     assertThat(store.countByStatus().get(OutboxStatus.PENDING)).isEqualTo(1);
   }
 
+  private void dispatchedEightDaysAgo(int count) {
+    for (int i = 1; i <= count; i++) {
+      append("order.created", "" + i);
+    }
+    assertThat(store.markDispatched(store.claim("t", count, Duration.ofMinutes(1), false))).hasSize(count);
+    try (Connection c = DriverManager.getConnection(url, "sa", ""); java.sql.Statement st = c.createStatement()) {
+      st.execute("UPDATE \"outbox\" SET created_at = DATEADD('DAY', -8, created_at),"
+          + " dispatched_at = DATEADD('DAY', -8, dispatched_at)");
+    } catch (java.sql.SQLException ex) {
+      throw new IllegalStateException(ex);
+    }
+  }
+
+  @Test
+  void purgeReportsProgressOnStderrAndTheSummaryOnStdout() {
+    dispatchedEightDaysAgo(5);
+    Run r = run("purge", "--older-than", "7d", "--batch-size", "2", "--progress-interval", "0s");
+    assertThat(r.exitCode()).as(r.stderr()).isZero();
+    assertThat(r.stdout()).isEqualTo("purged: 5 dispatched event(s) older than 168h\n");
+    assertThat(r.stderr()).matches("purging events dispatched more than 168h ago …\n"
+        + "purge: 2 event\\(s\\) deleted so far, \\d+/s\n"
+        + "purge: 4 event\\(s\\) deleted so far, \\d+/s\n"
+        + "purge: 5 event\\(s\\) deleted so far, \\d+/s\n");
+    assertThat(store.countByStatus().get(OutboxStatus.DISPATCHED)).isZero();
+
+    dispatchedEightDaysAgo(3);
+    Run json = run("purge", "--older-than", "7d", "--batch-size", "2", "--progress-interval", "0s", "--json");
+    assertThat(json.stdout()).isEqualTo("{\"purged\":3}\n");
+    assertThat(json.stderr().lines().skip(1)).hasSize(2).allMatch(l -> l.matches("purge: [23] event\\(s\\) deleted"
+        + " so far, \\d+/s"));
+  }
+
+  @Test
+  void archiveReportsProgressOnStderrAndTheSummaryOnStdout(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) {
+    dispatchedEightDaysAgo(5);
+    Run r = run("archive", "--older-than", "7d", "--to-dir", dir.toString(), "--batch-size", "2",
+        "--progress-interval", "0s");
+    assertThat(r.exitCode()).as(r.stderr()).isZero();
+    assertThat(r.stdout()).isEqualTo("archived: 5 event(s), purged 5, in 3 batch(es)\n");
+    assertThat(r.stderr()).matches("archiving events dispatched more than 168h ago, 2 per page …\n"
+        + "archive: 2 event\\(s\\) archived, 2 purged, 1 page\\(s\\) so far, \\d+/s\n"
+        + "archive: 4 event\\(s\\) archived, 4 purged, 2 page\\(s\\) so far, \\d+/s\n"
+        + "archive: 5 event\\(s\\) archived, 5 purged, 3 page\\(s\\) so far, \\d+/s\n");
+
+    dispatchedEightDaysAgo(1);
+    Run quiet = run("archive", "--older-than", "7d", "--to-dir", dir.toString(), "--json"); // default: every 10 s
+    assertThat(quiet.stdout()).isEqualTo("{\"archived\":1,\"purged\":1,\"batches\":1}\n");
+    assertThat(quiet.stderr()).isEqualTo("archiving events dispatched more than 168h ago, 1000 per page …\n");
+    assertThat(run("archive", "--older-than", "7d", "--to-dir", dir.toString(), "--progress-interval", "-PT1S")
+        .stderr()).isEqualTo("mic-outbox: --progress-interval must be >= 0, was -1s\n");
+  }
+
   @Test
   void badArgumentsAreExit2SayingWhatToFix() {
     assertThat(run("purge", "--older-than", "a week").stderr()).startsWith("mic-outbox: Invalid value for option"

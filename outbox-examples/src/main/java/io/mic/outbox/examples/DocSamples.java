@@ -30,12 +30,17 @@ import io.mic.outbox.test.RecordingDispatchFn;
 import io.opentelemetry.api.OpenTelemetry;
 import io.opentelemetry.api.trace.Span;
 import io.opentelemetry.context.Scope;
+import io.mic.outbox.nats.NatsConsumers;
 import io.mic.outbox.nats.NatsJetStreamPublisher;
+import io.mic.outbox.rabbitmq.RabbitMqConsumers;
 import io.mic.replay.EventReplay;
 import io.mic.replay.JsonArchiveSource;
 import io.mic.replay.NatsReplaySink;
 import io.mic.replay.ReplayResult;
+import com.rabbitmq.client.Channel;
+import com.rabbitmq.client.Delivery;
 import io.micrometer.core.instrument.MeterRegistry;
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -58,8 +63,6 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 final class DocSamples {
   private DocSamples() {}
 
-  record Message(Map<String, String> headers) {}
-
   record Order(String id) {}
 
   static void createInvoice(Connection c, Order order) {}
@@ -76,13 +79,22 @@ final class DocSamples {
     // docs/jdbc.md 1 end
   }
 
-  static void operations1(DataSource ds, Message message, Order order) {
+  static void operations1(DataSource ds, io.nats.client.Message natsMessage, Channel channel, Delivery delivery,
+      ConsumerRecord<byte[], byte[]> record, Order order) throws IOException {
     // docs/operations.md 1 begin
     JdbcInbox inbox = JdbcInbox.builder().dataSource(ds).build();   // .table("outbox_inbox"), .purgeBatchSize(1000)
     inbox.createSchema();                                            // or copy io/mic/outbox/jdbc/schema/inbox-<db>.sql
-    String eventId = JdbcInbox.eventIdOf(message.headers());        // x-original-event-id (replay), else x-event-id
+
+    // NATS JetStream: ack() once applied or a duplicate, nak() if the effect threw, term() without an event id
+    NatsConsumers.handle(natsMessage, eventId -> inbox.runOnce("billing", eventId, c -> createInvoice(c, order)));
+
+    // RabbitMQ (manual acks): basicAck, or basicNack with requeue if the effect threw
+    RabbitMqConsumers.handle(channel, delivery,
+        eventId -> inbox.runOnce("billing", eventId, c -> createInvoice(c, order)));
+
+    // Kafka: the key from the record's headers; commit the offsets after runOnce returns
+    String eventId = KafkaHeaders.idempotencyKey(record.headers());  // x-original-event-id (replay), else x-event-id
     boolean applied = inbox.runOnce("billing", eventId, c -> createInvoice(c, order));
-    // acknowledge the message only after runOnce returns
     // docs/operations.md 1 end
   }
 
@@ -201,7 +213,7 @@ final class DocSamples {
   static void kafka2(Consumer<byte[], byte[]> consumer, JdbcInbox inbox) {
     // docs/kafka.md 2 begin
     for (ConsumerRecord<byte[], byte[]> record : consumer.poll(Duration.ofMillis(500))) {
-      String eventId = JdbcInbox.eventIdOf(KafkaHeaders.toMap(record.headers()));
+      String eventId = KafkaHeaders.idempotencyKey(record.headers());   // replay: x-original-event-id
       inbox.runOnce("billing", eventId, c -> createInvoice(c, record.value()));
     }
     consumer.commitSync();    // commit offsets only after the effects are recorded

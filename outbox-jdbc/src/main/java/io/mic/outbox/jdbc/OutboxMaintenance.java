@@ -2,6 +2,8 @@ package io.mic.outbox.jdbc;
 
 import io.mic.outbox.InvalidConfigurationException;
 import java.time.Duration;
+import java.util.Objects;
+import java.util.function.LongConsumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -47,12 +49,24 @@ public final class OutboxMaintenance {
    * @return how many were deleted
    */
   public long purgeDispatchedOlderThan(Duration retention) {
+    return purgeDispatchedOlderThan(retention, total -> {});
+  }
+
+  /**
+   * As {@link #purgeDispatchedOlderThan(Duration)}, telling {@code progress} the running total after each
+   * batch, on the calling thread (e.g. for a progress line of a long purge).
+   *
+   * @return how many were deleted
+   */
+  public long purgeDispatchedOlderThan(Duration retention, LongConsumer progress) {
+    Objects.requireNonNull(progress, "progress");
     long micros = TableAccess.retentionMicros(retention);
     long total = 0;
     int deleted;
     do {
       deleted = purgeDispatchedBatch(micros);
       total += deleted;
+      progress.accept(total);
     } while (deleted >= batchSize);
     if (total > 0) {
       LOG.info("outbox table {}: purged {} event(s) dispatched more than {} ago", access.name, total, retention);

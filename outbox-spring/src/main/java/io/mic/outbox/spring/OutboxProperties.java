@@ -18,12 +18,17 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
  * mic.outbox.lease-ttl=30s
  * mic.outbox.poll-interval=100ms
  * </pre>
+ *
+ * <p>The build writes {@code META-INF/spring-configuration-metadata.json} (the configuration processor), so
+ * IDEs complete these names with their descriptions and defaults. Defaults the processor cannot read from
+ * a field (a constant of another class) are given in {@code additional-spring-configuration-metadata.json};
+ * {@code ConfigurationMetadataTest} keeps both equal to the fields.
  */
 @ConfigurationProperties(prefix = "mic.outbox")
 public class OutboxProperties {
   /** Whether the outbox beans are created at all. */
   private boolean enabled = true;
-  /** The outbox table, optionally {@code schema.table}. */
+  /** The outbox table, optionally schema-qualified (schema.table). */
   private String table = JdbcOutboxStore.DEFAULT_TABLE;
   /**
    * Claim events under a lease before publishing them. On by default, unlike the plain builder, because an

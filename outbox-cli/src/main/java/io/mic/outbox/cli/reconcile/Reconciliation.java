@@ -26,8 +26,8 @@ import javax.sql.DataSource;
  *
  * <pre>{@code
  * ReconcileReport report = Reconciliation.builder().dataSource(ds).store(store)
- *     .topic("order.created").from(from).to(to)
- *     .broker(new JetStreamScan(nats, "ORDERS", null))
+ *     .topic("order.created").range(from, to)
+ *     .broker(new JetStreamScan(nats, "ORDERS", null))   // or new KafkaScan("kafka:9092", "order.created", Map.of())
  *     .inbox("outbox_inbox", "billing-service")
  *     .domainSql("SELECT id FROM orders WHERE created_at BETWEEN '2026-09-29 08:00' AND '2026-09-29 10:00'")
  *     .build().run();

@@ -9,6 +9,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.UUID;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -70,7 +71,16 @@ public final class OutboxArchiver {
    *     archived and deleted; see the counts logged)
    */
   public ArchiveResult archiveAndPurge(Duration olderThan) {
+    return archiveAndPurge(olderThan, soFar -> {});
+  }
+
+  /**
+   * As {@link #archiveAndPurge(Duration)}, telling {@code progress} the totals so far after each page, on the
+   * calling thread (e.g. for a progress line of a long run).
+   */
+  public ArchiveResult archiveAndPurge(Duration olderThan, Consumer<ArchiveResult> progress) {
     Objects.requireNonNull(olderThan, "olderThan");
+    Objects.requireNonNull(progress, "progress");
     long archived = 0;
     long purged = 0;
     int batches = 0;
@@ -96,6 +106,7 @@ public final class OutboxArchiver {
       }
       purged += rows.delete(ids); // only now: every sink confirmed the page
       batches++;
+      progress.accept(new ArchiveResult(archived, purged, batches));
     } while (page.size() >= batchSize);
     if (archived > 0) {
       LOG.info("outbox table {}: archived {} and purged {} event(s) dispatched more than {} ago, in {} batch(es)",

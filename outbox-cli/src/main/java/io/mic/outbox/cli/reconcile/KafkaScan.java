@@ -1,0 +1,142 @@
+package io.mic.outbox.cli.reconcile;
+
+import io.mic.outbox.OutboxHeaders;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndTimestamp;
+import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.PartitionInfo;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+
+/**
+ * Scans a Kafka topic and collects the {@code x-event-id} headers of its records: on every partition it seeks
+ * by timestamp ({@code offsetsForTimes}) to the first record at or after the start, and reads up to the end
+ * offsets taken when the scan began. It joins no consumer group and commits nothing.
+ *
+ * <p>Record timestamps come from the producer's clock while {@code created_at} comes from the database's,
+ * so the scan starts {@link #CLOCK_MARGIN} early; records of events outside the range are left out by the
+ * comparison anyway.
+ */
+public final class KafkaScan implements BrokerScan {
+  /** How much earlier than the range start the scan begins, for clock skew between producers and database. */
+  public static final Duration CLOCK_MARGIN = Duration.ofMinutes(1);
+  /** How long a metadata or offsets request may take ({@code default.api.timeout.ms}, unless given). */
+  public static final Duration DEFAULT_API_TIMEOUT = Duration.ofSeconds(30);
+  private static final Duration STALLED = Duration.ofSeconds(30);
+
+  private final String bootstrap;
+  private final String kafkaTopic;
+  private final Map<String, String> properties;
+
+  /**
+   * @param kafkaTopic the Kafka topic, or {@code null} when it is the event topic (the publisher's default)
+   * @param properties more consumer settings (security, timeouts), may be empty
+   */
+  public KafkaScan(String bootstrap, String kafkaTopic, Map<String, String> properties) {
+    this.bootstrap = bootstrap;
+    this.kafkaTopic = kafkaTopic;
+    this.properties = Map.copyOf(properties);
+  }
+
+  @Override
+  public Set<String> eventIds(String topic, Instant from) {
+    String name = kafkaTopic != null ? kafkaTopic : topic;
+    try {
+      return scan(name, from);
+    } catch (KafkaException e) {
+      throw new KafkaScanException("cannot read Kafka topic " + name + " at " + bootstrap + ": " + e.getMessage()
+          + "; check --kafka-bootstrap, and --kafka-property for a secured cluster", e);
+    }
+  }
+
+  /** The broker could not be read; the message names the topic, the servers and what to check. */
+  public static final class KafkaScanException extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    KafkaScanException(String message, Throwable cause) {
+      super(message, cause);
+    }
+  }
+
+  private Set<String> scan(String name, Instant from) {
+    try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(settings())) {
+      List<PartitionInfo> infos = consumer.partitionsFor(name);
+      if (infos == null || infos.isEmpty()) {
+        throw new KafkaScanException("Kafka topic " + name + " does not exist on " + bootstrap
+            + ": check --kafka-topic (the topic the publisher writes to)", null);
+      }
+      List<TopicPartition> partitions = infos.stream().map(p -> new TopicPartition(name, p.partition())).toList();
+      Map<TopicPartition, Long> end = consumer.endOffsets(partitions);
+      Map<TopicPartition, Long> startTimes = new HashMap<>();
+      long startMillis = from.minus(CLOCK_MARGIN).toEpochMilli();
+      partitions.forEach(p -> startTimes.put(p, startMillis));
+      Map<TopicPartition, OffsetAndTimestamp> start = consumer.offsetsForTimes(startTimes);
+      Map<TopicPartition, Long> remaining = new HashMap<>();
+      for (TopicPartition p : partitions) {
+        OffsetAndTimestamp first = start.get(p);
+        if (first != null && first.offset() < end.get(p)) { // null: no record at or after the start
+          remaining.put(p, end.get(p));
+        }
+      }
+      Set<String> ids = new HashSet<>();
+      consumer.assign(remaining.keySet());
+      remaining.keySet().forEach(p -> consumer.seek(p, start.get(p).offset()));
+      long lastProgress = System.nanoTime();
+      while (!remaining.isEmpty()) {
+        boolean progress = false;
+        for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(500))) {
+          TopicPartition p = new TopicPartition(r.topic(), r.partition());
+          Long stop = remaining.get(p);
+          if (stop != null && r.offset() < stop) {
+            Header id = r.headers().lastHeader(OutboxHeaders.EVENT_ID);
+            if (id != null && id.value() != null) {
+              ids.add(new String(id.value(), StandardCharsets.UTF_8));
+            }
+          }
+          progress = true;
+        }
+        // the position passes the end offset also over transaction markers, which poll() never returns
+        if (remaining.keySet().removeIf(p -> consumer.position(p) >= remaining.get(p))) {
+          consumer.assign(remaining.keySet());
+          progress = true;
+        }
+        if (progress) {
+          lastProgress = System.nanoTime();
+        } else if (System.nanoTime() - lastProgress > STALLED.toNanos()) {
+          throw new KafkaScanException("the scan of Kafka topic " + name + " made no progress for " + STALLED
+              + " with " + remaining.size() + " partition(s) unread: is " + bootstrap + " reachable?", null);
+        }
+      }
+      return ids;
+    }
+  }
+
+  private Map<String, Object> settings() {
+    Map<String, Object> s = new HashMap<>(properties);
+    s.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+    s.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+    s.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
+    s.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false");
+    s.put(ConsumerConfig.ALLOW_AUTO_CREATE_TOPICS_CONFIG, "false"); // a scan must not create the topic it looks for
+    s.putIfAbsent(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+    s.putIfAbsent(ConsumerConfig.CLIENT_ID_CONFIG, "mic-outbox-reconcile");
+    s.putIfAbsent(ConsumerConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, Long.toString(DEFAULT_API_TIMEOUT.toMillis()));
+    return s;
+  }
+
+  @Override
+  public String toString() {
+    return kafkaTopic != null ? "Kafka topic " + kafkaTopic : "Kafka";
+  }
+}
