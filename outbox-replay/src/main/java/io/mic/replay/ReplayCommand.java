@@ -2,7 +2,7 @@ package io.mic.replay;
 
 import io.mic.outbox.rabbitmq.internal.Urls;
 import io.mic.replay.internal.CliProgress;
-import io.mic.replay.internal.Timestamps;
+import io.mic.outbox.archive.Timestamps;
 import java.io.BufferedWriter;
 import java.io.OutputStreamWriter;
 import java.io.PrintStream;

@@ -24,7 +24,7 @@ import io.mic.replay.ReplayMessage;
 import io.mic.replay.ReplayResult;
 import io.mic.replay.ReplaySink;
 import io.mic.replay.ReplaySource;
-import io.mic.replay.internal.JsonText;
+import io.mic.outbox.archive.JsonText;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
