@@ -235,11 +235,10 @@ public final class ClickHouseArchiveSource implements ReplaySource {
       } catch (IllegalArgumentException e) {
         throw new ReplayConfigurationException("table", "table " + e.getMessage());
       }
-      if (user != null && (user.isEmpty() || user.chars().anyMatch(c -> c < 0x20 || c > 0x7e))) {
-        throw new ReplayConfigurationException("user", "user must be visible ASCII characters, was '" + user + "'");
-      }
-      if (password != null && password.chars().anyMatch(c -> c < 0x20 || c == 0x7f)) {
-        throw new ReplayConfigurationException("password", "password contains a control character");
+      try {
+        ClickHouseHttp.checkCredentials(user, password);
+      } catch (IllegalArgumentException e) {
+        throw new ReplayConfigurationException(e.getMessage().split(" ", 2)[0], e.getMessage());
       }
       requirePositive("connectTimeout", connectTimeout);
       requirePositive("queryTimeout", queryTimeout);

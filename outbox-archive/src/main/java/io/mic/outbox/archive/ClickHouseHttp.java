@@ -61,6 +61,21 @@ public final class ClickHouseHttp {
         .build();
   }
 
+  /**
+   * Checks the credentials as they will travel in headers.
+   *
+   * @throws IllegalArgumentException a message starting with the option, {@code user} or {@code password};
+   *     it never quotes the password
+   */
+  public static void checkCredentials(String user, String password) {
+    if (user != null && (user.isEmpty() || user.chars().anyMatch(c -> c < 0x20 || c > 0x7e))) {
+      throw new IllegalArgumentException("user must be visible ASCII characters, was '" + user + "'");
+    }
+    if (password != null && password.chars().anyMatch(c -> c < 0x20 || c == 0x7f)) {
+      throw new IllegalArgumentException("password contains a control character");
+    }
+  }
+
   public URI uri() {
     return uri;
   }

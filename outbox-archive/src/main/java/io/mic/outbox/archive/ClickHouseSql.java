@@ -8,9 +8,15 @@ import java.util.Set;
 import java.util.regex.Pattern;
 
 /**
- * The SQL of a ClickHouse archive, and its rule for time columns. The SQL a ClickHouse replay sends. Identifiers are validated and quoted; the one string value (the
- * topic) is escaped as a literal, and times are rendered by this class from {@link Instant}s. Query
- * parameters ({@code {name:Type}}) would be nicer but older servers (18.x, Debian's package) lack them.
+ * The SQL of a ClickHouse archive and its rule for time columns ({@link #timeColumn}), for the archiver and
+ * the replay. Identifiers are validated and quoted; the one string value (the topic) is escaped as a
+ * literal, and times are rendered by this class from {@link Instant}s. Query parameters
+ * ({@code {name:Type}}) would be nicer but older servers (18.x, Debian's package) lack them.
+ *
+ * <pre>{@code
+ * String sql = ClickHouseSql.select(ClickHouseSql.quotedTable("outbox_archive"), TimeColumn.DATETIME,
+ *     "order.created", from, to, columns);
+ * }</pre>
  */
 public final class ClickHouseSql {
   public static final Set<String> REQUIRED_COLUMNS = Set.of("id", "topic", "created_at", "payload");

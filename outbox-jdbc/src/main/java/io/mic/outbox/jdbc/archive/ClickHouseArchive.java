@@ -21,8 +21,8 @@ import org.slf4j.LoggerFactory;
  * live in {@code outbox-archive} ({@link ClickHouseWriter}), shared with the replay.
  *
  * <p>{@code created_at}: a {@code DateTime} in any time zone or a {@code DateTime64} in UTC, the rule the
- * replay applies too ({@link ClickHouseSql#timeColumn}). {@link #createTable()} makes {@code DateTime64(6, 'UTC')} where the server has it (ClickHouse 20.1 and later);
- * older servers (18.x, Debian's package) only have {@code DateTime}, whole seconds: the sub-second part of
+ * replay applies too ({@link ClickHouseSql#timeColumn}). {@link #createTable()} makes it
+ * {@code DateTime64(6, 'UTC')} where the server has it (ClickHouse 20.1 and later); older servers (18.x, Debian's package) only have {@code DateTime}, whole seconds: the sub-second part of
  * {@code created_at} is then lost in this archive, and events of the same second replay in id order
  * (deterministic, but not necessarily creation order). Use the JSON Lines archive as well where that matters.
  *
@@ -141,11 +141,10 @@ public final class ClickHouseArchive implements ArchiveSink {
       if (table == null) {
         throw new InvalidConfigurationException("table is required, e.g. outbox_archive");
       }
-      if (user != null && (user.isEmpty() || user.chars().anyMatch(c -> c < 0x20 || c > 0x7e))) {
-        throw new InvalidConfigurationException("user must be visible ASCII characters");
-      }
-      if (password != null && password.chars().anyMatch(c -> c < 0x20 || c == 0x7f)) {
-        throw new InvalidConfigurationException("password contains a control character");
+      try {
+        ClickHouseHttp.checkCredentials(user, password);
+      } catch (IllegalArgumentException e) {
+        throw new InvalidConfigurationException(e.getMessage());
       }
       if (timeout == null || timeout.isNegative() || timeout.isZero()) {
         throw new InvalidConfigurationException("timeout must be > 0, was " + timeout);
