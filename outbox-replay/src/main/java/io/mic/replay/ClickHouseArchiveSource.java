@@ -1,13 +1,13 @@
 package io.mic.replay;
 
 import com.fasterxml.jackson.core.JsonParser;
-import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.core.JsonToken;
-import io.mic.replay.internal.ClickHouseHttp;
-import io.mic.replay.internal.ClickHouseSql;
-import io.mic.replay.internal.ClickHouseUrl;
-import io.mic.replay.internal.JsonText;
-import io.mic.replay.internal.RecordParser;
+import io.mic.outbox.archive.ArchiveAccessException;
+import io.mic.outbox.archive.ClickHouseHttp;
+import io.mic.outbox.archive.ClickHouseSql;
+import io.mic.outbox.archive.ClickHouseUrl;
+import io.mic.outbox.archive.JsonText;
+import io.mic.outbox.archive.RecordParser;
+import io.mic.replay.internal.Records;
 import io.mic.replay.internal.ReplayOrder;
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -16,15 +16,14 @@ import java.io.InputStreamReader;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.HashMap;
 import java.util.Map;
 import java.util.Objects;
 import java.util.TreeSet;
 
 /**
  * A ClickHouse table as archive, read over the HTTP interface (port 8123). Columns: {@code id},
- * {@code topic}, {@code created_at} ({@code DateTime}, with or without a time zone, or
- * {@code DateTime64(p)}), {@code payload} (JSON text in a {@code String}), and optionally
+ * {@code topic}, {@code created_at} ({@code DateTime} in any time zone, or {@code DateTime64(p, 'UTC')}:
+ * the rule the archiver writes by, {@link ClickHouseSql#timeColumn}), {@code payload} (JSON text in a {@code String}), and optionally
  * {@code aggregate_type}, {@code aggregate_id}, {@code headers} (a JSON object as text).
  *
  * <pre>{@code
@@ -49,6 +48,9 @@ public final class ClickHouseArchiveSource implements ReplaySource {
   public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(10);
   public static final Duration DEFAULT_QUERY_TIMEOUT = Duration.ofMinutes(10);
 
+  private static final String CREDENTIALS = "--clickhouse-user/--clickhouse-password or"
+      + " CLICKHOUSE_USER/CLICKHOUSE_PASSWORD";
+
   private final URI uri;
   private final String table;
   private final String quotedTable;
@@ -58,7 +60,7 @@ public final class ClickHouseArchiveSource implements ReplaySource {
     this.uri = uri;
     this.table = b.table;
     this.quotedTable = quotedTable;
-    this.http = new ClickHouseHttp(uri, b.user, b.password, b.connectTimeout, b.queryTimeout);
+    this.http = new ClickHouseHttp(uri, b.user, b.password, b.connectTimeout, b.queryTimeout, CREDENTIALS);
   }
 
   public static Builder builder() {
@@ -70,7 +72,7 @@ public final class ClickHouseArchiveSource implements ReplaySource {
     Objects.requireNonNull(query, "query");
     Objects.requireNonNull(check, "check");
     try {
-      Map<String, String> columns = describe();
+      Map<String, String> columns = http.columns(quotedTable, table);
       for (String required : new TreeSet<>(ClickHouseSql.REQUIRED_COLUMNS)) {
         if (!columns.containsKey(required)) {
           throw new ReplayInputException("ClickHouse table " + table + " has no column '" + required
@@ -80,10 +82,10 @@ public final class ClickHouseArchiveSource implements ReplaySource {
       }
       ClickHouseSql.TimeColumn time = ClickHouseSql.timeColumn(columns.get("created_at"));
       if (time == null) {
-        throw new ReplayInputException("column created_at of ClickHouse table " + table + " is "
-            + columns.get("created_at") + "; expected DateTime, DateTime('UTC') or DateTime64(3)");
+        throw new ReplayInputException(ClickHouseSql.timeColumnProblem("created_at", table, columns.get("created_at")));
       }
-      String sql = ClickHouseSql.select(quotedTable, time, query, columns.keySet());
+      String sql = ClickHouseSql.select(quotedTable, time, query.topic(), query.from(), query.to(),
+          columns.keySet());
       if (check != EventCheck.NONE) {
         // the rows are streamed, not stored: a first pass checks them all before anything is published
         try (RowCursor rows = new RowCursor(http.query(sql, "the check of the selected rows"), ReplayProgress.NONE,
@@ -94,47 +96,12 @@ public final class ClickHouseArchiveSource implements ReplaySource {
         }
       }
       return new RowCursor(http.query(sql, "the replay query"), progress, check);
+    } catch (ArchiveAccessException e) {
+      throw new ReplayInputException(e.getMessage(), e);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new ReplayInputException("interrupted while querying ClickHouse", e);
     }
-  }
-
-  private Map<String, String> describe() throws InterruptedException {
-    Map<String, String> columns = new HashMap<>();
-    try (InputStream body = http.query(ClickHouseSql.describe(quotedTable), "the description of table " + table);
-        BufferedReader reader = new BufferedReader(new InputStreamReader(body, StandardCharsets.UTF_8))) {
-      for (String line = reader.readLine(); line != null; line = reader.readLine()) {
-        if (line.isBlank()) {
-          continue;
-        }
-        try (JsonParser p = JsonText.FACTORY.createParser(line)) {
-          String name = null;
-          String type = null;
-          p.nextToken();
-          while (p.nextToken() == JsonToken.FIELD_NAME) {
-            String field = p.currentName();
-            p.nextToken();
-            if (field.equals("name")) {
-              name = p.getText();
-            } else if (field.equals("type")) {
-              type = p.getText();
-            } else {
-              p.skipChildren();
-            }
-          }
-          if (name != null && type != null) {
-            columns.put(name, type);
-          }
-        }
-      }
-    } catch (JsonProcessingException e) {
-      throw new ReplayInputException("ClickHouse sent an unreadable description of table " + table + ": "
-          + e.getOriginalMessage());
-    } catch (IOException e) {
-      throw new ReplayInputException("cannot read the description of ClickHouse table " + table + ": " + e, e);
-    }
-    return columns;
   }
 
   @Override
@@ -196,7 +163,7 @@ public final class ClickHouseArchiveSource implements ReplaySource {
     private ArchivedEvent parse(String line) {
       try (JsonParser p = JsonText.FACTORY.createParser(line)) {
         p.nextToken();
-        return RecordParser.CLICKHOUSE.read(p);
+        return Records.event(RecordParser.CLICKHOUSE.read(p));
       } catch (RecordParser.BadRecordException e) {
         throw new ReplayInputException("ClickHouse table " + table + " row " + rows + ": " + e.getMessage());
       } catch (IOException e) {
@@ -268,11 +235,10 @@ public final class ClickHouseArchiveSource implements ReplaySource {
       } catch (IllegalArgumentException e) {
         throw new ReplayConfigurationException("table", "table " + e.getMessage());
       }
-      if (user != null && (user.isEmpty() || user.chars().anyMatch(c -> c < 0x20 || c > 0x7e))) {
-        throw new ReplayConfigurationException("user", "user must be visible ASCII characters, was '" + user + "'");
-      }
-      if (password != null && password.chars().anyMatch(c -> c < 0x20 || c == 0x7f)) {
-        throw new ReplayConfigurationException("password", "password contains a control character");
+      try {
+        ClickHouseHttp.checkCredentials(user, password);
+      } catch (IllegalArgumentException e) {
+        throw new ReplayConfigurationException(e.getMessage().split(" ", 2)[0], e.getMessage());
       }
       requirePositive("connectTimeout", connectTimeout);
       requirePositive("queryTimeout", queryTimeout);
@@ -281,8 +247,7 @@ public final class ClickHouseArchiveSource implements ReplaySource {
 
     private URI validUrl() {
       try {
-        return ClickHouseUrl.parse(url, "--clickhouse-user/--clickhouse-password or"
-            + " CLICKHOUSE_USER/CLICKHOUSE_PASSWORD");
+        return ClickHouseUrl.parse(url, CREDENTIALS);
       } catch (IllegalArgumentException e) {
         throw new ReplayConfigurationException("url", e.getMessage());
       }

@@ -1,8 +1,8 @@
 package io.mic.replay;
 
 import com.fasterxml.jackson.core.JsonGenerator;
-import io.mic.replay.internal.JsonText;
-import io.mic.replay.internal.Timestamps;
+import io.mic.outbox.archive.JsonText;
+import io.mic.outbox.archive.Timestamps;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.io.Writer;

@@ -1,6 +1,6 @@
 package io.mic.replay;
 
-import io.mic.replay.internal.Timestamps;
+import io.mic.outbox.archive.Timestamps;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;

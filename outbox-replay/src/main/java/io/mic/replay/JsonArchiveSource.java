@@ -1,7 +1,10 @@
 package io.mic.replay;
 
+import io.mic.outbox.archive.ArchiveAccessException;
+import io.mic.outbox.archive.ArchiveRecord;
+import io.mic.outbox.archive.JsonArchiveReader;
 import io.mic.replay.internal.ExternalSorter;
-import io.mic.replay.internal.JsonArchiveReader;
+import io.mic.replay.internal.Records;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -98,9 +101,10 @@ public final class JsonArchiveSource implements ReplaySource {
       long selected = 0;
       for (Path file : files()) { // the sort merges the files into replay order
         try (JsonArchiveReader reader = JsonArchiveReader.open(file, maxRecordBytes)) {
-          for (ArchivedEvent e = reader.next(query.topic()); e != null; e = reader.next(query.topic())) {
+          for (ArchiveRecord r = reader.next(query.topic()); r != null; r = reader.next(query.topic())) {
             read++;
-            if (e != JsonArchiveReader.OTHER_TOPIC && query.matches(e)) {
+            if (r != JsonArchiveReader.OTHER_TOPIC && selects(query, r)) {
+              ArchivedEvent e = Records.event(r);
               selected++;
               try {
                 check.check(e);
@@ -121,10 +125,19 @@ public final class JsonArchiveSource implements ReplaySource {
       sorter.close();
       throw new ReplayInputException("cannot sort the archive in " + tempDir + ": " + e.getMessage()
           + " (is there room for the selected events? set another directory with --temp-dir)", e);
+    } catch (ArchiveAccessException e) {
+      sorter.close();
+      throw new ReplayInputException(e.getMessage(), e);
     } catch (RuntimeException e) {
       sorter.close();
       throw e;
     }
+  }
+
+  /** {@link ReplayQuery#matches}, before the record becomes an event. */
+  private static boolean selects(ReplayQuery query, ArchiveRecord r) {
+    return query.topic().equals(r.topic()) && !r.createdAt().isBefore(query.from())
+        && !r.createdAt().isAfter(query.to());
   }
 
   @Override

@@ -1,15 +1,15 @@
 package io.mic.replay;
 
 import io.mic.outbox.OutboxHeaders;
+import io.mic.outbox.PublishUnavailableException;
+import io.mic.outbox.nats.NatsJetStreamPublisher;
+import io.mic.outbox.nats.internal.ConnectionSource;
+import io.mic.outbox.nats.internal.PubAckWindow;
 import io.mic.outbox.nats.internal.Urls;
 import io.nats.client.Connection;
-import io.nats.client.ErrorListener;
 import io.nats.client.JetStream;
 import io.nats.client.JetStreamApiException;
 import io.nats.client.JetStreamManagement;
-import io.nats.client.JetStreamOptions;
-import io.nats.client.Nats;
-import io.nats.client.Options;
 import io.nats.client.PublishOptions;
 import io.nats.client.api.PublishAck;
 import io.nats.client.api.StreamConfiguration;
@@ -17,15 +17,13 @@ import io.nats.client.impl.Headers;
 import io.nats.client.support.NatsJetStreamConstants;
 import java.io.IOException;
 import java.time.Duration;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.regex.Pattern;
 
 /**
@@ -43,34 +41,33 @@ import java.util.regex.Pattern;
  * is not acknowledged (refused, or no PubAck within the ack timeout) the sink stops sending and reports it;
  * messages already in flight behind it may still have been stored, and a resumed run with the same batch
  * id republishes them under the same {@code Nats-Msg-Id}, which JetStream drops inside its duplicate window.
+ *
+ * <p>It publishes as the live {@link NatsJetStreamPublisher} does: the same connection handling (its URL
+ * rules, credentials never shown), the same bounded PubAck window, and the same default timeouts.
  */
 public final class NatsReplaySink implements ReplaySink {
-  public static final Duration DEFAULT_ACK_TIMEOUT = Duration.ofSeconds(10);
-  public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(5);
-  public static final int DEFAULT_MAX_PENDING_ACKS = 256;
+  public static final Duration DEFAULT_ACK_TIMEOUT = NatsJetStreamPublisher.DEFAULT_ACK_TIMEOUT;
+  public static final Duration DEFAULT_CONNECT_TIMEOUT = NatsJetStreamPublisher.DEFAULT_CONNECT_TIMEOUT;
+  public static final int DEFAULT_MAX_PENDING_ACKS = NatsJetStreamPublisher.DEFAULT_MAX_PENDING_ACKS;
   public static final int STREAM_NOT_FOUND = 10059;
+
+  private static final String CONNECTION_NAME = "mic-events-replay";
 
   private static final Pattern STREAM_NAME = Pattern.compile("[A-Za-z0-9_-]{1,255}");
 
-  private final String url;
+  private final ConnectionSource connections;
   private final String stream;
   private final Duration ackTimeout;
-  private final Duration connectTimeout;
   private final int maxPendingAcks;
-  private Connection connection;
-  private final boolean ownsConnection;
   private JetStream jetStream;
   /** What the destination takes, learnt in prepare: the server's max_payload, the stream's max_msg_size (-1: none). */
   private long serverMaxPayload = Long.MAX_VALUE;
   private long streamMaxMessageSize = -1;
 
-  private NatsReplaySink(Builder b) {
-    this.url = b.url;
-    this.connection = b.connection;
-    this.ownsConnection = b.connection == null;
+  private NatsReplaySink(Builder b, ConnectionSource connections) {
+    this.connections = connections;
     this.stream = b.stream;
     this.ackTimeout = b.ackTimeout;
-    this.connectTimeout = b.connectTimeout;
     this.maxPendingAcks = b.maxPendingAcks;
   }
 
@@ -82,13 +79,15 @@ public final class NatsReplaySink implements ReplaySink {
   @Override
   public void prepare(ReplayQuery query) throws InterruptedException {
     try {
-      if (connection == null) {
-        connection = Nats.connect(Options.builder().server(url).connectionName("mic-events-replay")
-            .connectionTimeout(connectTimeout).maxReconnects(0)
-            .errorListener(new ErrorListener() {}) // failures are reported by the replay, not logged twice
-            .build());
+      ConnectionSource.Session session;
+      try {
+        session = connections.session();
+      } catch (PublishUnavailableException e) {
+        // its message may say how a dispatcher waits; the cause is what a replay's user needs
+        throw new IOException(e.getCause() != null ? e.getCause().toString() : "no server answered");
       }
-      jetStream = connection.jetStream(JetStreamOptions.builder().requestTimeout(ackTimeout).build());
+      Connection connection = session.connection();
+      jetStream = session.jetStream();
       JetStreamManagement jsm = connection.jetStreamManagement();
       StreamConfiguration config = jsm.getStreamInfo(stream).getConfiguration();
       List<String> subjects = config.getSubjects();
@@ -115,7 +114,7 @@ public final class NatsReplaySink implements ReplaySink {
   }
 
   private String where() {
-    return url != null ? Urls.redact(url) : "the given connection";
+    return connections.displayUrl();
   }
 
   /** The root cause, or the message when it does not quote a URL (and so maybe a password). */
@@ -175,42 +174,61 @@ public final class NatsReplaySink implements ReplaySink {
     };
   }
 
-  private final java.util.concurrent.atomic.AtomicLong duplicates = new java.util.concurrent.atomic.AtomicLong();
+  private final AtomicLong duplicates = new AtomicLong();
 
   @Override
   public void publish(List<ReplayMessage> messages) throws InterruptedException {
     if (jetStream == null) {
       throw new IllegalStateException("prepare() must be called before publish()");
     }
-    ArrayDeque<InFlight> window = new ArrayDeque<>();
-    Failure first = null;
-    List<Integer> ackedAfterAFailure = new ArrayList<>();
-    for (int i = 0; i < messages.size() && first == null; i++) {
-      if (window.size() >= maxPendingAcks) {
-        first = settle(window.poll());
-      }
-      if (first == null) {
+    Outcomes outcomes = new Outcomes(messages);
+    PubAckWindow<Integer> window = new PubAckWindow<>(maxPendingAcks, ackTimeout, outcomes);
+    for (int i = 0; i < messages.size() && outcomes.first == null; i++) {
+      window.makeRoom();
+      if (outcomes.first == null) {
         try {
-          window.add(new InFlight(i, messages.get(i), send(messages.get(i))));
+          window.add(i, send(messages.get(i)));
         } catch (RuntimeException e) {
-          first = new Failure(i, describe(messages.get(i)) + ": " + e.getMessage(), e);
+          outcomes.first = new Failure(i, describe(messages.get(i)) + ": " + e.getMessage(), e);
         }
       }
     }
-    // stop sending at the first failure, but learn the outcome of everything still in flight
-    while (!window.isEmpty()) {
-      InFlight next = window.poll();
-      Failure f = settle(next);
-      if (f != null && (first == null || f.index < first.index)) {
-        first = f;
-      } else if (f == null && first != null) {
-        ackedAfterAFailure.add(next.index);
+    window.drain(); // stop sending at the first failure, but learn the outcome of everything still in flight
+    Failure first = outcomes.first;
+    if (first != null) {
+      int acknowledgedAfter = (int) outcomes.ackedAfterAFailure.stream().filter(i -> i > first.index).count();
+      throw new ReplaySinkException(first.index, acknowledgedAfter, first.message, first.cause);
+    }
+  }
+
+  /** The first failure of a batch (by index), and what was acknowledged once a failure was known. */
+  private final class Outcomes implements PubAckWindow.Outcomes<Integer> {
+    private final List<ReplayMessage> messages;
+    private final List<Integer> ackedAfterAFailure = new ArrayList<>();
+    private Failure first;
+
+    Outcomes(List<ReplayMessage> messages) {
+      this.messages = messages;
+    }
+
+    @Override
+    public void acknowledged(Integer index, PublishAck ack) {
+      if (ack.isDuplicate()) {
+        duplicates.incrementAndGet();
+      }
+      if (first != null) {
+        ackedAfterAFailure.add(index);
       }
     }
-    if (first != null) {
-      int firstIndex = first.index;
-      int acknowledgedAfter = (int) ackedAfterAFailure.stream().filter(i -> i > firstIndex).count();
-      throw new ReplaySinkException(first.index, acknowledgedAfter, first.message, first.cause);
+
+    @Override
+    public void failed(Integer index, Throwable cause) {
+      String reason = cause instanceof TimeoutException
+          ? "no PubAck within " + ackTimeout + " (the outcome is unknown)"
+          : cause.getMessage();
+      if (first == null || index < first.index) {
+        first = new Failure(index, describe(messages.get(index)) + ": " + reason, cause);
+      }
     }
   }
 
@@ -223,46 +241,18 @@ public final class NatsReplaySink implements ReplaySink {
     Headers headers = new Headers();
     m.headers().forEach(headers::put);
     PublishOptions options = PublishOptions.builder().messageId(m.msgId()).expectedStream(stream).build();
-    return jetStream.publishAsync(m.subject(), headers, m.payloadBytes(), options)
-        .orTimeout(ackTimeout.toMillis(), TimeUnit.MILLISECONDS);
-  }
-
-  /** Waits for one PubAck; bounded by the ack timeout. */
-  private Failure settle(InFlight f) throws InterruptedException {
-    try {
-      if (f.ack.get().isDuplicate()) {
-        duplicates.incrementAndGet();
-      }
-      return null;
-    } catch (ExecutionException e) {
-      Throwable cause = e.getCause();
-      while (cause.getClass() == RuntimeException.class && cause.getCause() != null) {
-        cause = cause.getCause(); // the client wraps its checked exceptions
-      }
-      String reason = cause instanceof TimeoutException
-          ? "no PubAck within " + ackTimeout + " (the outcome is unknown)"
-          : cause.getMessage();
-      return new Failure(f.index, describe(f.message) + ": " + reason, cause);
-    }
+    return jetStream.publishAsync(m.subject(), headers, m.payloadBytes(), options);
   }
 
   private static String describe(ReplayMessage m) {
     return "event " + m.event().id() + " on subject '" + m.subject() + "'";
   }
 
+  /** Closes the connection if this sink opened it (built with {@link Builder#url}). */
   @Override
   public void close() {
-    if (ownsConnection && connection != null) {
-      try {
-        connection.close();
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt(); // the connection is closing anyway; let the caller see the interrupt
-      }
-      connection = null;
-    }
+    connections.close();
   }
-
-  private record InFlight(int index, ReplayMessage message, CompletableFuture<PublishAck> ack) {}
 
   private record Failure(int index, String message, Throwable cause) {}
 
@@ -295,13 +285,13 @@ public final class NatsReplaySink implements ReplaySink {
       return this;
     }
 
-    /** How long to wait for each PubAck (default 10 s). */
+    /** How long to wait for each PubAck (default 5 s, as the live publisher). */
     public Builder ackTimeout(Duration ackTimeout) {
       this.ackTimeout = ackTimeout;
       return this;
     }
 
-    /** How long connecting may take (default 5 s). */
+    /** How long connecting may take (default 2 s, as the live publisher). */
     public Builder connectTimeout(Duration connectTimeout) {
       this.connectTimeout = connectTimeout;
       return this;
@@ -313,19 +303,25 @@ public final class NatsReplaySink implements ReplaySink {
       return this;
     }
 
+    private static void requireNatsUrl(String url) {
+      try {
+        ConnectionSource.connectingOnce(url, CONNECTION_NAME, DEFAULT_CONNECT_TIMEOUT, DEFAULT_ACK_TIMEOUT);
+      } catch (IllegalArgumentException e) {
+        // the client's message may quote the URL, and with it a password: name the option only
+        throw new ReplayConfigurationException("url", "url '" + Urls.redact(url) + "' is not a NATS server"
+            + " URL: use e.g. nats://127.0.0.1:4222");
+      }
+    }
+
     /** @throws ReplayConfigurationException naming the option that is wrong */
     public NatsReplaySink build() {
       if ((url == null) == (connection == null)) {
         throw new ReplayConfigurationException("url", "set exactly one of url (e.g. nats://127.0.0.1:4222) and"
             + " connection");
       }
+      // the URL is checked first (by the client that will use it), then the other options, then it is used
       if (url != null) {
-        try {
-          Options.builder().server(url).build();
-        } catch (IllegalArgumentException e) {
-          throw new ReplayConfigurationException("url", "url '" + Urls.redact(url) + "' is not a NATS server"
-              + " URL: use e.g. nats://127.0.0.1:4222");
-        }
+        requireNatsUrl(url);
       }
       if (stream == null || !STREAM_NAME.matcher(stream).matches()) {
         throw new ReplayConfigurationException("stream", "stream must be a JetStream stream name (letters,"
@@ -337,11 +333,12 @@ public final class NatsReplaySink implements ReplaySink {
       if (connectTimeout == null || connectTimeout.isNegative() || connectTimeout.isZero()) {
         throw new ReplayConfigurationException("connectTimeout", "connectTimeout must be > 0, was " + connectTimeout);
       }
-      if (maxPendingAcks < 1 || maxPendingAcks > 10_000) {
-        throw new ReplayConfigurationException("maxPendingAcks", "maxPendingAcks must be between 1 and 10000,"
-            + " was " + maxPendingAcks);
+      if (maxPendingAcks < 1 || maxPendingAcks > NatsJetStreamPublisher.MAX_PENDING_ACKS_LIMIT) {
+        throw new ReplayConfigurationException("maxPendingAcks", "maxPendingAcks must be between 1 and "
+            + NatsJetStreamPublisher.MAX_PENDING_ACKS_LIMIT + ", was " + maxPendingAcks);
       }
-      return new NatsReplaySink(this);
+      return new NatsReplaySink(this, connection != null ? ConnectionSource.of(connection, ackTimeout)
+          : ConnectionSource.connectingOnce(url, CONNECTION_NAME, connectTimeout, ackTimeout));
     }
   }
 }

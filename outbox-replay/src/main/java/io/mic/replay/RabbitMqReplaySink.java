@@ -34,7 +34,7 @@ import java.util.List;
 public final class RabbitMqReplaySink implements ReplaySink {
   public static final int DEFAULT_CONFIRM_WINDOW = RabbitMqPublisher.DEFAULT_CONFIRM_WINDOW;
   public static final Duration DEFAULT_CONFIRM_TIMEOUT = RabbitMqPublisher.DEFAULT_CONFIRM_TIMEOUT;
-  public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(5);
+  public static final Duration DEFAULT_CONNECT_TIMEOUT = RabbitMqPublisher.DEFAULT_CONNECT_TIMEOUT;
   public static final String CONNECTION_NAME = "mic-events-replay";
 
   private final RabbitMqPublisher publisher;
@@ -151,7 +151,7 @@ public final class RabbitMqReplaySink implements ReplaySink {
       return this;
     }
 
-    /** How long connecting may take (default 5 s). */
+    /** How long connecting may take (default 2 s, as the live publisher). */
     public Builder connectTimeout(Duration connectTimeout) {
       this.connectTimeout = connectTimeout;
       return this;

@@ -2,7 +2,7 @@ package io.mic.replay;
 
 import io.mic.outbox.rabbitmq.internal.Urls;
 import io.mic.replay.internal.CliProgress;
-import io.mic.replay.internal.Timestamps;
+import io.mic.outbox.archive.Timestamps;
 import java.io.BufferedWriter;
 import java.io.OutputStreamWriter;
 import java.io.PrintStream;
@@ -153,6 +153,11 @@ public final class ReplayCommand implements Callable<Integer> {
   }
 
   public static void main(String[] args) {
+    if (System.getProperty("slf4j.internal.verbosity") == null) {
+      // the command's own lines are its output: the jar has no logging backend (the sinks' libraries log
+      // through SLF4J), so SLF4J's notice about that must not precede them; -Dslf4j.internal.verbosity=WARN shows it
+      System.setProperty("slf4j.internal.verbosity", "ERROR");
+    }
     System.exit(execute(args, System.out, System.err));
   }
 

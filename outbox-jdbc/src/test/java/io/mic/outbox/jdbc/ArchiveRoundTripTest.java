@@ -24,7 +24,7 @@ import io.mic.replay.ReplayMessage;
 import io.mic.replay.ReplayResult;
 import io.mic.replay.ReplaySink;
 import io.mic.replay.ReplaySource;
-import io.mic.replay.internal.JsonText;
+import io.mic.outbox.archive.JsonText;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -268,6 +268,44 @@ class ArchiveRoundTripTest {
       assertThat(ReplayMessage.of(e, "b").headers()).doesNotContainKeys(OutboxHeaders.SEQUENCE,
           OutboxHeaders.SCHEMA_VERSION, OutboxHeaders.OCCURRED_AT, OutboxHeaders.TRACEPARENT);
     });
+  }
+
+  /**
+   * One time-zone rule for the archiver and the replay: a DateTime in any zone carries the same instants
+   * both ways (Unix seconds), and a time type outside the rule is refused by both, in the same words.
+   */
+  @Test
+  void theArchiverAndTheReplayKeepOneRuleForTheZoneOfTheTimeColumn() throws Exception {
+    requireClickHouse();
+    use(TestDatabase.POSTGRES);
+    List<OutboxEvent> old = dispatchedHistory(4);
+    String tokyo = clickHouseTable();
+    clickHouse("CREATE TABLE " + tokyo + " (id String, topic String, aggregate_type Nullable(String),"
+        + " aggregate_id Nullable(String), created_at DateTime('Asia/Tokyo'), payload String, headers String)"
+        + " ENGINE = MergeTree ORDER BY (topic, created_at, id)");
+    OutboxArchiver archiver = OutboxArchiver.builder().store(store)
+        .sink(ClickHouseArchive.builder().url(clickHouseUrl()).table(tokyo).build()).build();
+
+    assertThat(archiver.archiveAndPurge(Duration.ofDays(7)).archived()).isEqualTo(4);
+    List<ArchivedEvent> replayed = replay(ClickHouseArchiveSource.builder().url(clickHouseUrl()).table(tokyo)
+        .build(), TOPIC_A);
+    assertThat(replayed).extracting(ArchivedEvent::createdAt).containsExactlyInAnyOrderElementsOf(old.stream()
+        .filter(e -> e.topic().equals(TOPIC_A)).map(e -> e.createdAt().truncatedTo(ChronoUnit.SECONDS)).toList());
+
+    String dated = clickHouseTable();
+    clickHouse("CREATE TABLE " + dated + " (id String, topic String, aggregate_type Nullable(String),"
+        + " aggregate_id Nullable(String), created_at Date, payload String, headers String)"
+        + " ENGINE = MergeTree ORDER BY (topic, created_at, id)");
+    String rule = "column created_at of ClickHouse table " + dated + " is Date; expected DateTime (any time zone)"
+        + " or DateTime64(p, 'UTC')";
+    append(List.of(OutboxEvent.builder().aggregate("order", "9").topic(TOPIC_A).payload("{}").build()));
+    dispatchAll();
+    store.shiftTimesForTesting(Duration.ofDays(10));
+    OutboxArchiver toDated = OutboxArchiver.builder().store(store)
+        .sink(ClickHouseArchive.builder().url(clickHouseUrl()).table(dated).build()).build();
+    assertThat(catchArchiveException(() -> toDated.archiveAndPurge(Duration.ofDays(7)))).hasMessage(rule);
+    assertThatThrownBy(() -> replay(ClickHouseArchiveSource.builder().url(clickHouseUrl()).table(dated).build(),
+        TOPIC_A)).isInstanceOf(io.mic.replay.ReplayInputException.class).hasMessage(rule);
   }
 
   @Test

@@ -5,9 +5,11 @@ import io.mic.outbox.InvalidConfigurationException;
 import io.mic.outbox.OutboxEvent;
 import io.mic.outbox.OutboxHeaders;
 import io.mic.outbox.PublishUnavailableException;
+import io.mic.outbox.OutboxException;
 import io.mic.outbox.nats.internal.ConnectionSource;
 import io.mic.outbox.nats.internal.ConnectionSource.Session;
 import io.mic.outbox.nats.internal.NatsErrors;
+import io.mic.outbox.nats.internal.PubAckWindow;
 import io.mic.outbox.nats.internal.Urls;
 import io.nats.client.Connection;
 import io.nats.client.JetStreamApiException;
@@ -19,7 +21,6 @@ import io.nats.client.impl.Headers;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.LinkedHashMap;
@@ -140,12 +141,10 @@ public final class NatsJetStreamPublisher implements BatchDispatchFn, AutoClosea
   public Map<UUID, Exception> dispatchBatch(List<OutboxEvent> events) throws InterruptedException {
     Session session = connections.session();
     Outcome outcome = new Outcome();
-    ArrayDeque<InFlight> window = new ArrayDeque<>();
+    PubAckWindow<OutboxEvent> window = new PubAckWindow<>(maxPendingAcks, ackTimeout, outcome);
     PublishUnavailableException down = null;
     for (OutboxEvent event : events) {
-      if (window.size() >= maxPendingAcks) {
-        settle(window.poll(), outcome);
-      }
+      window.makeRoom();
       if (down == null && !outcome.failures.isEmpty()
           && session.connection().getStatus() != Connection.Status.CONNECTED) {
         down = new PublishUnavailableException("not sent: the NATS connection went down during this batch");
@@ -155,7 +154,7 @@ public final class NatsJetStreamPublisher implements BatchDispatchFn, AutoClosea
         continue;
       }
       try {
-        window.add(new InFlight(event, send(session, event)));
+        window.add(event, send(session, event));
       } catch (PublishUnavailableException e) {
         outcome.failures.put(event.id(), e);
         down = e; // the client refused to send: the connection is closed, later events would fail alike
@@ -163,9 +162,7 @@ public final class NatsJetStreamPublisher implements BatchDispatchFn, AutoClosea
         outcome.failures.put(event.id(), e);
       }
     }
-    while (!window.isEmpty()) {
-      settle(window.poll(), outcome);
-    }
+    window.drain();
     if (outcome.acks == 0 && outcome.timeouts > 0) {
       connections.recover(session, probeTimeout);
     }
@@ -226,18 +223,6 @@ public final class NatsJetStreamPublisher implements BatchDispatchFn, AutoClosea
     }
   }
 
-  private void settle(InFlight inFlight, Outcome outcome) throws InterruptedException {
-    try {
-      await(inFlight.event, inFlight.ack);
-      outcome.acks++;
-    } catch (NatsErrors.NoPubAck e) {
-      outcome.timeouts++;
-      outcome.failures.put(inFlight.event.id(), e);
-    } catch (PublishUnavailableException | PublishRejectedException e) {
-      outcome.failures.put(inFlight.event.id(), e);
-    }
-  }
-
   private CompletableFuture<PublishAck> send(Session session, OutboxEvent event) {
     String subject = subjectOf(event);
     try {
@@ -249,8 +234,7 @@ public final class NatsJetStreamPublisher implements BatchDispatchFn, AutoClosea
       }
       byte[] payload = event.payload().getBytes(StandardCharsets.UTF_8);
       requireWithinMaxPayload(session, event, subject, headers.serializedLength() + (long) payload.length);
-      return session.jetStream().publishAsync(subject, headers, payload)
-          .orTimeout(ackTimeout.toMillis(), TimeUnit.MILLISECONDS);
+      return session.jetStream().publishAsync(subject, headers, payload);
     } catch (RuntimeException e) {
       throw NatsErrors.classify(e, event.id(), subject, ackTimeout);
     }
@@ -270,13 +254,16 @@ public final class NatsJetStreamPublisher implements BatchDispatchFn, AutoClosea
 
   private void await(OutboxEvent event, CompletableFuture<PublishAck> ack) throws InterruptedException {
     try {
-      PublishAck pubAck = ack.get(); // bounded: orTimeout completes it after the ack timeout
-      if (pubAck.isDuplicate()) {
-        LOG.debug("event {} was already in stream {}: JetStream dropped the duplicate", event.id(),
-            pubAck.getStream());
-      }
+      acknowledged(event, ack.orTimeout(ackTimeout.toMillis(), TimeUnit.MILLISECONDS).get());
     } catch (ExecutionException e) {
       throw NatsErrors.classify(e, event.id(), subjectOf(event), ackTimeout);
+    }
+  }
+
+  private static void acknowledged(OutboxEvent event, PublishAck pubAck) {
+    if (pubAck.isDuplicate()) {
+      LOG.debug("event {} was already in stream {}: JetStream dropped the duplicate", event.id(),
+          pubAck.getStream());
     }
   }
 
@@ -286,13 +273,28 @@ public final class NatsJetStreamPublisher implements BatchDispatchFn, AutoClosea
     connections.close();
   }
 
-  private record InFlight(OutboxEvent event, CompletableFuture<PublishAck> ack) {}
-
   /** What came back for one batch: the failures, and how many PubAcks arrived or timed out. */
-  private static final class Outcome {
+  private final class Outcome implements PubAckWindow.Outcomes<OutboxEvent> {
     final Map<UUID, Exception> failures = new LinkedHashMap<>();
     int acks;
     int timeouts;
+
+    @Override
+    public void acknowledged(OutboxEvent event, PublishAck ack) {
+      NatsJetStreamPublisher.acknowledged(event, ack);
+      acks++;
+    }
+
+    @Override
+    public void failed(OutboxEvent event, Throwable cause) {
+      OutboxException failure = NatsErrors.classify(cause, event.id(), subjectOf(event), ackTimeout);
+      if (failure instanceof NatsErrors.NoPubAck) {
+        timeouts++;
+      } else if (!(failure instanceof PublishUnavailableException || failure instanceof PublishRejectedException)) {
+        throw failure; // not an outcome of this event: the batch stops, as from a direct publication
+      }
+      failures.put(event.id(), failure);
+    }
   }
 
   /** Options of a {@link NatsJetStreamPublisher}; {@link #build()} validates them. */

@@ -1,5 +1,7 @@
 package io.mic.replay.internal;
 
+import io.mic.outbox.archive.JsonText;
+
 import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;

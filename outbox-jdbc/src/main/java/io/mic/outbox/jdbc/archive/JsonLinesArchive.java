@@ -1,21 +1,13 @@
 package io.mic.outbox.jdbc.archive;
 
-import com.fasterxml.jackson.core.JsonGenerator;
 import io.mic.outbox.InvalidConfigurationException;
 import io.mic.outbox.OutboxEvent;
-import java.io.BufferedOutputStream;
+import io.mic.outbox.archive.ArchiveAccessException;
+import io.mic.outbox.archive.JsonLinesWriter;
 import java.io.IOException;
-import java.io.OutputStream;
-import java.nio.channels.Channels;
-import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.UUID;
-import java.util.zip.GZIPOutputStream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -25,7 +17,7 @@ import org.slf4j.LoggerFactory;
  * "created_at" (UTC ISO-8601, milliseconds or microseconds), "payload" (the JSON value), "headers" (an
  * object)}}.
  *
- * <p>Files are immutable: each {@link #archive} call writes new files of at most
+ * <p>The files are written by {@link JsonLinesWriter} ({@code outbox-archive}). Files are immutable: each {@link #archive} call writes new files of at most
  * {@code maxEventsPerFile} events (rotation), each first to a hidden temporary file, then fsynced, renamed
  * atomically to {@code outbox-<first created_at>-<last created_at>-<uuid>.jsonl.gz} and the directory
  * fsynced; only then does {@code archive} return. A crash leaves at worst a hidden {@code .tmp} file, never
@@ -61,58 +53,11 @@ public final class JsonLinesArchive implements ArchiveSink {
     if (events.isEmpty()) {
       return;
     }
-    List<OutboxEvent> sorted = new ArrayList<>(events);
-    sorted.sort(ArchiveRecords.REPLAY_ORDER);
-    List<Path> written = new ArrayList<>();
-    for (int from = 0; from < sorted.size(); from += maxEventsPerFile) {
-      written.add(writeFile(sorted.subList(from, Math.min(sorted.size(), from + maxEventsPerFile))));
-    }
-    syncDirectory();
-    LOG.debug("archived {} event(s) to {}", sorted.size(), written);
-  }
-
-  private Path writeFile(List<OutboxEvent> events) {
-    String id = UUID.randomUUID().toString();
-    Path target = directory.resolve("outbox-" + ArchiveRecords.compact(events.get(0).createdAt()) + "-"
-        + ArchiveRecords.compact(events.get(events.size() - 1).createdAt()) + "-" + id + ".jsonl.gz");
-    Path temp = directory.resolve(".outbox-" + id + ".jsonl.gz.tmp");
     try {
-      try (FileChannel channel = FileChannel.open(temp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
-        OutputStream file = Channels.newOutputStream(channel);
-        GZIPOutputStream gzip = new GZIPOutputStream(file, 1 << 16);
-        try (JsonGenerator g = ArchiveRecords.FACTORY.createGenerator(new BufferedOutputStream(gzip, 1 << 16))) {
-          g.configure(JsonGenerator.Feature.AUTO_CLOSE_TARGET, false);
-          for (OutboxEvent e : events) {
-            ArchiveRecords.writeJsonRecord(g, e);
-            g.writeRaw('\n');
-          }
-        }
-        gzip.finish();
-        gzip.flush();
-        channel.force(true);
-      }
-      Files.move(temp, target, StandardCopyOption.ATOMIC_MOVE);
-      return target;
-    } catch (IOException | RuntimeException e) {
-      try {
-        Files.deleteIfExists(temp);
-      } catch (IOException ignored) {
-        // the write failed already; a leftover hidden .tmp file is harmless
-      }
-      throw new ArchiveException("cannot write archive file " + target + ": " + e, e);
-    }
-  }
-
-  /** Makes the renames durable (Linux, macOS); where a directory cannot be opened this is a no-op. */
-  private void syncDirectory() {
-    try (FileChannel dir = FileChannel.open(directory, StandardOpenOption.READ)) {
-      dir.force(true);
-    } catch (IOException e) {
-      if (Files.isDirectory(directory)) {
-        LOG.debug("cannot fsync directory {} ({}); file contents are synced", directory, e.toString());
-      } else {
-        throw new ArchiveException("archive directory " + directory + " vanished: " + e, e);
-      }
+      List<Path> written = JsonLinesWriter.write(directory, events, maxEventsPerFile);
+      LOG.debug("archived {} event(s) to {}", events.size(), written);
+    } catch (ArchiveAccessException e) {
+      throw new ArchiveException(e.getMessage(), e);
     }
   }
 

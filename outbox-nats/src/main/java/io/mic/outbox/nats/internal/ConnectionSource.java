@@ -52,14 +52,30 @@ public final class ConnectionSource implements AutoCloseable {
   /** Opens its own connection to {@code url} on first use; {@link #close()} closes it. */
   public static ConnectionSource connectingTo(String url, String connectionName, Duration connectTimeout,
       Duration ackTimeout) {
-    Options options = Options.builder()
-        .server(url)
-        .connectionName(connectionName)
-        .connectionTimeout(connectTimeout)
+    Options options = options(url, connectionName, connectTimeout)
         .maxReconnects(-1) // an outage delays events, it must not end the publisher
         .errorListener(new Slf4jErrorListener())
         .build();
     return new ConnectionSource(null, options, Urls.redact(url), ackTimeout);
+  }
+
+  /**
+   * For a job that ends at the first failure (a replay): opens its own connection to {@code url} on first
+   * use and never reconnects; the client logs nothing, the job reports what failed. {@link #close()} closes it.
+   *
+   * @throws IllegalArgumentException the client cannot parse {@code url} (its message may quote a password)
+   */
+  public static ConnectionSource connectingOnce(String url, String connectionName, Duration connectTimeout,
+      Duration ackTimeout) {
+    Options options = options(url, connectionName, connectTimeout)
+        .maxReconnects(0)
+        .errorListener(new io.nats.client.ErrorListener() {})
+        .build();
+    return new ConnectionSource(null, options, Urls.redact(url), ackTimeout);
+  }
+
+  private static Options.Builder options(String url, String connectionName, Duration connectTimeout) {
+    return Options.builder().server(url).connectionName(connectionName).connectionTimeout(connectTimeout);
   }
 
   /** The connection and JetStream context to publish with, connecting first if this source owns the connection. */

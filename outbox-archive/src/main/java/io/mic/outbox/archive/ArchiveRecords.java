@@ -1,22 +1,26 @@
-package io.mic.outbox.jdbc.archive;
+package io.mic.outbox.archive;
 
-import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
 import io.mic.outbox.OutboxEvent;
 import java.io.IOException;
 import java.io.StringWriter;
 import java.time.Instant;
-import java.time.OffsetDateTime;
-import java.time.ZoneOffset;
 import java.util.Comparator;
 import java.util.Map;
 
-/** The archive record format of {@code mic-events-replay} (CONTRACT section 7). */
-final class ArchiveRecords {
-  static final JsonFactory FACTORY = JsonFactory.builder().build();
-
+/**
+ * Writes outbox events as archive records, in the format {@code mic-events-replay} reads (CONTRACT section
+ * 7); {@link RecordParser} reads them back.
+ *
+ * <pre>{@code
+ * try (JsonGenerator g = JsonText.FACTORY.createGenerator(out)) {
+ *   ArchiveRecords.writeJsonRecord(g, event);
+ * }
+ * }</pre>
+ */
+public final class ArchiveRecords {
   /** The replay order: created_at, then id as text. */
-  static final Comparator<OutboxEvent> REPLAY_ORDER =
+  public static final Comparator<OutboxEvent> REPLAY_ORDER =
       Comparator.comparing(OutboxEvent::createdAt).thenComparing(e -> e.id().toString());
 
   private ArchiveRecords() {}
@@ -25,10 +29,10 @@ final class ArchiveRecords {
    * One JSON archive record: {@code payload} as the JSON value, {@code headers} as an object. The generator
    * is left after the record's closing brace.
    */
-  static void writeJsonRecord(JsonGenerator g, OutboxEvent e) throws IOException {
+  public static void writeJsonRecord(JsonGenerator g, OutboxEvent e) throws IOException {
     g.writeStartObject();
     writeCommon(g, e);
-    g.writeStringField("created_at", iso(e.createdAt()));
+    g.writeStringField("created_at", Timestamps.format(e.createdAt()));
     writeEnvelope(g, e, true, null);
     g.writeFieldName("payload");
     g.writeRawValue(e.payload()); // validated JSON when the event was appended, read back from a JSON column
@@ -42,7 +46,7 @@ final class ArchiveRecords {
    * {@code created_at} as Unix seconds for a {@code DateTime} column (time-zone independent, sub-second part
    * dropped) or as UTC text with microseconds for a {@code DateTime64} column.
    */
-  static void writeClickHouseRow(JsonGenerator g, OutboxEvent e, boolean dateTime64) throws IOException {
+  public static void writeClickHouseRow(JsonGenerator g, OutboxEvent e, boolean dateTime64) throws IOException {
     writeClickHouseRow(g, e, dateTime64, java.util.Set.of());
   }
 
@@ -52,12 +56,12 @@ final class ArchiveRecords {
    * {@code occurred_at} in the same time type as {@code created_at}): a table made before them takes
    * the rows without.
    */
-  static void writeClickHouseRow(JsonGenerator g, OutboxEvent e, boolean dateTime64, java.util.Set<String> envelope)
+  public static void writeClickHouseRow(JsonGenerator g, OutboxEvent e, boolean dateTime64, java.util.Set<String> envelope)
       throws IOException {
     g.writeStartObject();
     writeCommon(g, e);
     if (dateTime64) {
-      g.writeStringField("created_at", clickHouseText(e.createdAt()));
+      g.writeStringField("created_at", Timestamps.clickHouseText(e.createdAt()));
     } else {
       g.writeNumberField("created_at", e.createdAt().getEpochSecond());
     }
@@ -83,9 +87,9 @@ final class ArchiveRecords {
     Instant occurred = e.occurredAt();
     if (occurred != null && (json || columns.contains("occurred_at"))) {
       if (json) {
-        g.writeStringField("occurred_at", iso(occurred));
+        g.writeStringField("occurred_at", Timestamps.format(occurred));
       } else if (dateTime64) {
-        g.writeStringField("occurred_at", clickHouseText(occurred));
+        g.writeStringField("occurred_at", Timestamps.clickHouseText(occurred));
       } else {
         g.writeNumberField("occurred_at", occurred.getEpochSecond());
       }
@@ -112,39 +116,11 @@ final class ArchiveRecords {
     g.writeEndObject();
   }
 
-  static String headersText(Map<String, String> headers) throws IOException {
+  public static String headersText(Map<String, String> headers) throws IOException {
     StringWriter out = new StringWriter();
-    try (JsonGenerator g = FACTORY.createGenerator(out)) {
+    try (JsonGenerator g = JsonText.FACTORY.createGenerator(out)) {
       writeHeaders(g, headers);
     }
     return out.toString();
-  }
-
-  /** UTC ISO-8601 with milliseconds, or microseconds (nanoseconds) when the value has them. */
-  static String iso(Instant instant) {
-    OffsetDateTime t = instant.atOffset(ZoneOffset.UTC);
-    return String.format(java.util.Locale.ROOT, "%04d-%02d-%02dT%02d:%02d:%02d.%sZ", t.getYear(),
-        t.getMonthValue(), t.getDayOfMonth(), t.getHour(), t.getMinute(), t.getSecond(), fraction(t.getNano()));
-  }
-
-  /** {@code 2026-09-29 08:00:00.123456} in UTC, the text a {@code DateTime64(6, 'UTC')} column parses. */
-  static String clickHouseText(Instant instant) {
-    OffsetDateTime t = instant.atOffset(ZoneOffset.UTC);
-    String micros = Integer.toString(1_000_000 + t.getNano() / 1_000).substring(1);
-    return String.format(java.util.Locale.ROOT, "%04d-%02d-%02d %02d:%02d:%02d.%s", t.getYear(),
-        t.getMonthValue(), t.getDayOfMonth(), t.getHour(), t.getMinute(), t.getSecond(), micros);
-  }
-
-  /** {@code 20260929T080000.123Z}: sortable and safe in a file name. */
-  static String compact(Instant instant) {
-    return iso(instant).replace("-", "").replace(":", "");
-  }
-
-  private static String fraction(int nanos) {
-    String nine = Integer.toString(1_000_000_000 + nanos).substring(1);
-    if (nanos % 1_000_000 == 0) {
-      return nine.substring(0, 3);
-    }
-    return nanos % 1_000 == 0 ? nine.substring(0, 6) : nine;
   }
 }

@@ -1,4 +1,4 @@
-package io.mic.replay.internal;
+package io.mic.outbox.archive;
 
 import java.io.FilterInputStream;
 import java.io.IOException;

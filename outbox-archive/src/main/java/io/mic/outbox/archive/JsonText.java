@@ -1,4 +1,4 @@
-package io.mic.replay.internal;
+package io.mic.outbox.archive;
 
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;

@@ -1,4 +1,4 @@
-package io.mic.replay.internal;
+package io.mic.outbox.archive;
 
 import java.time.DateTimeException;
 import java.time.Instant;
@@ -11,7 +11,7 @@ import java.time.format.DateTimeParseException;
 import java.time.format.ResolverStyle;
 import java.time.temporal.ChronoField;
 
-/** ISO-8601 instants in, UTC out. */
+/** ISO-8601 instants in, UTC out; the archive's time texts (JSON records, ClickHouse, file names). */
 public final class Timestamps {
   /** Extended ({@code +02:00}) or basic ({@code +0200}, {@code +02}) offset, or {@code Z}. */
   private static final DateTimeFormatter WITH_OFFSET = new DateTimeFormatterBuilder()
@@ -153,6 +153,18 @@ public final class Timestamps {
       fraction = fraction.substring(0, 6);
     }
     return s.append('.').append(fraction).append('Z').toString();
+  }
+
+  /** {@code 2026-09-29 08:00:00.123456} in UTC, the text a {@code DateTime64(6, 'UTC')} column parses. */
+  public static String clickHouseText(Instant instant) {
+    String iso = format(instant.truncatedTo(java.time.temporal.ChronoUnit.MICROS));
+    String micros = (iso.substring(20, iso.length() - 1) + "000").substring(0, 6);
+    return iso.substring(0, 10) + ' ' + iso.substring(11, 19) + '.' + micros;
+  }
+
+  /** {@code 20260929T080000.123Z}: sortable and safe in a file name. */
+  public static String compact(Instant instant) {
+    return format(instant).replace("-", "").replace(":", "");
   }
 
   private static StringBuilder two(StringBuilder s, int value) {

@@ -1,26 +1,32 @@
-package io.mic.replay.internal;
+package io.mic.outbox.archive;
 
-import io.mic.replay.ReplayQuery;
 import java.time.Instant;
 import java.time.LocalDateTime;
 import java.time.ZoneOffset;
 import java.util.Locale;
 import java.util.Set;
-import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * The SQL a ClickHouse replay sends. Identifiers are validated and quoted; the one string value (the
- * topic) is escaped as a literal, and times are rendered by this class from {@link Instant}s. Query
- * parameters ({@code {name:Type}}) would be nicer but older servers (18.x, Debian's package) lack them.
+ * The SQL of a ClickHouse archive and its rule for time columns ({@link #timeColumn}), for the archiver and
+ * the replay. Identifiers are validated and quoted; the one string value (the topic) is escaped as a
+ * literal, and times are rendered by this class from {@link Instant}s. Query parameters
+ * ({@code {name:Type}}) would be nicer but older servers (18.x, Debian's package) lack them.
+ *
+ * <pre>{@code
+ * String sql = ClickHouseSql.select(ClickHouseSql.quotedTable("outbox_archive"), TimeColumn.DATETIME,
+ *     "order.created", from, to, columns);
+ * }</pre>
  */
 public final class ClickHouseSql {
   public static final Set<String> REQUIRED_COLUMNS = Set.of("id", "topic", "created_at", "payload");
 
   private static final Pattern IDENTIFIER = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,63}");
   private static final Pattern DATETIME = Pattern.compile("(?:Nullable\\()?DateTime(?:\\('[^']*'\\))?\\)?");
-  private static final Pattern DATETIME64 =
-      Pattern.compile("(?:Nullable\\()?DateTime64\\((\\d)(?:, *'[^']*')?\\)\\)?");
+  private static final Pattern DATETIME64_UTC =
+      Pattern.compile("(?:Nullable\\()?DateTime64\\(\\d, *'(?:UTC|Etc/UTC)'\\)\\)?");
+  /** The time types an archive's {@code created_at} and {@code occurred_at} may have, for messages. */
+  public static final String TIME_TYPES = "DateTime (any time zone) or DateTime64(p, 'UTC')";
   /** The range every DateTime64 precision can represent; bounds outside it are clamped. */
   private static final Instant DATETIME64_MIN = Instant.parse("1900-01-01T00:00:00Z");
   private static final Instant DATETIME64_MAX = Instant.parse("2262-04-11T00:00:00Z");
@@ -70,13 +76,28 @@ public final class ClickHouseSql {
     return s.append('\'').toString();
   }
 
-  /** The kind of a {@code created_at} column type, or {@code null} when it is neither DateTime nor DateTime64. */
+  /**
+   * The kind of a time column ({@code created_at}, {@code occurred_at}; Nullable or not), or {@code null} when
+   * the archive cannot use it. One rule for the writer and the reader: a {@code DateTime} in any time zone
+   * (it stores Unix seconds: the archiver sends them as numbers, the replay reads them back with
+   * {@code toString(created_at, 'UTC')}); a {@code DateTime64} only in UTC, because its values travel as
+   * text, which a column parses in its own zone, where an hour repeats when the clocks go back. A
+   * {@code DateTime64} in another zone is changed for free (the zone is metadata):
+   * {@code ALTER TABLE t MODIFY COLUMN created_at DateTime64(6, 'UTC')}.
+   */
   public static TimeColumn timeColumn(String type) {
     if (DATETIME.matcher(type).matches()) {
       return TimeColumn.DATETIME;
     }
-    Matcher m = DATETIME64.matcher(type);
-    return m.matches() ? TimeColumn.DATETIME64 : null;
+    return DATETIME64_UTC.matcher(type).matches() ? TimeColumn.DATETIME64 : null;
+  }
+
+  /** What to tell about a time column of the wrong type: its type and the fix. */
+  public static String timeColumnProblem(String column, String table, String type) {
+    return "column " + column + " of ClickHouse table " + table + " is " + type + "; expected " + TIME_TYPES
+        + (type.contains("DateTime64") ? ": the zone of a DateTime64 is metadata, change it with ALTER TABLE "
+            + table + " MODIFY COLUMN " + column + " " + type.replaceFirst("DateTime64\\((\\d).*?\\)", "DateTime64($1, 'UTC')")
+            : "");
   }
 
   public static String describe(String quotedTable) {
@@ -87,7 +108,8 @@ public final class ClickHouseSql {
    * The replay query: selected rows in replay order, streamed as JSON lines. The id is compared as text
    * (a UUID column would otherwise sort by its internal halves) and the time is returned as UTC text.
    */
-  public static String select(String quotedTable, TimeColumn time, ReplayQuery query, Set<String> columns) {
+  public static String select(String quotedTable, TimeColumn time, String topic, Instant from, Instant to,
+      Set<String> columns) {
     return "SELECT toString(id) AS original_id, topic, "
         + optional(columns, "aggregate_type", "NULL") + ", "
         + optional(columns, "aggregate_id", "NULL") + ", "
@@ -98,9 +120,9 @@ public final class ClickHouseSql {
         + (columns.contains("occurred_at") ? ", toString(occurred_at, 'UTC') AS occurred_at_utc" : "")
         + (columns.contains("trace_parent") ? ", trace_parent" : "")
         + " FROM " + quotedTable
-        + " WHERE topic = " + literal(query.topic())
-        + " AND created_at >= " + bound(time, query.from(), true)
-        + " AND created_at <= " + bound(time, query.to(), false)
+        + " WHERE topic = " + literal(topic)
+        + " AND created_at >= " + bound(time, from, true)
+        + " AND created_at <= " + bound(time, to, false)
         + " ORDER BY created_at, original_id"
         + " FORMAT JSONEachRow";
   }

@@ -1,11 +1,9 @@
-package io.mic.replay.internal;
+package io.mic.outbox.archive;
 
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.core.exc.StreamConstraintsException;
-import io.mic.replay.ArchivedEvent;
-import io.mic.replay.ReplayInputException;
 import java.io.BufferedInputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -28,8 +26,8 @@ public final class JsonArchiveReader implements AutoCloseable {
   private static final int BUFFER = 1 << 16;
 
   /** Stands for a record of another topic, skipped without being read in full. */
-  public static final ArchivedEvent OTHER_TOPIC = new ArchivedEvent("-", "-", null, null, Instant.EPOCH,
-      "null", null);
+  public static final ArchiveRecord OTHER_TOPIC = new ArchiveRecord("-", "-", null, null, Instant.EPOCH,
+      "null", null, null, null, null, null);
 
   private final String name;
   private final JsonParser parser;
@@ -68,26 +66,26 @@ public final class JsonArchiveReader implements AutoCloseable {
         parser.nextToken();
       } catch (JsonProcessingException e) {
         parser.close();
-        throw new ReplayInputException(problem(name, 1, e));
+        throw new ArchiveAccessException(problem(name, 1, e));
       } catch (RecordBound.TooLong e) {
         parser.close();
-        throw new ReplayInputException(tooLong(name, 1, maxRecordBytes));
+        throw new ArchiveAccessException(tooLong(name, 1, maxRecordBytes));
       }
       return new JsonArchiveReader(name, parser, bound);
     } catch (NoSuchFileException e) {
       closeQuietly(in);
-      throw new ReplayInputException(name + ": no such file");
+      throw new ArchiveAccessException(name + ": no such file");
     } catch (AccessDeniedException e) {
       closeQuietly(in);
-      throw new ReplayInputException(name + ": permission denied");
+      throw new ArchiveAccessException(name + ": permission denied");
     } catch (IOException e) {
       closeQuietly(in);
-      throw new ReplayInputException(name + ": cannot read: " + e.getMessage(), e);
+      throw new ArchiveAccessException(name + ": cannot read: " + e.getMessage(), e);
     }
   }
 
   /** The next record, or {@code null} at the end of the archive. */
-  public ArchivedEvent next() {
+  public ArchiveRecord next() {
     return next(null);
   }
 
@@ -95,7 +93,7 @@ public final class JsonArchiveReader implements AutoCloseable {
    * The next record, {@link #OTHER_TOPIC} for a record of another topic than {@code topic} (when not
    * {@code null}), or {@code null} at the end of the archive.
    */
-  public ArchivedEvent next(String topic) {
+  public ArchiveRecord next(String topic) {
     if (finished) {
       return null;
     }
@@ -114,17 +112,17 @@ public final class JsonArchiveReader implements AutoCloseable {
       if (!array && recordLine == previousEndLine) {
         throw new RecordParser.BadRecordException("a second record starts on this line: put one record per line");
       }
-      ArchivedEvent event = RecordParser.ARCHIVE.read(parser, topic);
+      ArchiveRecord event = RecordParser.ARCHIVE.read(parser, topic);
       previousEndLine = line();
       return event == null ? OTHER_TOPIC : event;
     } catch (JsonProcessingException e) {
-      throw new ReplayInputException(problem(name, recordLine, e));
+      throw new ArchiveAccessException(problem(name, recordLine, e));
     } catch (RecordBound.TooLong e) {
-      throw new ReplayInputException(tooLong(name, recordLine, bound.maxRecordBytes()));
+      throw new ArchiveAccessException(tooLong(name, recordLine, bound.maxRecordBytes()));
     } catch (RecordParser.BadRecordException e) {
-      throw new ReplayInputException(name + " line " + recordLine + ": " + e.getMessage());
+      throw new ArchiveAccessException(name + " line " + recordLine + ": " + e.getMessage());
     } catch (IOException e) {
-      throw new ReplayInputException(name + " line " + line() + ": cannot read: " + e.getMessage(), e);
+      throw new ArchiveAccessException(name + " line " + line() + ": cannot read: " + e.getMessage(), e);
     }
   }
 

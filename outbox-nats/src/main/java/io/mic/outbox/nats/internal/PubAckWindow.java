@@ -1,0 +1,90 @@
+package io.mic.outbox.nats.internal;
+
+import io.nats.client.api.PublishAck;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A bounded window of JetStream publications waiting for their PubAck, settled oldest first: the live
+ * publisher's batches and the replay ({@code outbox-replay}'s {@code NatsReplaySink}) publish through it.
+ * Every wait is bounded by the ack timeout: no PubAck in time completes the publication with a
+ * {@link java.util.concurrent.TimeoutException}. One window per batch, on one thread.
+ *
+ * <pre>{@code
+ * PubAckWindow<OutboxEvent> window = new PubAckWindow<>(256, Duration.ofSeconds(5), outcomes);
+ * for (OutboxEvent e : events) {
+ *   window.makeRoom();                                   // waits for the oldest PubAck when 256 are out
+ *   window.add(e, jetStream.publishAsync(subject, headers, payload));
+ * }
+ * window.drain();                                        // every outcome reported, in sending order
+ * }</pre>
+ *
+ * @param <K> what identifies a publication to its {@link Outcomes}
+ */
+public final class PubAckWindow<K> {
+  private final ArrayDeque<InFlight<K>> inFlight = new ArrayDeque<>();
+  private final int maxPending;
+  private final Duration ackTimeout;
+  private final Outcomes<K> outcomes;
+
+  /** Where each publication's outcome goes, in the order the publications were added. */
+  public interface Outcomes<K> {
+    void acknowledged(K key, PublishAck ack);
+
+    /**
+     * @param cause why: what JetStream answered, a {@link java.util.concurrent.TimeoutException} when no PubAck
+     *     came within the ack timeout, or the client's error (unwrapped from the client's plain
+     *     {@code RuntimeException} wrappers)
+     */
+    void failed(K key, Throwable cause);
+  }
+
+  private record InFlight<K>(K key, CompletableFuture<PublishAck> ack) {}
+
+  public PubAckWindow(int maxPending, Duration ackTimeout, Outcomes<K> outcomes) {
+    this.maxPending = maxPending;
+    this.ackTimeout = ackTimeout;
+    this.outcomes = outcomes;
+  }
+
+  /** Waits for the oldest PubAck when {@code maxPending} publications wait already, so one more may be added. */
+  public void makeRoom() throws InterruptedException {
+    if (inFlight.size() >= maxPending) {
+      settle(inFlight.poll());
+    }
+  }
+
+  /** Adds a publication just sent; its PubAck is awaited at most the ack timeout. */
+  public void add(K key, CompletableFuture<PublishAck> ack) {
+    inFlight.add(new InFlight<>(key, ack.orTimeout(ackTimeout.toMillis(), TimeUnit.MILLISECONDS)));
+  }
+
+  /** Waits for every publication still in the window, oldest first. */
+  public void drain() throws InterruptedException {
+    while (!inFlight.isEmpty()) {
+      settle(inFlight.poll());
+    }
+  }
+
+  public boolean isEmpty() {
+    return inFlight.isEmpty();
+  }
+
+  private void settle(InFlight<K> f) throws InterruptedException {
+    PublishAck ack;
+    try {
+      ack = f.ack.get(); // bounded: orTimeout completes it after the ack timeout
+    } catch (ExecutionException e) {
+      Throwable cause = e.getCause();
+      while (cause.getClass() == RuntimeException.class && cause.getCause() != null) {
+        cause = cause.getCause(); // the client wraps its checked exceptions
+      }
+      outcomes.failed(f.key, cause);
+      return;
+    }
+    outcomes.acknowledged(f.key, ack);
+  }
+}
