@@ -66,7 +66,7 @@ public final class WakeUpBenchmark {
   }
 
   public static void main(String[] args) throws Exception {
-    Map<String, String> options = Options.parse(args);
+    Map<String, String> options = BenchSupport.parse(args);
     WakeUpBenchmark bench = new WakeUpBenchmark(options);
     try (bench.dataSource) {
       bench.run();
@@ -75,18 +75,18 @@ public final class WakeUpBenchmark {
 
   private void run() throws Exception {
     int rounds = Integer.parseInt(options.getOrDefault("rounds", "1"));
-    loads.add(Options.loadAverage());
+    loads.add(BenchSupport.loadAverage());
     for (int round = 1; round <= rounds; round++) {
       System.err.printf("round %d/%d%n", round, rounds);
       latency(false);
       latency(true);
-      loads.add(Options.loadAverage());
+      loads.add(BenchSupport.loadAverage());
     }
     cost();
-    loads.add(Options.loadAverage());
+    loads.add(BenchSupport.loadAverage());
     String report = report();
     System.out.println(report);
-    Options.write(Path.of(options.getOrDefault("out", "bench-results/wake-up.md")), report);
+    BenchSupport.write(Path.of(options.getOrDefault("out", "bench-results/wake-up.md")), report);
   }
 
   // ------------------------------------------------------------------ latency
@@ -205,7 +205,7 @@ public final class WakeUpBenchmark {
     StringBuilder md = new StringBuilder("# Wake-up across processes (notifyOnAppend)\n\n");
     md.append("Run ").append(Instant.now().truncatedTo(ChronoUnit.SECONDS)).append(" on ")
         .append(Runtime.getRuntime().availableProcessors()).append(" cores, Java ")
-        .append(System.getProperty("java.version")).append(", ").append(Options.postgresSettings(dataSource))
+        .append(System.getProperty("java.version")).append(", ").append(BenchSupport.postgresSettings(dataSource))
         .append(".\nLoad average (1, 5, 15 min) at the start, after each round and at the end: ")
         .append(String.join(" / ", loads)).append(".\n\n");
     md.append("## Commit-to-publish latency, producer in another JVM\n\n")
@@ -278,7 +278,7 @@ public final class WakeUpBenchmark {
    */
   public static final class Producer {
     public static void main(String[] args) throws Exception {
-      Map<String, String> options = Options.parse(args);
+      Map<String, String> options = BenchSupport.parse(args);
       int rate = Integer.parseInt(options.get("rate"));
       int seconds = Integer.parseInt(options.get("seconds"));
       int threads = Integer.parseInt(options.getOrDefault("threads", "4"));

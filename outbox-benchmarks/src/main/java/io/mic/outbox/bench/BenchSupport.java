@@ -12,8 +12,8 @@ import java.util.Map;
 import javax.sql.DataSource;
 
 /** What the benchmark mains share: {@code --option value} arguments, the report file, the machine's state. */
-final class Options {
-  private Options() {}
+final class BenchSupport {
+  private BenchSupport() {}
 
   static Map<String, String> parse(String[] args) {
     Map<String, String> options = new LinkedHashMap<>();
