@@ -797,6 +797,11 @@ public final class JdbcOutboxStore implements OutboxStore {
     if (appendChannel == null) {
       return Optional.empty();
     }
+    try {
+      bind(); // refuses a database other than PostgreSQL before a listener is started on it
+    } catch (OutboxStoreException e) {
+      LOG.debug("outbox table {}: database unreachable; the listener keeps trying", tableName, e);
+    }
     return Optional.of(PostgresAppendListener.start(dataSource, appendChannel, wakeUp));
   }
 
