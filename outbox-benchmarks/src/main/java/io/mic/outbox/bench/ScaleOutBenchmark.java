@@ -82,7 +82,8 @@ public final class ScaleOutBenchmark {
         .append(".\nLoad average (1, 5, 15 min) at the start and after each scenario: ")
         .append(String.join(" / ", loads)).append(".\n").append(String.format("%,d", events))
         .append(" pending events over ").append(String.format("%,d", aggregates))
-        .append(" aggregates (appended in order, VACUUM ANALYZE before each drain); each process: one")
+        .append(" aggregates (appended in order, VACUUM ANALYZE before each drain); each process warms up on 20,000 events of a table")
+        .append(" of its own first, then runs one")
         .append(" AsyncOutboxDispatcher, 1 worker, claim mode, batch ").append(BATCH)
         .append(", pipelined, no-op publisher, its own pool. Timed from the start signal to the last publication.\n\n")
         .append("| mode | processes | total events/s | per process events/s | claims | empty claims |")
@@ -263,6 +264,7 @@ public final class ScaleOutBenchmark {
       AtomicLong lost = new AtomicLong();
       AtomicLong dispatched = new AtomicLong();
       try (HikariDataSource ds = WakeUpBenchmark.pool(options, 4)) {
+        warmUp(ds, options.get("table") + "_warm_" + ProcessHandle.current().pid(), ordered);
         JdbcOutboxStore jdbc = JdbcOutboxStore.builder().dataSource(ds).table(options.get("table")).build();
         OutboxStore counted = countingClaims(jdbc, claims, empty);
         AsyncOutboxDispatcher dispatcher = AsyncOutboxDispatcher.builder().store(counted).useClaim(true)
@@ -302,6 +304,42 @@ public final class ScaleOutBenchmark {
         synchronized (out) {
           out.println("STATS " + dispatched.get() + " " + claims.get() + " " + empty.get() + " " + lost.get());
           out.flush();
+        }
+      }
+    }
+
+    /**
+     * Drains a small table of its own with the same settings before READY, so that each JVM's compiler has
+     * warmed up the claim, publish and mark paths and a short timed drain does not measure JIT compilation.
+     */
+    private static void warmUp(HikariDataSource ds, String table, boolean ordered) throws SQLException {
+      JdbcOutboxStore store = JdbcOutboxStore.builder().dataSource(ds).table(table).build();
+      store.createSchema();
+      try {
+        for (int round = 0; round < 4; round++) {
+          try (Connection c = ds.getConnection()) {
+            c.setAutoCommit(false);
+            for (int b = 0; b < 5; b++) {
+              List<OutboxEvent> batch = new ArrayList<>();
+              for (int i = 0; i < 1_000; i++) {
+                batch.add(OutboxEvent.builder().aggregate("warm", "w-" + i % 100).topic("warm")
+                    .payload("{\"n\":" + i + "}").build());
+              }
+              store.append(c, batch);
+              c.commit();
+            }
+          }
+          io.mic.outbox.OutboxDispatcher d = io.mic.outbox.OutboxDispatcher.builder().store(store).useClaim(true)
+              .preserveAggregateOrder(ordered).batchSize(BATCH).dispatchFn(e -> { }).build();
+          while (d.dispatchOnce().dispatched() > 0) {
+            // drain
+          }
+        }
+      } finally {
+        try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
+          for (String t : List.of(table, table + "_sequences", table + "_locks", table + "_control")) {
+            s.execute("DROP TABLE IF EXISTS \"" + t + "\"");
+          }
         }
       }
     }
