@@ -32,15 +32,15 @@ import org.openjdk.jmh.runner.options.TimeValue;
  * <pre>
  * mvn -B -q -DskipTests package -pl outbox-benchmarks -am
  * java -cp outbox-benchmarks/target/outbox-benchmarks.jar io.mic.outbox.bench.RunAll \
- *      [--only micro,postgres,wake-up,mariadb,nats-publish,nats-end-to-end,rabbitmq,kafka,replay]
+ *      [--only micro,postgres,wake-up,scale-out,mariadb,nats-publish,nats-end-to-end,rabbitmq,kafka,replay]
  *      [--rounds 1] [--postgres jdbc:postgresql://127.0.0.1:5432/test] [--mariadb jdbc:mariadb://127.0.0.1:3306/test]
  *      [--nats nats://127.0.0.1:4222] [--rabbitmq amqp://guest:guest@127.0.0.1:5672] [--kafka 127.0.0.1:9092]
  *      [--jmh-warmups 2] [--jmh-iterations 3] [--timeout-minutes 30] [--dir bench-results]
  * </pre>
  */
 public final class RunAll {
-  private static final List<String> ALL = List.of("micro", "postgres", "wake-up", "mariadb", "nats-publish",
-      "nats-end-to-end", "rabbitmq", "kafka", "replay");
+  private static final List<String> ALL = List.of("micro", "postgres", "wake-up", "scale-out", "mariadb",
+      "nats-publish", "nats-end-to-end", "rabbitmq", "kafka", "replay");
 
   private final Map<String, String> options;
   private final Path dir;
@@ -76,6 +76,7 @@ public final class RunAll {
         case "micro" -> micro();
         case "postgres" -> child(name, pg, PostgresBenchmark.class, "--url", pg, "--rounds", rounds);
         case "wake-up" -> child(name, pg, WakeUpBenchmark.class, "--url", pg, "--rounds", rounds);
+        case "scale-out" -> child(name, pg, ScaleOutBenchmark.class, "--url", pg);
         case "mariadb" -> child(name, maria, MariaDbBenchmark.class, "--url", maria, "--rounds", rounds);
         case "nats-publish" -> child(name, nats, NatsPublishBenchmark.class, "--nats", nats);
         case "nats-end-to-end" -> child(name, nats + " " + pg, NatsEndToEndBenchmark.class, "--nats", nats, "--url",
