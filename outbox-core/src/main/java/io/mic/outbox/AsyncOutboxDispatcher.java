@@ -111,7 +111,7 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
     return new Builder();
   }
 
-  /** Starts the workers and the watchdog. */
+  /** Starts the workers and the watchdog, and subscribes to the store's appends ({@link OutboxStore#subscribeToAppends}). */
   public synchronized void start() {
     if (closed) {
       throw new IllegalStateException(name + " is closed; build a new dispatcher");
@@ -119,13 +119,13 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
     if (started) {
       return;
     }
+    appends = store.subscribeToAppends(this::wakeUp).orElse(null); // first: a store that refuses starts nothing
     started = true;
     running = true;
     for (int i = 0; i < dispatchers.size(); i++) {
       int index = i;
       futures.add(executor.submit(() -> runWorker(index)));
     }
-    appends = store.subscribeToAppends(this::wakeUp).orElse(null);
     watchdog = Executors.newSingleThreadScheduledExecutor(namedThreads(name + "-watchdog-"));
     long period = Math.max(50, Math.min(leaseTtl.toMillis() / 4, 5_000));
     watchdog.scheduleAtFixedRate(this::checkStalls, period, period, TimeUnit.MILLISECONDS);
