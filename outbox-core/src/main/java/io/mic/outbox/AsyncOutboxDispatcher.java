@@ -37,7 +37,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>A worker that fetched a full batch polls again at once; otherwise it sleeps {@code pollInterval} or
  * until {@link #wakeUp()}, which the store also calls when another process commits events if it can tell
- * ({@link OutboxStore#subscribeToAppends}; the JDBC store on PostgreSQL with {@code notifyOnAppend(true)}). After a batch that the broker could not take at all, it waits instead, from
+ * ({@link OutboxStore#subscribeToAppends}; the JDBC store on PostgreSQL with {@code notifyOnAppend(true)}).
+ * After a batch that the broker could not take at all, it waits instead, from
  * {@code retryBackoff}'s initial delay doubling up to 30 s, and wake-ups do not cut that wait short. A failing poll (database down) is logged, reported to
  * {@link OutboxListener#onPollFailed} and retried; a worker never dies of it.
  *
@@ -111,7 +112,7 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
     return new Builder();
   }
 
-  /** Starts the workers and the watchdog, and subscribes to the store's appends ({@link OutboxStore#subscribeToAppends}). */
+  /** Starts the workers and the watchdog, and subscribes to the store's appends */
   public synchronized void start() {
     if (closed) {
       throw new IllegalStateException(name + " is closed; build a new dispatcher");
