@@ -36,7 +36,9 @@ import org.slf4j.LoggerFactory;
  * }</pre>
  *
  * <p>A worker that fetched a full batch polls again at once; otherwise it sleeps {@code pollInterval} or
- * until {@link #wakeUp()}. After a batch that the broker could not take at all, it waits instead, from
+ * until {@link #wakeUp()}, which the store also calls when another process commits events if it can tell
+ * ({@link OutboxStore#subscribeToAppends}; the JDBC store on PostgreSQL with {@code notifyOnAppend(true)}).
+ * After a batch that the broker could not take at all, it waits instead, from
  * {@code retryBackoff}'s initial delay doubling up to 30 s, and wake-ups do not cut that wait short. A failing poll (database down) is logged, reported to
  * {@link OutboxListener#onPollFailed} and retried; a worker never dies of it.
  *
@@ -71,6 +73,8 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
   private final ExecutorService executor;
   private final boolean ownExecutor;
   private final Waiter waiter = new Waiter();
+  private final OutboxStore store;
+  private OutboxStore.Subscription appends;
   private final CountDownLatch finished;
   private final List<Future<?>> futures = new ArrayList<>();
   private final Publication[] reportedStalls;
@@ -90,6 +94,7 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
     this.shutdownTimeout = b.shutdownTimeout;
     this.pipelined = b.pipelined && b.useClaim;
     this.listener = OutboxListeners.of(b.listener);
+    this.store = b.store;
     List<OutboxDispatcher> list = new ArrayList<>();
     for (int i = 1; i <= b.workers; i++) {
       list.add(new OutboxDispatcher(b, name + "-dispatcher-" + i, pausedTopics));
@@ -107,7 +112,7 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
     return new Builder();
   }
 
-  /** Starts the workers and the watchdog. */
+  /** Starts the workers and the watchdog, and subscribes to the store's appends */
   public synchronized void start() {
     if (closed) {
       throw new IllegalStateException(name + " is closed; build a new dispatcher");
@@ -115,6 +120,7 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
     if (started) {
       return;
     }
+    appends = store.subscribeToAppends(this::wakeUp).orElse(null); // first: a store that refuses starts nothing
     started = true;
     running = true;
     for (int i = 0; i < dispatchers.size(); i++) {
@@ -124,7 +130,8 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
     watchdog = Executors.newSingleThreadScheduledExecutor(namedThreads(name + "-watchdog-"));
     long period = Math.max(50, Math.min(leaseTtl.toMillis() / 4, 5_000));
     watchdog.scheduleAtFixedRate(this::checkStalls, period, period, TimeUnit.MILLISECONDS);
-    LOG.info("{}: started {} worker(s), poll interval {}", name, dispatchers.size(), pollInterval);
+    LOG.info("{}: started {} worker(s), poll interval {}{}", name, dispatchers.size(), pollInterval,
+        appends == null ? "" : ", woken up by commits of other processes");
   }
 
   /** Wakes idle workers now, e.g. right after a transaction that appended events committed. */
@@ -190,6 +197,9 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
       }
       closed = true;
       running = false;
+    }
+    if (appends != null) {
+      appends.close(); // first: no wake-up is needed while stopping
     }
     waiter.wakeAll();
     try {

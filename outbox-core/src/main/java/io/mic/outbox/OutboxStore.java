@@ -152,4 +152,27 @@ public interface OutboxStore {
 
   /** Age of the oldest {@code PENDING} or {@code PROCESSING} event, the lag operators watch; empty when none. */
   Optional<Duration> oldestPendingAge();
+
+  /**
+   * Lets a dispatcher hear of events committed by any process, so it need not wait for its next poll:
+   * {@code wakeUp} runs (on a thread of the store's) soon after such a commit, possibly more often than
+   * there are commits, never with the store's locks held. Delivery is best effort: a dispatcher keeps
+   * polling, which covers whatever a subscription misses. {@link AsyncOutboxDispatcher} subscribes at
+   * {@code start()} and closes the subscription at {@code close()}.
+   *
+   * <p>Stores that cannot tell keep this default, which returns empty (the dispatcher then polls only).
+   * The JDBC store subscribes on PostgreSQL when built with {@code notifyOnAppend(true)}.
+   *
+   * @return the subscription, to be closed when the dispatcher stops; empty when this store cannot tell
+   */
+  default Optional<Subscription> subscribeToAppends(Runnable wakeUp) {
+    return Optional.empty();
+  }
+
+  /** What {@link #subscribeToAppends} returns: closing it stops the wake-ups and frees what it holds. */
+  interface Subscription extends AutoCloseable {
+    /** Stops the wake-ups; idempotent, and throws nothing. */
+    @Override
+    void close();
+  }
 }

@@ -8,7 +8,9 @@ import io.mic.outbox.OutboxStatus;
 import io.mic.outbox.OutboxStore;
 import io.mic.outbox.PauseState;
 import io.mic.outbox.internal.UuidV7;
+import io.mic.outbox.jdbc.internal.AppendChannel;
 import io.mic.outbox.jdbc.internal.HeadersJson;
+import io.mic.outbox.jdbc.internal.PostgresAppendListener;
 import io.mic.outbox.jdbc.internal.Runs;
 import io.mic.outbox.jdbc.internal.TableName;
 import java.sql.Connection;
@@ -82,6 +84,8 @@ public final class JdbcOutboxStore implements OutboxStore {
   private final Dialect givenDialect;
   private final TableName tableName;
   private final boolean lockAggregateOnAppend;
+  /** Where appends are announced ({@link Builder#notifyOnAppend}); null when they are not. */
+  private final AppendChannel appendChannel;
   // Set once by bind(), at build() or, if the database was down then, at the first use after it came up.
   private Dialect dialect;
   private String table;
@@ -100,6 +104,7 @@ public final class JdbcOutboxStore implements OutboxStore {
     this.givenDialect = b.dialect;
     this.tableName = b.tableName;
     this.lockAggregateOnAppend = b.lockAggregateOnAppend;
+    this.appendChannel = b.notifyOnAppend ? AppendChannel.of(b.tableName) : null;
   }
 
   /** Detects the dialect unless known; every public method calls this first. Retried until it succeeds. */
@@ -114,6 +119,11 @@ public final class JdbcOutboxStore implements OutboxStore {
       return;
     }
     Dialect chosen = TableAccess.dialect(dataSource, givenDialect);
+    if (appendChannel != null && !(chosen instanceof PostgresDialect)) {
+      throw new InvalidConfigurationException("notifyOnAppend(true) needs PostgreSQL (LISTEN/NOTIFY), but outbox"
+          + " table " + tableName + " is on " + chosen.name() + ": remove notifyOnAppend(true); dispatchers on "
+          + chosen.name() + " find new events by polling (pollInterval)");
+    }
     if (givenDialect == null) {
       LOG.info("outbox table {}: detected dialect {}", tableName, chosen.name());
     }
@@ -207,14 +217,23 @@ public final class JdbcOutboxStore implements OutboxStore {
     try {
       if (events.size() == 1) {
         appendOne(connection, events.iterator().next());
+        announceAppend(connection);
         return;
       }
       if (lockAggregateOnAppend) {
         lockAggregates(connection, events);
       }
       insertBatch(connection, events, countSequences(connection, events));
+      announceAppend(connection);
     } catch (SQLException e) {
       throw appendFailed(e, events);
+    }
+  }
+
+  /** One notification per append call, delivered at commit: see {@link Builder#notifyOnAppend}. */
+  private void announceAppend(Connection connection) throws SQLException {
+    if (appendChannel != null) {
+      appendChannel.notifyIn(connection);
     }
   }
 
@@ -766,6 +785,26 @@ public final class JdbcOutboxStore implements OutboxStore {
     });
   }
 
+  /**
+   * With {@link Builder#notifyOnAppend(boolean) notifyOnAppend(true)} on PostgreSQL: listens for the
+   * appends of every process on a connection of its own from the store's {@code DataSource}, held until
+   * the subscription is closed ({@link PostgresAppendListener}: reconnects with a backoff; the dispatcher
+   * polls meanwhile). Without {@code notifyOnAppend}, empty.
+   */
+  @Override
+  public Optional<Subscription> subscribeToAppends(Runnable wakeUp) {
+    Objects.requireNonNull(wakeUp, "wakeUp");
+    if (appendChannel == null) {
+      return Optional.empty();
+    }
+    try {
+      bind(); // refuses a database other than PostgreSQL before a listener is started on it
+    } catch (OutboxStoreException e) {
+      LOG.debug("outbox table {}: database unreachable; the listener keeps trying", tableName, e);
+    }
+    return Optional.of(PostgresAppendListener.start(dataSource, appendChannel, wakeUp));
+  }
+
   // ------------------------------------------------------------------ cluster-wide pauses
 
   /** Creates the control table of cluster-wide pauses with the outbox table's, see {@link OutboxControl}. */
@@ -981,6 +1020,7 @@ public final class JdbcOutboxStore implements OutboxStore {
     private TableName tableName = new TableName(null, DEFAULT_TABLE);
     private Dialect dialect;
     private boolean lockAggregateOnAppend = true;
+    private boolean notifyOnAppend;
 
     private Builder() {}
 
@@ -1016,6 +1056,33 @@ public final class JdbcOutboxStore implements OutboxStore {
      */
     public Builder lockAggregateOnAppend(boolean lock) {
       this.lockAggregateOnAppend = lock;
+      return this;
+    }
+
+    /**
+     * Announce every append so that the dispatchers of every process wake up at its commit instead of at
+     * their next poll (default {@code false}). Set it on the stores of the appending processes and of the
+     * dispatching ones alike.
+     *
+     * <p><b>PostgreSQL only.</b> Each {@code append} call sends one {@code pg_notify} on the channel
+     * {@code <table>_appends} ({@code <schema>.<table>_appends} for a qualified table) inside the caller's
+     * transaction: it is delivered at commit and dropped at rollback, and PostgreSQL folds the
+     * notifications of one transaction into one. Each {@link io.mic.outbox.AsyncOutboxDispatcher} on such
+     * a store listens on that channel over one connection of its own, taken from the {@code DataSource}
+     * for as long as it runs (size the pool for it), reconnects with a backoff when it fails, and polls
+     * every {@code pollInterval} as usual meanwhile. It costs each append one more statement, and
+     * PostgreSQL serialises the commits of notifying transactions on one lock.
+     *
+     * <pre>{@code
+     * JdbcOutboxStore store = JdbcOutboxStore.builder().dataSource(dataSource).notifyOnAppend(true).build();
+     * }</pre>
+     *
+     * <p><b>MariaDB and H2</b> have no such notification: there the option is refused with an
+     * {@link InvalidConfigurationException} (at {@code build()}, or at the first use when the database
+     * was unreachable then), and dispatchers find new events by polling only.
+     */
+    public Builder notifyOnAppend(boolean notify) {
+      this.notifyOnAppend = notify;
       return this;
     }
 

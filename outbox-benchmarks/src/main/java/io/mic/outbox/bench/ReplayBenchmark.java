@@ -1,4 +1,4 @@
-package io.mic.replay.bench;
+package io.mic.outbox.bench;
 
 import io.mic.replay.ArchivedEvent;
 import io.mic.replay.DryRunSink;
@@ -28,16 +28,20 @@ import java.time.Instant;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 
 /**
  * Replay figures in one run: the dry-run rate of a JSON archive (and the peak heap it took), then the
  * rate of a replay to JetStream against the raw client publishing the same messages with the same window.
- * Writes the figures to a file; asserts nothing.
+ * Writes a Markdown report; asserts nothing. Without {@code --archive} it generates one of
+ * {@code --records} records (default 200,000, {@link ArchiveGenerator}) in the temporary directory first.
  *
  * <pre>
- * java -Xmx512m -cp "target/test-classes:target/classes:$(cat target/cp.txt)" io.mic.replay.bench.ReplayBenchmark \
- *     /tmp/archive-1m.jsonl nats://127.0.0.1:4222 target/benchmark-replay.txt
+ * mvn -B -q -DskipTests package -pl outbox-benchmarks -am
+ * java -Xmx512m -cp outbox-benchmarks/target/outbox-benchmarks.jar io.mic.outbox.bench.ReplayBenchmark \
+ *      [--archive /tmp/archive-1m.jsonl | --records 200000] [--nats nats://127.0.0.1:4222]
+ *      [--out bench-results/replay.md]
  * </pre>
  */
 public final class ReplayBenchmark {
@@ -48,17 +52,39 @@ public final class ReplayBenchmark {
   private ReplayBenchmark() {}
 
   public static void main(String[] args) throws Exception {
-    Path archive = Path.of(args[0]);
-    String url = args.length > 1 ? args[1] : "nats://127.0.0.1:4222";
-    Path report = Path.of(args.length > 2 ? args[2] : "target/benchmark-replay.txt");
-    List<String> lines = new ArrayList<>();
-    lines.add("# replay figures, " + Instant.now() + ", " + Runtime.getRuntime().availableProcessors() + " cores, -Xmx"
-        + (Runtime.getRuntime().maxMemory() >> 20) + "m, archive " + archive + " (" + (Files.size(archive) >> 20) + " MiB)");
+    Map<String, String> options = BenchSupport.parse(args);
+    String url = options.getOrDefault("nats", "nats://127.0.0.1:4222");
+    Path report = Path.of(options.getOrDefault("out", "bench-results/replay.md"));
+    Path archive;
+    Path generated = null;
+    if (options.containsKey("archive")) {
+      archive = Path.of(options.get("archive"));
+    } else {
+      generated = Files.createTempFile("mic-replay-bench", ".jsonl");
+      ArchiveGenerator.write(generated, Long.parseLong(options.getOrDefault("records", "200000")));
+      archive = generated;
+    }
+    try {
+      run(archive, url, report);
+    } finally {
+      if (generated != null) {
+        Files.deleteIfExists(generated);
+      }
+    }
+  }
 
+  private static void run(Path archive, String url, Path report) throws Exception {
+    List<String> lines = new ArrayList<>();
+    lines.add("# Replay");
+    lines.add("");
+    lines.add("Run " + Instant.now() + ", " + Runtime.getRuntime().availableProcessors() + " cores, load average "
+        + BenchSupport.loadAverage() + " at the start, -Xmx" + (Runtime.getRuntime().maxMemory() >> 20) + "m, archive "
+        + archive + " (" + (Files.size(archive) >> 20) + " MiB).");
+    lines.add("");
     resetPeaks();
     ReplayResult dry = EventReplay.builder().source(JsonArchiveSource.of(archive)).topic("order.created")
         .from(FROM).to(TO).sink(new DryRunSink(Writer.nullWriter())).batchId("bench").build().run();
-    lines.add(String.format("dry run: %,d records read, %,d selected, %.1f s: %,.0f records/s read, %,.0f events/s"
+    lines.add(String.format("- dry run: %,d records read, %,d selected, %.1f s: %,.0f records/s read, %,.0f events/s"
         + " replayed; peak heap %d MiB", dry.recordsRead(), dry.published(), dry.elapsed().toNanos() / 1e9,
         dry.recordsRead() / (dry.elapsed().toNanos() / 1e9), dry.rate(), peakHeapMiB()));
 
@@ -83,16 +109,17 @@ public final class ReplayBenchmark {
         }
         double raw = 2.0 * messages.size() / (rawNanos / 1e9);
         double sink = 2.0 * messages.size() / (sinkNanos / 1e9);
-        lines.add(String.format("publish to JetStream, 2 x %,d messages, window %d: raw client %,.0f msg/s,"
-            + " NatsReplaySink %,.0f msg/s, ratio %.2f", messages.size(), NatsReplaySink.DEFAULT_MAX_PENDING_ACKS,
+        lines.add(String.format("- publish to JetStream, 2 x %,d messages, window %d: raw client %,.0f msg/s,"
+            + " NatsReplaySink %,.0f msg/s, ratio **%.2f**", messages.size(), NatsReplaySink.DEFAULT_MAX_PENDING_ACKS,
             raw, sink, sink / raw));
       } finally {
         nats.jetStreamManagement().deleteStream(stream);
       }
     }
-    Files.createDirectories(report.toAbsolutePath().getParent());
-    Files.write(report, lines, StandardCharsets.UTF_8);
-    lines.forEach(System.out::println);
+    lines.add("- load average at the end: " + BenchSupport.loadAverage());
+    String md = String.join("\n", lines) + "\n";
+    System.out.print(md);
+    BenchSupport.write(report, md);
   }
 
   private static List<ReplayMessage> firstMessages(Path archive, int count) {

@@ -1,4 +1,4 @@
-package io.mic.outbox.nats.bench;
+package io.mic.outbox.bench;
 
 import io.mic.outbox.OutboxEvent;
 import io.mic.outbox.nats.NatsJetStreamPublisher;
@@ -12,7 +12,6 @@ import io.nats.client.api.StorageType;
 import io.nats.client.api.StreamConfiguration;
 import io.nats.client.impl.Headers;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.util.ArrayDeque;
@@ -25,25 +24,28 @@ import java.util.concurrent.CompletableFuture;
 /**
  * Publish rates against a real JetStream server, all in one run and on one stream so they compare:
  * the raw client (async with the same ack window, and sync) against {@link NatsJetStreamPublisher}
- * (dispatchBatch in batches of 500, and dispatch one by one). Writes the figures to a file; asserts nothing.
+ * (dispatchBatch in batches of 500, and dispatch one by one). Writes a Markdown report; asserts nothing.
  *
  * <pre>
- * java -cp "target/test-classes:target/classes:$(cat cp.txt)" io.mic.outbox.nats.bench.PublishBenchmark \
- *     nats://127.0.0.1:4222 target/benchmark-nats.txt
+ * mvn -B -q -DskipTests package -pl outbox-benchmarks -am
+ * java -cp outbox-benchmarks/target/outbox-benchmarks.jar io.mic.outbox.bench.NatsPublishBenchmark \
+ *      [--nats nats://127.0.0.1:4222] [--out bench-results/nats-publish.md]
  * </pre>
  */
-public final class PublishBenchmark {
+public final class NatsPublishBenchmark {
   private static final int WINDOW = NatsJetStreamPublisher.DEFAULT_MAX_PENDING_ACKS;
   private static final int BATCH = 500;
   private static final int ASYNC_COUNT = 50_000;
   private static final int SYNC_COUNT = 5_000;
   private static final int ROUNDS = 4;
 
-  private PublishBenchmark() {}
+  private NatsPublishBenchmark() {}
 
   public static void main(String[] args) throws Exception {
-    String url = args.length > 0 ? args[0] : "nats://127.0.0.1:4222";
-    Path report = Path.of(args.length > 1 ? args[1] : "target/benchmark-nats.txt");
+    Map<String, String> options = BenchSupport.parse(args);
+    String url = options.getOrDefault("nats", "nats://127.0.0.1:4222");
+    Path report = Path.of(options.getOrDefault("out", "bench-results/nats-publish.md"));
+    String loadBefore = BenchSupport.loadAverage();
     String stream = "bench" + Long.toHexString(System.nanoTime());
     List<String> lines = new ArrayList<>();
     try (Connection nats = Nats.connect(url)) {
@@ -81,21 +83,29 @@ public final class PublishBenchmark {
             publisher.dispatch(e);
           }
         }) / 1e9);
-        lines.add("# JetStream publish rates, " + Instant.now() + ", " + Runtime.getRuntime().availableProcessors()
-            + " cores, file stream, ~200-byte payload + headers, window " + WINDOW + ", batch " + BATCH);
-        lines.add(String.format("raw client publishAsync, window %d:        %,10.0f msg/s (%d x %d msgs)", WINDOW, rawAsync, ROUNDS, ASYNC_COUNT));
-        lines.add(String.format("NatsJetStreamPublisher.dispatchBatch:      %,10.0f msg/s (%d x %d msgs)", batch, ROUNDS, ASYNC_COUNT));
-        lines.add(String.format("raw client publish (sync, one by one):     %,10.0f msg/s (%d msgs)", rawSync, SYNC_COUNT));
-        lines.add(String.format("NatsJetStreamPublisher.dispatch (one by one): %,7.0f msg/s (%d msgs)", sequential, SYNC_COUNT));
-        lines.add(String.format("batch / raw async = %.2f; batch / sequential dispatch = %.1fx", batch / rawAsync,
-            batch / sequential));
+        lines.add("# JetStream publish rates");
+        lines.add("");
+        lines.add("Run " + Instant.now() + ", " + Runtime.getRuntime().availableProcessors() + " cores, load average "
+            + loadBefore + " before / " + BenchSupport.loadAverage() + " after; file stream, ~200-byte payload + headers,"
+            + " window " + WINDOW + ", batch " + BATCH + ".");
+        lines.add("");
+        lines.add("| path | msg/s | messages |");
+        lines.add("|---|---:|---:|");
+        lines.add(String.format("| raw client publishAsync, window %d (baseline) | %,.0f | %d x %,d |", WINDOW, rawAsync,
+            ROUNDS, ASYNC_COUNT));
+        lines.add(String.format("| NatsJetStreamPublisher.dispatchBatch | %,.0f | %d x %,d |", batch, ROUNDS, ASYNC_COUNT));
+        lines.add(String.format("| raw client publish, sync, one by one (baseline) | %,.0f | %,d |", rawSync, SYNC_COUNT));
+        lines.add(String.format("| NatsJetStreamPublisher.dispatch, one by one | %,.0f | %,d |", sequential, SYNC_COUNT));
+        lines.add("");
+        lines.add(String.format("dispatchBatch / raw async = **%.2f**; dispatch / raw sync = **%.2f**;"
+            + " dispatchBatch / dispatch = %.1fx", batch / rawAsync, sequential / rawSync, batch / sequential));
       } finally {
         jsm.deleteStream(stream);
       }
     }
-    Files.createDirectories(report.toAbsolutePath().getParent());
-    Files.write(report, lines, StandardCharsets.UTF_8);
-    lines.forEach(System.out::println);
+    String md = String.join("\n", lines) + "\n";
+    System.out.print(md);
+    BenchSupport.write(report, md);
   }
 
   private interface Run {

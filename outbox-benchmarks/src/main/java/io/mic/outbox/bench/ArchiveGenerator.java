@@ -1,4 +1,4 @@
-package io.mic.replay.bench;
+package io.mic.outbox.bench;
 
 import java.io.BufferedWriter;
 import java.io.IOException;
@@ -14,7 +14,7 @@ import java.util.UUID;
  * half of them on topic {@code order.created}, about 300 bytes each.
  *
  * <pre>
- * java -cp target/test-classes io.mic.replay.bench.ArchiveGenerator /tmp/archive.jsonl 5000000
+ * java -cp outbox-benchmarks/target/outbox-benchmarks.jar io.mic.outbox.bench.ArchiveGenerator /tmp/archive.jsonl 5000000
  * </pre>
  */
 public final class ArchiveGenerator {
@@ -23,8 +23,10 @@ public final class ArchiveGenerator {
   private ArchiveGenerator() {}
 
   public static void main(String[] args) throws IOException {
-    Path file = Path.of(args[0]);
-    long count = Long.parseLong(args[1]);
+    write(Path.of(args[0]), Long.parseLong(args[1]));
+  }
+
+  static void write(Path file, long count) throws IOException {
     SplittableRandom random = new SplittableRandom(42);
     try (BufferedWriter out = Files.newBufferedWriter(file, StandardCharsets.UTF_8)) {
       for (long i = 0; i < count; i++) {
