@@ -227,7 +227,8 @@ public final class EndToEndBenchmark {
   private String report(Broker broker) {
     StringBuilder md = new StringBuilder("# End to end: PostgreSQL to ").append(broker.describe()).append("\n\n");
     md.append("Run ").append(Instant.now()).append(" on ").append(Runtime.getRuntime().availableProcessors())
-        .append(" cores, Java ").append(System.getProperty("java.version")).append(". ").append(events)
+        .append(" cores, Java ").append(System.getProperty("java.version")).append(", load average ")
+        .append(BenchSupport.loadAverage()).append(" at the end. ").append(events)
         .append(" events over as many aggregates, batch ").append(batch).append(", window ").append(window)
         .append("; time from start until the last mark (the raw client: until the last acknowledgement).\n\n");
     md.append("| scenario | median events/s | all rounds | ratio to raw |\n|---|---:|---|---:|\n");

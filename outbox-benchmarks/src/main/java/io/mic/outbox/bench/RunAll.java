@@ -40,7 +40,7 @@ import org.openjdk.jmh.runner.options.TimeValue;
  */
 public final class RunAll {
   private static final List<String> ALL = List.of("micro", "postgres", "wake-up", "scale-out", "mariadb",
-      "nats-publish", "nats-end-to-end", "rabbitmq", "kafka", "replay");
+      "nats-publish", "nats-end-to-end", "rabbitmq", "rabbitmq-end-to-end", "kafka", "kafka-end-to-end", "replay");
 
   private final Map<String, String> options;
   private final Path dir;
@@ -82,6 +82,10 @@ public final class RunAll {
         case "nats-end-to-end" -> child(name, nats + " " + pg, NatsEndToEndBenchmark.class, "--nats", nats, "--url",
             pg, "--rounds", rounds);
         case "rabbitmq" -> child(name, rabbit, RabbitMqBenchmark.class, "--uri", rabbit, "--rounds", rounds);
+        case "rabbitmq-end-to-end" -> child(name, rabbit + " " + pg, EndToEndBenchmark.class, "--broker", "rabbitmq",
+            "--rabbitmq", rabbit, "--url", pg, "--rounds", rounds);
+        case "kafka-end-to-end" -> child(name, "kafka://" + kafka + " " + pg, EndToEndBenchmark.class, "--broker",
+            "kafka", "--kafka", kafka, "--url", pg, "--rounds", rounds);
         case "kafka" -> child(name, "kafka://" + kafka, KafkaBenchmark.class, "--bootstrap", kafka, "--rounds", rounds);
         case "replay" -> child(name, nats, ReplayBenchmark.class, "--nats", nats);
         default -> throw new IllegalStateException(name);
