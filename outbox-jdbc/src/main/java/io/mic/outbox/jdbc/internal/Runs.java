@@ -1,7 +1,7 @@
 package io.mic.outbox.jdbc.internal;
 
+import io.mic.outbox.DispatchOrder;
 import io.mic.outbox.OutboxEvent;
-import io.mic.outbox.internal.UuidV7;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -10,12 +10,6 @@ import java.util.Map;
 
 /** Puts claimed runs in the order dispatchers expect: position in the run, then the heads' dispatch order. */
 public final class Runs {
-  private static final Comparator<OutboxEvent> AGGREGATE_ORDER = Comparator
-      .comparing(OutboxEvent::createdAt).thenComparing(OutboxEvent::id, UuidV7.ORDER);
-  private static final Comparator<OutboxEvent> DISPATCH_ORDER = Comparator
-      .comparingInt(OutboxEvent::priority).reversed() // not -priority: that overflows at Integer.MIN_VALUE
-      .thenComparing(AGGREGATE_ORDER);
-
   private Runs() {}
 
   public static List<OutboxEvent> inWaves(List<OutboxEvent> claimed) {
@@ -24,8 +18,8 @@ public final class Runs {
       runs.computeIfAbsent(List.of(e.aggregateType(), e.aggregateId()), k -> new ArrayList<>()).add(e);
     }
     List<List<OutboxEvent>> ordered = new ArrayList<>(runs.values());
-    ordered.forEach(run -> run.sort(AGGREGATE_ORDER));
-    ordered.sort(Comparator.comparing(run -> run.get(0), DISPATCH_ORDER));
+    ordered.forEach(run -> run.sort(DispatchOrder.WITHIN_AGGREGATE));
+    ordered.sort(Comparator.comparing(run -> run.get(0), DispatchOrder.EVENTS));
     List<OutboxEvent> waves = new ArrayList<>(claimed.size());
     for (int position = 0; waves.size() < claimed.size(); position++) {
       for (List<OutboxEvent> run : ordered) {
