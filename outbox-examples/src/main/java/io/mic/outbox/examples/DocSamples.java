@@ -13,6 +13,7 @@ import io.mic.outbox.OutboxListeners;
 import io.mic.outbox.InMemoryOutboxStore;
 import io.mic.outbox.jdbc.DeadLetterQuery;
 import io.mic.outbox.jdbc.JdbcInbox;
+import io.mic.outbox.nats.NatsConsumers;
 import io.mic.outbox.jdbc.JdbcOutboxStore;
 import io.mic.outbox.jdbc.OutboxDeadLetters;
 import io.mic.outbox.jdbc.OutboxMaintenance;
@@ -41,7 +42,6 @@ import java.nio.file.Path;
 import java.sql.Connection;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -58,12 +58,6 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 final class DocSamples {
   private DocSamples() {}
 
-  record Message(Map<String, String> headers) {}
-
-  record Order(String id) {}
-
-  static void createInvoice(Connection c, Order order) {}
-
   static void createInvoice(Connection c, byte[] json) {}
 
   static void jdbc1(DataSource hikari) {
@@ -76,13 +70,13 @@ final class DocSamples {
     // docs/jdbc.md 1 end
   }
 
-  static void operations1(DataSource ds, Message message, Order order) {
+  static void operations1(DataSource ds, io.nats.client.Message msg) {
     // docs/operations.md 1 begin
     JdbcInbox inbox = JdbcInbox.builder().dataSource(ds).build();   // .table("outbox_inbox"), .purgeBatchSize(1000)
     inbox.createSchema();                                            // or copy io/mic/outbox/jdbc/schema/inbox-<db>.sql
-    String eventId = JdbcInbox.eventIdOf(message.headers());        // x-original-event-id (replay), else x-event-id
-    boolean applied = inbox.runOnce("billing", eventId, c -> createInvoice(c, order));
-    // acknowledge the message only after runOnce returns
+    // in the JetStream handler: the id is x-original-event-id (replay), else x-event-id; acks once runOnce returned
+    boolean applied = NatsConsumers.handle(msg,
+        eventId -> inbox.runOnce("billing", eventId, c -> createInvoice(c, msg.getData())));
     // docs/operations.md 1 end
   }
 
