@@ -62,34 +62,20 @@ public final class JdbcInbox {
   private static final Logger LOG = LoggerFactory.getLogger(JdbcInbox.class);
 
   private final DataSource dataSource;
-  private final Dialect givenDialect;
   private final TableName tableName;
   private final int purgeBatchSize;
-  /** Set once by {@link #statements()}, at build() or, if the database was down then, at the first use after. */
-  private volatile InboxStatements statements;
+  private final Binding<InboxStatements> binding;
 
   private JdbcInbox(Builder b) {
     this.dataSource = b.dataSource;
-    this.givenDialect = b.dialect;
     this.tableName = b.tableName;
     this.purgeBatchSize = b.purgeBatchSize;
+    this.binding = new Binding<>("inbox", b.dataSource, b.dialect, b.tableName, InboxStatements::of);
   }
 
-  /** The inbox's statements, the dialect detected first unless known; every use calls this. Retried until it succeeds. */
+  /** The inbox's statements, the dialect detected first unless known; every use calls this. */
   private InboxStatements statements() {
-    InboxStatements bound = statements;
-    return bound != null ? bound : bindNow();
-  }
-
-  private synchronized InboxStatements bindNow() {
-    if (statements == null) {
-      Dialect chosen = TableAccess.dialect(dataSource, givenDialect);
-      if (givenDialect == null) {
-        LOG.info("inbox table {}: detected dialect {}", tableName, chosen.name());
-      }
-      statements = InboxStatements.of(new TableAccess("inbox", dataSource, chosen, tableName));
-    }
-    return statements;
+    return binding.get();
   }
 
   private TableAccess access() {
@@ -511,11 +497,7 @@ public final class JdbcInbox {
         throw new InvalidConfigurationException("dataSource is required: .dataSource(hikariDataSource)");
       }
       JdbcInbox inbox = new JdbcInbox(this);
-      try {
-        inbox.bindNow();
-      } catch (OutboxStoreException e) {
-        LOG.warn("inbox table {}: {}; the dialect will be detected on first use", tableName, e.getMessage());
-      }
+      inbox.binding.tryNow();
       return inbox;
     }
   }

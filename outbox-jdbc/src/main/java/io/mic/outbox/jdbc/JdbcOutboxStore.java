@@ -64,48 +64,22 @@ public final class JdbcOutboxStore implements OutboxStore {
   private static final List<String> ENVELOPE_COLUMNS = List.of("sequence", "schema_version", "occurred_at",
       "trace_parent");
 
-  private final DataSource dataSource;
-  private final Dialect givenDialect;
   private final TableName tableName;
   private final boolean lockAggregateOnAppend;
-  // Set once by bind(), at build() or, if the database was down then, at the first use after it came up.
-  private Dialect dialect;
-  private TableAccess access;
-  private Statements statements;
-  private OutboxControl control;
-  private volatile boolean bound;
+  private final Binding<Statements> binding;
   /** While the control table is missing: when to look for it again ({@link System#nanoTime()}). */
   private volatile long controlMissingUntil;
   private volatile boolean controlMissingReported;
 
   private JdbcOutboxStore(Builder b) {
-    this.dataSource = b.dataSource;
-    this.givenDialect = b.dialect;
     this.tableName = b.tableName;
     this.lockAggregateOnAppend = b.lockAggregateOnAppend;
+    this.binding = new Binding<>("outbox", b.dataSource, b.dialect, b.tableName, Statements::of);
   }
 
-  /** Detects the dialect unless known; every public method calls this first. Retried until it succeeds. */
+  /** The statements on this store's table, the dialect detected first unless known; every use calls this. */
   private Statements bind() {
-    if (!bound) {
-      bindNow();
-    }
-    return statements;
-  }
-
-  private synchronized void bindNow() {
-    if (bound) {
-      return;
-    }
-    Dialect chosen = TableAccess.dialect(dataSource, givenDialect);
-    if (givenDialect == null) {
-      LOG.info("outbox table {}: detected dialect {}", tableName, chosen.name());
-    }
-    dialect = chosen;
-    access = new TableAccess("outbox", dataSource, chosen, tableName);
-    statements = Statements.of(access);
-    control = new OutboxControl(access);
-    bound = true; // volatile write last: a thread that reads it true sees the fields above
+    return binding.get();
   }
 
   public static Builder builder() {
@@ -118,8 +92,7 @@ public final class JdbcOutboxStore implements OutboxStore {
    * @throws OutboxStoreException if it must be detected and the database is still unreachable
    */
   public Dialect dialect() {
-    bind();
-    return dialect;
+    return bind().access().dialect;
   }
 
   /** The validated table name, as configured. */
@@ -129,8 +102,7 @@ public final class JdbcOutboxStore implements OutboxStore {
 
   /** For {@link OutboxMaintenance}, {@link OutboxDeadLetters} and the archiver, which work on this store's table. */
   TableAccess access() {
-    bind();
-    return access;
+    return bind().access();
   }
 
   /**
@@ -141,24 +113,25 @@ public final class JdbcOutboxStore implements OutboxStore {
    * INSERT, UPDATE, DELETE) may call it.
    */
   public void createSchema() {
-    bind();
+    TableAccess access = access();
+    Dialect dialect = access.dialect;
     boolean created = access.createSchema(dialect.schemaResource(), DEFAULT_TABLE);
     boolean upgraded = access.upgrade(dialect.upgradeEnvelopeResource(), DEFAULT_TABLE, ENVELOPE_COLUMNS);
-    createControlSchema();
+    createControlSchema(access);
     LOG.info("outbox table {} {} ({})", tableName, upgraded ? "upgraded to the event envelope"
         : created ? "ready" : "found", dialect.name());
   }
 
   /** The upgrade script of {@link Dialect#upgradeEnvelopeResource()} for this store's table name, comments removed. */
   public String upgradeEnvelopeDdl() {
-    bind();
-    return access.ddl(dialect.upgradeEnvelopeResource(), DEFAULT_TABLE);
+    TableAccess access = access();
+    return access.ddl(access.dialect.upgradeEnvelopeResource(), DEFAULT_TABLE);
   }
 
   /** The DDL of {@link Dialect#schemaResource()} for this store's table name, comments removed. */
   public String schemaDdl() {
-    bind();
-    return access.ddl(dialect.schemaResource(), DEFAULT_TABLE);
+    TableAccess access = access();
+    return access.ddl(access.dialect.schemaResource(), DEFAULT_TABLE);
   }
 
   /**
@@ -295,9 +268,9 @@ public final class JdbcOutboxStore implements OutboxStore {
   // ------------------------------------------------------------------ cluster-wide pauses
 
   /** Creates the control table of cluster-wide pauses with the outbox table's, see {@link OutboxControl}. */
-  private void createControlSchema() {
+  private void createControlSchema(TableAccess access) {
     try {
-      control.createSchema();
+      new OutboxControl(access).createSchema();
     } catch (OutboxStoreException e) {
       // a runtime role without DDL rights must still start: pauses are then not honoured, and said so
       LOG.warn("outbox table {}: cannot create the control table {}, so cluster-wide pauses cannot be honoured"
@@ -313,7 +286,7 @@ public final class JdbcOutboxStore implements OutboxStore {
    */
   @Override
   public PauseState pauseState() {
-    bind();
+    ControlStatements control = bind().control();
     if (controlUnusableNow()) {
       return PauseState.NONE;
     }
@@ -387,7 +360,7 @@ public final class JdbcOutboxStore implements OutboxStore {
 
   private OutboxException appendFailed(SQLException e, Collection<OutboxEvent> events) {
     for (SQLException x = e; x != null; x = x.getNextException()) {
-      if (dialect.isDuplicateKey(x)) {
+      if (bind().access().dialect.isDuplicateKey(x)) {
         UUID id = events.size() == 1 ? events.iterator().next().id() : duplicateIn(x, events);
         if (id != null) {
           return new DuplicateEventException(id);
@@ -461,11 +434,7 @@ public final class JdbcOutboxStore implements OutboxStore {
         throw new InvalidConfigurationException("dataSource is required: .dataSource(hikariDataSource)");
       }
       JdbcOutboxStore store = new JdbcOutboxStore(this);
-      try {
-        store.bindNow();
-      } catch (OutboxStoreException e) {
-        LOG.warn("outbox table {}: {}; the dialect will be detected on first use", tableName, e.getMessage());
-      }
+      store.binding.tryNow();
       return store;
     }
   }

@@ -6,7 +6,7 @@ package io.mic.outbox.jdbc;
  * ({@link PostgresClaim}, {@link LockingClaim}, {@link PostgresMarks}, {@link LockingMarks},
  * {@link PostgresAppend}, {@link MariaDbAppend}, {@link H2Append}); the rest is shared.
  */
-record Statements(FetchStatement fetch, ClaimStatement claim, MarkStatements marks, AppendStatements append,
+record Statements(TableAccess access, FetchStatement fetch, ClaimStatement claim, MarkStatements marks, AppendStatements append,
     EventQueries queries, ControlStatements control) {
 
   /** The databases whose statements ship; a dialect of one's own extends the class of one of them. */
@@ -35,11 +35,11 @@ record Statements(FetchStatement fetch, ClaimStatement claim, MarkStatements mar
     EventQueries queries = new EventQueries(access);
     ControlStatements control = new ControlStatements(access);
     return switch (database(dialect)) {
-      case POSTGRESQL -> new Statements(fetch, new PostgresClaim(access, sql), new PostgresMarks(access),
+      case POSTGRESQL -> new Statements(access, fetch, new PostgresClaim(access, sql), new PostgresMarks(access),
           new PostgresAppend(dialect, tables), queries, control);
-      case MARIADB -> new Statements(fetch, new LockingClaim(access, sql), new LockingMarks(access),
+      case MARIADB -> new Statements(access, fetch, new LockingClaim(access, sql), new LockingMarks(access),
           new MariaDbAppend(dialect, tables), queries, control);
-      case H2 -> new Statements(fetch, new LockingClaim(access, sql), new LockingMarks(access),
+      case H2 -> new Statements(access, fetch, new LockingClaim(access, sql), new LockingMarks(access),
           new H2Append(dialect, tables), queries, control);
     };
   }
