@@ -9,7 +9,8 @@ import java.util.Set;
  * What a read of dispatchable events asks for, one value for every form of it: {@code owner} is
  * {@code null} for a read without a claim ({@code fetchPending}); {@code runLength} above 1 claims runs
  * behind ordered heads; {@code pausedTopics} are the caller's own pauses; {@code honourControl} also skips
- * what the outbox's control table pauses when the read starts (false only while that table is unusable).
+ * what the outbox's control table pauses when the read starts (false once the table has been read into
+ * {@code pausedTopics}, or while it is unusable).
  */
 record ClaimRequest(String owner, int limit, Duration leaseTtl, boolean ordered, int runLength,
     List<String> pausedTopics, boolean honourControl) {
@@ -34,7 +35,12 @@ record ClaimRequest(String owner, int limit, Duration leaseTtl, boolean ordered,
 
   /** The same request, not reading the control table. */
   ClaimRequest withoutControl() {
-    return new ClaimRequest(owner, limit, leaseTtl, ordered, runLength, pausedTopics, false);
+    return withoutControl(pausedTopics);
+  }
+
+  /** The same request skipping {@code topics}, the control table read already. */
+  ClaimRequest withoutControl(List<String> topics) {
+    return new ClaimRequest(owner, limit, leaseTtl, ordered, runLength, topics, false);
   }
 
   /** Whether heads carry runs behind them. */

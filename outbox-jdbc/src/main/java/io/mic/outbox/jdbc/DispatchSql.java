@@ -37,18 +37,15 @@ final class DispatchSql {
   }
 
   /**
-   * Skips the request's paused topics (bound as parameters, see {@link #bindPaused}) and, when it honours
-   * the control table, the topics paused there when the statement starts: a pause of every topic is a row
-   * with the empty topic. The control table is tiny: its subqueries are read once per statement.
+   * Skips the request's paused topics, bound as parameters (see {@link #bindPaused}); the control table's
+   * pauses are among them once {@link ControlStatements#merge} has read it.
    */
   String notPaused(String alias, ClaimRequest r) {
-    int n = r.pausedTopics().size();
-    String caller = n == 0 ? "" : " AND " + alias + ".topic NOT IN " + Sql.placeholders(n);
-    if (!r.honourControl()) {
-      return caller;
+    if (r.honourControl()) {
+      throw new IllegalStateException("read the control table first: ControlStatements.merge");
     }
-    return caller + " AND NOT EXISTS (SELECT 1 FROM " + tables.control() + " ca WHERE ca.topic = '')"
-        + " AND " + alias + ".topic NOT IN (SELECT ct.topic FROM " + tables.control() + " ct)";
+    int n = r.pausedTopics().size();
+    return n == 0 ? "" : " AND " + alias + ".topic NOT IN " + Sql.placeholders(n);
   }
 
   /** Binds the request's paused topics from {@code from}; returns the next index. */

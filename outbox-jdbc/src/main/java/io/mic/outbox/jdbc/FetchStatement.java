@@ -14,12 +14,17 @@ final class FetchStatement {
     this.sql = sql;
   }
 
-  List<OutboxEvent> fetch(ClaimRequest r) {
+  /** Reads what {@code request} asks for; the control table first, on the same connection, when it honours it. */
+  List<OutboxEvent> fetch(ClaimRequest request) {
     Dialect d = sql.dialect;
-    String statement = "SELECT " + Sql.COLUMNS + " FROM " + sql.tables.outbox() + " o WHERE " + d.liveRows()
-        + sql.due() + sql.notPaused("o", r) + (r.ordered() ? sql.isHead() : "")
-        + " ORDER BY " + d.dispatchOrder() + " LIMIT ?";
     return access.inAutoCommit(c -> {
+      ClaimRequest r = ControlStatements.merge(c, request, sql.tables.control(), d);
+      if (r == null) {
+        return List.of();
+      }
+      String statement = "SELECT " + Sql.COLUMNS + " FROM " + sql.tables.outbox() + " o WHERE " + d.liveRows()
+          + sql.due() + sql.notPaused("o", r) + (r.ordered() ? sql.isHead() : "")
+          + " ORDER BY " + d.dispatchOrder() + " LIMIT ?";
       try (PreparedStatement ps = c.prepareStatement(statement)) {
         ps.setInt(DispatchSql.bindPaused(ps, 1, r), r.limit());
         return EventRows.readAll(ps, d);

@@ -2,23 +2,20 @@ package io.mic.outbox.jdbc;
 
 import io.mic.outbox.OutboxEvent;
 import io.mic.outbox.OutboxStatus;
-import io.mic.outbox.PauseState;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.Set;
 import java.util.UUID;
 
 /**
  * The portable claim (MariaDB, MySQL, H2), in one transaction: lock and read claimable rows with
- * {@code SKIP LOCKED}, then lease exactly those. Its first statement reads the control table's pauses: a
- * locking read would lock the pause rows too (InnoDB and H2 lock every row a locking read reads), and a
- * concurrent claim would then skip them as locked, not paused.
+ * {@code SKIP LOCKED}, then lease exactly those. Its first statement reads the control table's pauses
+ * ({@link ControlStatements#merge}), without locking: InnoDB and H2 lock every row a locking read reads, and
+ * a concurrent claim would then skip the pause rows as locked, not paused.
  */
 final class LockingClaim extends ClaimStatement {
   private final Dialect dialect;
@@ -33,16 +30,9 @@ final class LockingClaim extends ClaimStatement {
   @Override
   List<OutboxEvent> claim(ClaimRequest request) {
     return access.inTransaction(c -> {
-      ClaimRequest r = request;
-      if (r.honourControl()) {
-        PauseState control = ControlStatements.state(c, sql.tables.control(), dialect);
-        if (control.all()) {
-          return List.of();
-        }
-        Set<String> paused = new LinkedHashSet<>(r.pausedTopics());
-        paused.addAll(control.topics());
-        r = new ClaimRequest(r.owner(), r.limit(), r.leaseTtl(), r.ordered(), r.runLength(), List.copyOf(paused),
-            false);
+      ClaimRequest r = ControlStatements.merge(c, request, sql.tables.control(), dialect);
+      if (r == null) {
+        return List.of();
       }
       return r.runs() ? lockAndLeaseRuns(c, r) : lockAndLease(c, r);
     });

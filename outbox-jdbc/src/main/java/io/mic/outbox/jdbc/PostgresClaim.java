@@ -6,8 +6,8 @@ import java.util.List;
 
 /**
  * The PostgreSQL claim: one statement, {@code FOR UPDATE OF o SKIP LOCKED} in a materialized CTE, then
- * {@code UPDATE … RETURNING}. The pauses of the control table are read by the statement itself (only
- * {@code o} is locked, so a claim never skips a pause row another claim reads).
+ * {@code UPDATE … RETURNING}, right after reading the control table's pauses on the same connection
+ * ({@link ControlStatements#merge}).
  */
 final class PostgresClaim extends ClaimStatement {
   private static final String LEASE = " UPDATE %s t SET status = 'PROCESSING', attempts = t.attempts + 1,"
@@ -18,10 +18,13 @@ final class PostgresClaim extends ClaimStatement {
   }
 
   @Override
-  List<OutboxEvent> claim(ClaimRequest r) {
-    String statement = r.runs() ? claimRuns(r) : claimEvents(r);
+  List<OutboxEvent> claim(ClaimRequest request) {
     return access.inAutoCommit(c -> {
-      try (PreparedStatement ps = c.prepareStatement(statement)) {
+      ClaimRequest r = ControlStatements.merge(c, request, sql.tables.control(), sql.dialect);
+      if (r == null) {
+        return List.of();
+      }
+      try (PreparedStatement ps = c.prepareStatement(r.runs() ? claimRuns(r) : claimEvents(r))) {
         int next = DispatchSql.bindPaused(ps, 1, r);
         ps.setInt(next++, r.limit());
         if (r.runs()) {
