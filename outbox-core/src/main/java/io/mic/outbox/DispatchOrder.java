@@ -24,11 +24,21 @@ import java.util.function.ToIntFunction;
  *       published before the earlier events of its aggregate.</li>
  * </ul>
  *
- * <p>Ids compare as their bytes do (as PostgreSQL and RFC 9562 compare UUIDs), not as
- * {@link UUID#compareTo} does. A store of its own (see {@link OutboxStore}) returns claimed events in
- * this order.
+ * <p>Ids compare as their bytes do ({@link #IDS}). A store of its own (see {@link OutboxStore}) returns
+ * claimed events in this order:
+ *
+ * <pre>{@code
+ * List<OutboxEvent> claimed = new ArrayList<>(rowsReturnedByTheDatabase);
+ * claimed.sort(DispatchOrder.DISPATCH);
+ * }</pre>
  */
 public final class DispatchOrder {
+  /**
+   * Event ids as unsigned bytes, the way PostgreSQL and RFC 9562 compare UUIDs ({@link UUID#compareTo}
+   * compares signed longs, which puts half of all ids in another order).
+   */
+  public static final Comparator<UUID> IDS = UuidV7.ORDER;
+
   /** Order within one aggregate: arrival, then id. */
   public static final Comparator<OutboxEvent> IN_AGGREGATE = inAggregate(OutboxEvent::createdAt, OutboxEvent::id);
 
@@ -40,7 +50,7 @@ public final class DispatchOrder {
 
   /** {@link #IN_AGGREGATE} for a store's own row type. */
   public static <T> Comparator<T> inAggregate(Function<T, Instant> createdAt, Function<T, UUID> id) {
-    return Comparator.comparing(createdAt).thenComparing(id, UuidV7.ORDER);
+    return Comparator.comparing(createdAt).thenComparing(id, IDS);
   }
 
   /** {@link #DISPATCH} for a store's own row type. */

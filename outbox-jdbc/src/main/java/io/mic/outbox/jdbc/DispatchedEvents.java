@@ -2,7 +2,6 @@ package io.mic.outbox.jdbc;
 
 import io.mic.outbox.InvalidConfigurationException;
 import io.mic.outbox.OutboxEvent;
-import java.sql.PreparedStatement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -21,9 +20,11 @@ public final class DispatchedEvents {
   public static final int MAX_PAGE = 10_000;
 
   private final TableAccess access;
+  private final RetentionStatements statements;
 
   private DispatchedEvents(TableAccess access) {
     this.access = access;
+    this.statements = new RetentionStatements(access);
   }
 
   /** The dispatched rows of {@code store}'s table. */
@@ -49,17 +50,7 @@ public final class DispatchedEvents {
     if (limit < 1 || limit > MAX_PAGE) {
       throw new InvalidConfigurationException("limit must be between 1 and " + MAX_PAGE + ", was " + limit);
     }
-    Dialect d = access.dialect;
-    String sql = "SELECT " + Dialect.COLUMNS + " FROM " + access.table
-        + " WHERE status = 'DISPATCHED' AND dispatched_at < " + d.minusMicros(d.now())
-        + " ORDER BY dispatched_at, id LIMIT ?";
-    return access.inTransaction(c -> {
-      try (PreparedStatement ps = c.prepareStatement(sql)) {
-        ps.setLong(1, micros);
-        ps.setInt(2, limit);
-        return EventRows.readAll(ps, d);
-      }
-    });
+    return statements.oldestDispatched(micros, limit);
   }
 
   /**
@@ -76,13 +67,6 @@ public final class DispatchedEvents {
     if (ids.size() > MAX_PAGE) {
       throw new InvalidConfigurationException("at most " + MAX_PAGE + " ids per delete, was " + ids.size());
     }
-    List<UUID> list = new ArrayList<>(ids);
-    String sql = "DELETE FROM " + access.table + " WHERE id IN " + Dialect.placeholders(list.size())
-        + " AND status = 'DISPATCHED'";
-    return access.update(sql, ps -> {
-      for (int i = 0; i < list.size(); i++) {
-        access.dialect.setId(ps, i + 1, list.get(i));
-      }
-    });
+    return statements.deleteDispatched(new ArrayList<>(ids));
   }
 }

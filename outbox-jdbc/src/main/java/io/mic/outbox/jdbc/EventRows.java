@@ -9,7 +9,7 @@ import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
 
-/** Reads outbox rows selected as {@link Dialect#COLUMNS}, in that order. */
+/** Reads outbox rows selected as {@link Sql#COLUMNS}, in that order. */
 final class EventRows {
   private EventRows() {}
 

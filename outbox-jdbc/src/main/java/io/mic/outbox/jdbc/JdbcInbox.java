@@ -5,7 +5,6 @@ import io.mic.outbox.InvalidConfigurationException;
 import io.mic.outbox.OutboxException;
 import io.mic.outbox.jdbc.internal.TableName;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.Map;
@@ -24,12 +23,22 @@ import org.slf4j.LoggerFactory;
  * JdbcInbox inbox = JdbcInbox.builder().dataSource(dataSource).build();
  * inbox.createSchema();
  *
- * // in the message handler; acknowledge the message once this returns
- * String eventId = JdbcInbox.eventIdOf(message.headers());      // live or replayed
- * boolean applied = inbox.runOnce("billing", eventId, c -> createInvoice(c, order));
+ * // in a JetStream handler: NatsConsumers (outbox-nats) reads the event id from the message's headers,
+ * // runs the effect once, and acks the message, or naks it when the effect threw
+ * boolean applied = NatsConsumers.handle(msg,
+ *     eventId -> inbox.runOnce("billing", eventId, c -> createInvoice(c, msg.getData())));
  * if (applied) {
- *   sendInvoiceEmail(order);   // outside the transaction: skipped if the process dies first
+ *   sendInvoiceEmail(msg);   // outside the transaction: skipped if the process dies first
  * }
+ * }</pre>
+ *
+ * <p>RabbitMQ and Kafka have the same helpers ({@code RabbitMqConsumers.handle(channel, delivery, …)},
+ * {@code KafkaHeaders.idempotencyKey(record.headers())}); from headers you hold as a map, the key is
+ * {@link #eventIdOf(Map)}.
+ *
+ * <pre>{@code
+ * String eventId = JdbcInbox.eventIdOf(headers);   // Map<String, String>: live or replayed
+ * boolean applied = inbox.runOnce("billing", eventId, c -> createInvoice(c, payload));
  * }</pre>
  *
  * <p>{@link #tryRecord} is the building block when you manage the transaction yourself. The record is the
@@ -52,28 +61,43 @@ public final class JdbcInbox {
 
   private static final Logger LOG = LoggerFactory.getLogger(JdbcInbox.class);
 
-  private final TableAccess access;
+  private final DataSource dataSource;
+  private final TableName tableName;
   private final int purgeBatchSize;
-  /** The ordering guard's table, {@code <table>_sequences}. */
-  private final String guardTable;
+  private final Binding<InboxStatements> binding;
 
-  private JdbcInbox(TableAccess access, int purgeBatchSize) {
-    this.access = access;
-    this.purgeBatchSize = purgeBatchSize;
-    this.guardTable = access.name.sibling("sequences", access.dialect.identifierQuote());
+  private JdbcInbox(Builder b) {
+    this.dataSource = b.dataSource;
+    this.tableName = b.tableName;
+    this.purgeBatchSize = b.purgeBatchSize;
+    this.binding = new Binding<>("inbox", b.dataSource, b.dialect, b.tableName, InboxStatements::of);
+  }
+
+  /** The inbox's statements, the dialect detected first unless known; every use calls this. */
+  private InboxStatements statements() {
+    return binding.get();
+  }
+
+  private TableAccess access() {
+    return statements().access;
   }
 
   public static Builder builder() {
     return new Builder();
   }
 
+  /**
+   * The dialect given to the builder, or detected from the database.
+   *
+   * @throws OutboxStoreException if it must be detected and the database is still unreachable
+   */
   public Dialect dialect() {
-    return access.dialect;
+    return access().dialect;
   }
 
   /** The validated table name, as configured. */
   public String table() {
-    return access.name.toString();
+    return tableName.toString();
   }
 
   /**
@@ -82,12 +106,14 @@ public final class JdbcInbox {
    * only (SELECT, INSERT, DELETE on the inbox; SELECT, INSERT, UPDATE on the guard's table) may call it.
    */
   public void createSchema() {
+    TableAccess access = access();
     boolean created = access.createSchema(access.dialect.inboxSchemaResource(), DEFAULT_TABLE);
-    LOG.info("inbox table {} {} ({})", access.name, created ? "ready" : "found", access.dialect.name());
+    LOG.info("inbox table {} {} ({})", tableName, created ? "ready" : "found", access.dialect.name());
   }
 
   /** The DDL of {@link Dialect#inboxSchemaResource()} for this inbox's table name, comments removed. */
   public String schemaDdl() {
+    TableAccess access = access();
     return access.ddl(access.dialect.inboxSchemaResource(), DEFAULT_TABLE);
   }
 
@@ -110,10 +136,11 @@ public final class JdbcInbox {
     requireKey("consumer", consumer);
     requireKey("eventId", eventId);
     requireTransaction(connection);
+    InboxStatements sql = statements();
     try {
-      return record(connection, consumer, eventId);
+      return sql.record(connection, consumer, eventId);
     } catch (SQLException e) {
-      throw access.failed(e);
+      throw sql.access.failed(e);
     }
   }
 
@@ -132,25 +159,26 @@ public final class JdbcInbox {
     requireKey("consumer", consumer);
     requireKey("eventId", eventId);
     Objects.requireNonNull(effect, "effect");
-    try (Connection c = access.dataSource.getConnection()) {
+    InboxStatements sql = statements();
+    try (Connection c = dataSource.getConnection()) {
       boolean autoCommit = c.getAutoCommit();
       try {
         c.setAutoCommit(false);
-        return recordAndApply(c, consumer, eventId, effect);
+        return recordAndApply(sql, c, consumer, eventId, effect);
       } finally {
         restoreAutoCommit(c, autoCommit);
       }
     } catch (SQLException e) {
-      throw access.failed(e);
+      throw sql.access.failed(e);
     }
   }
 
-  private boolean recordAndApply(Connection c, String consumer, String eventId, InboxEffect effect)
-      throws SQLException {
+  private boolean recordAndApply(InboxStatements sql, Connection c, String consumer, String eventId,
+      InboxEffect effect) throws SQLException {
     try {
-      if (!record(c, consumer, eventId)) {
+      if (!sql.record(c, consumer, eventId)) {
         c.rollback(); // ends the transaction and releases the lock a duplicate check may hold
-        LOG.debug("inbox {}: consumer {} already processed event {}", access.name, consumer, eventId);
+        LOG.debug("inbox {}: consumer {} already processed event {}", tableName, consumer, eventId);
         return false;
       }
       apply(effect, c, consumer, eventId);
@@ -179,15 +207,6 @@ public final class JdbcInbox {
           + e + "; the transaction was rolled back and the event is not recorded", e);
     }
   }
-
-  private boolean record(Connection c, String consumer, String eventId) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(access.dialect.inboxInsert(access.table))) {
-      ps.setString(1, consumer);
-      ps.setString(2, eventId);
-      return access.dialect.inboxRecorded(ps);
-    }
-  }
-
 
   // ------------------------------------------------------------------ ordering guard
 
@@ -218,20 +237,21 @@ public final class JdbcInbox {
       String aggregateId, long sequence) {
     requireGuardKey(consumer, aggregateType, aggregateId, sequence);
     requireGuardTransaction(connection);
+    InboxStatements sql = statements();
     try {
-      long last = lockGuard(connection, consumer, aggregateType, aggregateId);
+      long last = lockGuard(sql, connection, consumer, aggregateType, aggregateId);
       if (sequence <= last) {
         return SequenceCheck.DUPLICATE;
       }
       if (sequence > last + 1) {
-        LOG.debug("inbox {}: consumer {} got sequence {} of {}/{} after {}: a gap", access.name, consumer,
+        LOG.debug("inbox {}: consumer {} got sequence {} of {}/{} after {}: a gap", tableName, consumer,
             sequence, aggregateType, aggregateId, last);
         return SequenceCheck.GAP;
       }
-      advanceGuard(connection, consumer, aggregateType, aggregateId, sequence);
+      sql.advanceGuard(connection, consumer, aggregateType, aggregateId, sequence);
       return SequenceCheck.NEXT;
     } catch (SQLException e) {
-      throw access.failed(e);
+      throw sql.access.failed(e);
     }
   }
 
@@ -264,48 +284,25 @@ public final class JdbcInbox {
       long sequence) {
     requireGuardKey(consumer, aggregateType, aggregateId, sequence);
     requireGuardTransaction(connection);
+    InboxStatements sql = statements();
     try {
-      lockGuard(connection, consumer, aggregateType, aggregateId);
-      advanceGuard(connection, consumer, aggregateType, aggregateId, sequence);
+      lockGuard(sql, connection, consumer, aggregateType, aggregateId);
+      sql.advanceGuard(connection, consumer, aggregateType, aggregateId, sequence);
     } catch (SQLException e) {
-      throw access.failed(e);
+      throw sql.access.failed(e);
     }
   }
 
   /** Creates the guard row if it is missing, then locks it and returns its last sequence. */
-  private long lockGuard(Connection c, String consumer, String aggregateType, String aggregateId)
-      throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(access.dialect.guardEnsure(guardTable))) {
-      bindGuardKey(ps, 1, consumer, aggregateType, aggregateId);
-      ps.executeUpdate();
-    }
-    try (PreparedStatement ps = c.prepareStatement(access.dialect.guardLock(guardTable))) {
-      bindGuardKey(ps, 1, consumer, aggregateType, aggregateId);
-      try (java.sql.ResultSet rs = ps.executeQuery()) {
-        if (!rs.next()) {
-          throw new OutboxStoreException("inbox table " + access.name + ": the ordering guard row of consumer '"
-              + consumer + "' and aggregate " + aggregateType + "/" + aggregateId + " vanished after it was"
-              + " created; roll the transaction back and retry", null);
-        }
-        return rs.getLong(1);
-      }
-    }
-  }
-
-  private void advanceGuard(Connection c, String consumer, String aggregateType, String aggregateId, long sequence)
-      throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(access.dialect.guardAdvance(guardTable))) {
-      ps.setLong(1, sequence);
-      bindGuardKey(ps, 2, consumer, aggregateType, aggregateId);
-      ps.executeUpdate();
-    }
-  }
-
-  private static void bindGuardKey(PreparedStatement ps, int from, String consumer, String aggregateType,
+  private long lockGuard(InboxStatements sql, Connection c, String consumer, String aggregateType,
       String aggregateId) throws SQLException {
-    ps.setString(from, consumer);
-    ps.setString(from + 1, aggregateType);
-    ps.setString(from + 2, aggregateId);
+    long last = sql.lockGuard(c, consumer, aggregateType, aggregateId);
+    if (last < 0) {
+      throw new OutboxStoreException("inbox table " + tableName + ": the ordering guard row of consumer '"
+          + consumer + "' and aggregate " + aggregateType + "/" + aggregateId + " vanished after it was"
+          + " created; roll the transaction back and retry", null);
+    }
+    return last;
   }
 
   private static void requireGuardKey(String consumer, String aggregateType, String aggregateId, long sequence) {
@@ -368,23 +365,19 @@ public final class JdbcInbox {
       total += deleted;
     } while (deleted >= purgeBatchSize);
     if (total > 0) {
-      LOG.info("inbox table {}: purged {} record(s) processed more than {} ago", access.name, total, retention);
+      LOG.info("inbox table {}: purged {} record(s) processed more than {} ago", tableName, total, retention);
     }
     return total;
   }
 
   /** One purge statement: at most {@code purgeBatchSize} rows. */
   int purgeBatch(long retentionMicros) {
-    return access.update(access.dialect.purgeInbox(access.table), ps -> {
-      ps.setLong(1, retentionMicros);
-      ps.setInt(2, purgeBatchSize);
-    });
+    return statements().purge(retentionMicros, purgeBatchSize);
   }
 
   /** Moves every {@code processed_at} back by {@code d}, as if {@code d} had passed. For tests. */
   void shiftTimesForTesting(Duration d) {
-    access.update("UPDATE " + access.table + " SET processed_at = " + access.dialect.minusMicros("processed_at"),
-        ps -> ps.setLong(1, TableAccess.micros(d)));
+    statements().shiftTimes(d);
   }
 
   /**
@@ -488,20 +481,24 @@ public final class JdbcInbox {
     }
 
     /**
+     * Builds the inbox and detects the dialect unless one was given. A database that cannot be reached now
+     * does not fail the build (a consumer may start before its database): the inbox then detects on its
+     * first use, and every use fails with the driver's reason until the database answers.
+     *
      * @throws InvalidConfigurationException naming the option that is wrong
-     * @throws UnsupportedDatabaseException if the database is not supported
+     * @throws UnsupportedDatabaseException if the database answers and is not supported
      */
     public JdbcInbox build() {
       if (purgeBatchSize < 1 || purgeBatchSize > MAX_PURGE_BATCH_SIZE) {
         throw new InvalidConfigurationException("purgeBatchSize must be between 1 and " + MAX_PURGE_BATCH_SIZE
             + ", was " + purgeBatchSize);
       }
-      boolean detect = dialect == null;
-      Dialect chosen = TableAccess.dialect(dataSource, dialect);
-      if (detect) {
-        LOG.info("inbox table {}: detected dialect {}", tableName, chosen.name());
+      if (dataSource == null) {
+        throw new InvalidConfigurationException("dataSource is required: .dataSource(hikariDataSource)");
       }
-      return new JdbcInbox(new TableAccess("inbox", dataSource, chosen, tableName), purgeBatchSize);
+      JdbcInbox inbox = new JdbcInbox(this);
+      inbox.binding.tryNow();
+      return inbox;
     }
   }
 }

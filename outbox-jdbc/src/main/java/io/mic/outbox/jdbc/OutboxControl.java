@@ -3,24 +3,21 @@ package io.mic.outbox.jdbc;
 import io.mic.outbox.InvalidConfigurationException;
 import io.mic.outbox.OutboxEvent;
 import io.mic.outbox.PauseState;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Instant;
-import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.List;
-import java.util.Set;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * Cluster-wide pauses of a {@link JdbcOutboxStore}'s outbox, stored in the table {@code <table>_control}
- * ({@code outbox_control} by default). Every dispatcher reading that outbox honours them within one poll
- * interval, in every process: it claims nothing while everything is paused and skips the events of a
- * paused topic, which stay committed in the outbox. In ordered mode a paused event at the head of its
- * aggregate still blocks the aggregate's later events. This adds to a dispatcher's in-process
- * {@code pause()}.
+ * ({@code outbox_control} by default). The store's claims read that table themselves: once
+ * {@link #pause} has returned, no claim or no-claim read of that outbox that starts afterwards, in any
+ * process, hands out a paused event, whatever pauses its dispatcher read at the start of the poll. A
+ * pause of every topic claims nothing; a paused topic's events are skipped and stay committed in the
+ * outbox. Events claimed before the pause committed (batches in flight) are still published. In ordered
+ * mode a paused event at the head of its aggregate still blocks the aggregate's later events. This adds
+ * to a dispatcher's in-process {@code pause()}.
  *
  * <pre>{@code
  * OutboxControl control = OutboxControl.builder().store(store).build();
@@ -37,16 +34,13 @@ public final class OutboxControl {
   public static final int MAX_REASON_LENGTH = 1000;
 
   private static final Logger LOG = LoggerFactory.getLogger(OutboxControl.class);
-  /** The stored topic of a pause of every topic. */
-  private static final String EVERY_TOPIC = "";
-
   private final TableAccess outbox;
-  private final String table;
+  private final ControlStatements statements;
 
   /** For the outbox table of {@code outbox}. */
   OutboxControl(TableAccess outbox) {
     this.outbox = outbox;
-    this.table = outbox.name.sibling("control", outbox.dialect.identifierQuote());
+    this.statements = new ControlStatements(outbox);
   }
 
   public static Builder builder() {
@@ -80,7 +74,8 @@ public final class OutboxControl {
   }
 
   /**
-   * Pauses {@code topic}, or every topic when it is {@code null}, for every dispatcher of this outbox.
+   * Pauses {@code topic}, or every topic when it is {@code null}, for every dispatcher of this outbox: every
+   * claim that starts after this returns honours it.
    *
    * @param reason why, for the operators who will see it in {@code mic-outbox status}
    * @return {@code false} when it was paused already (the first reason and time stay)
@@ -93,28 +88,7 @@ public final class OutboxControl {
           + " in at most " + MAX_REASON_LENGTH + " characters" + (reason == null ? "" : ", was "
           + reason.length() + " characters"));
     }
-    boolean paused = outbox.inTransaction(c -> {
-      try (PreparedStatement ps = c.prepareStatement("SELECT topic FROM " + table + " WHERE topic = ?")) {
-        ps.setString(1, key);
-        try (ResultSet rs = ps.executeQuery()) {
-          if (rs.next()) {
-            return false;
-          }
-        }
-      }
-      try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + table + " (topic, reason, paused_at)"
-          + " VALUES (?, ?, " + outbox.dialect.now() + ")")) {
-        ps.setString(1, key);
-        ps.setString(2, reason);
-        ps.executeUpdate();
-        return true;
-      } catch (SQLException e) {
-        if (outbox.dialect.isDuplicateKey(e)) {
-          return false; // paused at the same moment by someone else
-        }
-        throw e;
-      }
-    });
+    boolean paused = statements.insert(key, reason);
     if (paused) {
       LOG.info("outbox {}: {} paused for every dispatcher", outbox.name, describe(topic));
     }
@@ -129,7 +103,7 @@ public final class OutboxControl {
    */
   public boolean resume(String topic) {
     String key = key(topic);
-    boolean resumed = outbox.update("DELETE FROM " + table + " WHERE topic = ?", ps -> ps.setString(1, key)) > 0;
+    boolean resumed = statements.delete(key);
     if (resumed) {
       LOG.info("outbox {}: {} resumed", outbox.name, describe(topic));
     }
@@ -152,36 +126,12 @@ public final class OutboxControl {
   }
 
   private List<Pause> readPauses() {
-    return outbox.inAutoCommit(c -> {
-      List<Pause> pauses = new ArrayList<>();
-      try (PreparedStatement ps = c.prepareStatement("SELECT topic, reason, paused_at FROM " + table
-          + " ORDER BY topic"); ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          String topic = rs.getString(1);
-          pauses.add(new Pause(EVERY_TOPIC.equals(topic) ? null : topic, rs.getString(2),
-              outbox.dialect.getInstant(rs, 3)));
-        }
-      }
-      return pauses;
-    });
+    return statements.list();
   }
 
   /** What dispatchers honour now: one short query on the small control table. */
   public PauseState state() {
-    return outbox.inAutoCommit(c -> {
-      Set<String> topics = new HashSet<>();
-      try (PreparedStatement ps = c.prepareStatement("SELECT topic FROM " + table);
-          ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          String topic = rs.getString(1);
-          if (EVERY_TOPIC.equals(topic)) {
-            return PauseState.ALL;
-          }
-          topics.add(topic);
-        }
-      }
-      return PauseState.topics(topics);
-    });
+    return statements.state();
   }
 
   /** Whether {@code e} says the control table does not exist (an outbox older than the table). */
@@ -205,7 +155,7 @@ public final class OutboxControl {
 
   private static String key(String topic) {
     if (topic == null) {
-      return EVERY_TOPIC;
+      return ControlStatements.EVERY_TOPIC;
     }
     if (topic.isBlank() || topic.length() > OutboxEvent.MAX_NAME_LENGTH || !topic.strip().equals(topic)) {
       throw new IllegalArgumentException("topic '" + topic + "' is invalid: give the topic of the events to"

@@ -2,11 +2,6 @@ package io.mic.outbox.jdbc;
 
 import io.mic.outbox.InvalidConfigurationException;
 import io.mic.outbox.OutboxEvent;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
-import java.sql.SQLException;
-import java.time.Instant;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.UUID;
@@ -45,10 +40,12 @@ public final class OutboxDeadLetters {
   private static final Logger LOG = LoggerFactory.getLogger(OutboxDeadLetters.class);
 
   private final TableAccess access;
+  private final DeadLetterStatements statements;
   private final int batchSize;
 
   private OutboxDeadLetters(TableAccess access, int batchSize) {
     this.access = access;
+    this.statements = new DeadLetterStatements(access);
     this.batchSize = batchSize;
   }
 
@@ -61,14 +58,9 @@ public final class OutboxDeadLetters {
    * limit or {@link DeadLetterQuery#DEFAULT_LIST_LIMIT}.
    */
   public List<OutboxEvent> listDeadLetters(DeadLetterQuery query) {
-    Filter filter = Filter.of(Objects.requireNonNull(query, "query"));
+    Objects.requireNonNull(query, "query");
     int limit = query.limit().orElse(DeadLetterQuery.DEFAULT_LIST_LIMIT);
-    return access.inAutoCommit(c -> {
-      try (PreparedStatement ps = c.prepareStatement(access.dialect.selectDeadLetters(access.table, filter.sql))) {
-        ps.setInt(filter.bind(ps, 1, access.dialect), limit);
-        return EventRows.readAll(ps, access.dialect);
-      }
-    });
+    return statements.list(query, limit);
   }
 
   /**
@@ -100,14 +92,13 @@ public final class OutboxDeadLetters {
 
   /** Deletes the dead letters matching {@code query}; returns how many. Nothing else is ever deleted. */
   public long purgeDeadLetters(DeadLetterQuery query) {
-    long total = forEachPage(query, ids -> access.update(access.dialect.deleteDeadLetters(access.table, ids.size()),
-        ps -> bindIds(ps, ids)));
+    long total = forEachPage(query, statements::delete);
     LOG.info("outbox table {}: purged {} dead letter(s) matching {}", access.name, total, query);
     return total;
   }
 
   private int redriveIds(List<UUID> ids) {
-    int n = access.update(access.dialect.redrive(access.table, ids.size()), ps -> bindIds(ps, ids));
+    int n = statements.redrive(ids);
     LOG.debug("outbox table {}: redrove {} of {}", access.name, n, ids);
     return n;
   }
@@ -117,102 +108,28 @@ public final class OutboxDeadLetters {
    * page. The cursor guarantees an end even if redriven events come back to the DLQ meanwhile.
    */
   private long forEachPage(DeadLetterQuery query, PageOp op) {
-    Filter filter = Filter.of(Objects.requireNonNull(query, "query"));
+    Objects.requireNonNull(query, "query");
     long remaining = query.limit().isPresent() ? query.limit().getAsInt() : Long.MAX_VALUE;
-    Page page = null;
+    DeadLetterStatements.Page page = null;
     long total = 0;
     while (remaining > 0) {
       int size = (int) Math.min(batchSize, remaining);
-      page = nextPage(filter, page, size);
-      if (page.ids.isEmpty()) {
+      page = statements.page(query, page, size);
+      if (page.ids().isEmpty()) {
         break;
       }
-      total += op.apply(page.ids);
-      remaining -= page.ids.size();
-      if (page.ids.size() < size) {
+      total += op.apply(page.ids());
+      remaining -= page.ids().size();
+      if (page.ids().size() < size) {
         break;
       }
     }
     return total;
   }
 
-  private Page nextPage(Filter filter, Page after, int size) {
-    return access.inAutoCommit(c -> {
-      String sql = access.dialect.deadLetterPage(access.table, filter.sql, after != null);
-      try (PreparedStatement ps = c.prepareStatement(sql)) {
-        int next = filter.bind(ps, 1, access.dialect);
-        if (after != null) {
-          access.dialect.setInstant(ps, next++, after.lastCreatedAt);
-          access.dialect.setId(ps, next++, after.lastId());
-        }
-        ps.setInt(next, size);
-        List<UUID> ids = new ArrayList<>();
-        Instant last = null;
-        try (ResultSet rs = ps.executeQuery()) {
-          while (rs.next()) {
-            ids.add(access.dialect.getId(rs, 1));
-            last = access.dialect.getInstant(rs, 2);
-          }
-        }
-        return new Page(ids, last);
-      }
-    });
-  }
-
-  private void bindIds(PreparedStatement ps, List<UUID> ids) throws SQLException {
-    for (int i = 0; i < ids.size(); i++) {
-      access.dialect.setId(ps, i + 1, ids.get(i));
-    }
-  }
-
   @FunctionalInterface
   private interface PageOp {
     int apply(List<UUID> ids);
-  }
-
-  private record Page(List<UUID> ids, Instant lastCreatedAt) {
-    UUID lastId() {
-      return ids.get(ids.size() - 1);
-    }
-  }
-
-  /** The query's conditions on alias {@code o}, each a bind parameter. */
-  private record Filter(String sql, List<Object> values) {
-    static Filter of(DeadLetterQuery q) {
-      StringBuilder sql = new StringBuilder();
-      List<Object> values = new ArrayList<>();
-      q.topic().ifPresent(v -> add(sql, values, " AND o.topic = ?", v));
-      q.aggregateType().ifPresent(v -> add(sql, values, " AND o.aggregate_type = ?", v));
-      q.aggregateId().ifPresent(v -> add(sql, values, " AND o.aggregate_id = ?", v));
-      q.createdFrom().ifPresent(v -> add(sql, values, " AND o.created_at >= ?", v));
-      q.createdBefore().ifPresent(v -> add(sql, values, " AND o.created_at < ?", v));
-      q.errorContains().ifPresent(v -> add(sql, values, " AND LOWER(o.last_error) LIKE LOWER(?) ESCAPE '!'",
-          "%" + escapeLike(v) + "%"));
-      return new Filter(sql.toString(), values);
-    }
-
-    private static void add(StringBuilder sql, List<Object> values, String condition, Object value) {
-      sql.append(condition);
-      values.add(value);
-    }
-
-    /** Makes {@code !}, {@code %} and {@code _} match themselves under {@code ESCAPE '!'}. */
-    static String escapeLike(String text) {
-      return text.replace("!", "!!").replace("%", "!%").replace("_", "!_");
-    }
-
-    /** Binds the values from {@code from}; returns the next parameter index. */
-    int bind(PreparedStatement ps, int from, Dialect dialect) throws SQLException {
-      int i = from;
-      for (Object v : values) {
-        if (v instanceof Instant t) {
-          dialect.setInstant(ps, i++, t);
-        } else {
-          ps.setString(i++, (String) v);
-        }
-      }
-      return i;
-    }
   }
 
   /** Builds an {@link OutboxDeadLetters}; {@code store} is required. */

@@ -31,10 +31,12 @@ public final class OutboxMaintenance {
   private static final Logger LOG = LoggerFactory.getLogger(OutboxMaintenance.class);
 
   private final TableAccess access;
+  private final RetentionStatements statements;
   private final int batchSize;
 
   private OutboxMaintenance(TableAccess access, int batchSize) {
     this.access = access;
+    this.statements = new RetentionStatements(access);
     this.batchSize = batchSize;
   }
 
@@ -76,10 +78,7 @@ public final class OutboxMaintenance {
 
   /** One purge statement: at most {@code batchSize} rows. */
   int purgeDispatchedBatch(long retentionMicros) {
-    return access.update(access.dialect.purgeDispatched(access.table), ps -> {
-      ps.setLong(1, retentionMicros);
-      ps.setInt(2, batchSize);
-    });
+    return statements.purgeDispatched(retentionMicros, batchSize);
   }
 
   /** Builds an {@link OutboxMaintenance}; {@code store} is required. */

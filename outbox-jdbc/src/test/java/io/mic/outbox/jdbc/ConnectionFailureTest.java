@@ -80,7 +80,9 @@ abstract class ConnectionFailureTest {
               + " - Connection is not available")
           .hasMessageContaining(unknownDatabaseReason(name))
           .hasMessageNotContaining(password);
-      assertThatThrownBy(() -> JdbcInbox.builder().dataSource(ds).build())
+      JdbcInbox inbox = JdbcInbox.builder().dataSource(ds).build(); // detects on first use, too
+      assertThatThrownBy(inbox::createSchema)
+          .isInstanceOf(OutboxStoreException.class)
           .hasMessageContaining(unknownDatabaseReason(name))
           .hasMessageNotContaining(password);
     }
@@ -129,6 +131,39 @@ abstract class ConnectionFailureTest {
         assertThat(store.find(event.id()).orElseThrow().status()).isEqualTo(OutboxStatus.PENDING);
       } finally {
         TestDatabase.dropOutbox(up, table);
+      }
+    }
+  }
+
+  /**
+   * A consumer whose database is down while it starts: building the inbox does not fail (issue 16), each
+   * use while the database is down fails with the driver's reason, and the first use once it is up works.
+   */
+  @Test
+  void anInboxBuiltWhileTheDatabaseIsDownWorksOnceItIsUp() throws SQLException {
+    String table = TestDatabase.uniqueName("inbox_late");
+    try (HikariDataSource down = pool(withClosedPort(database().target().url(), password));
+        HikariDataSource up = database().dataSource(2, null)) {
+      SwitchableDataSource ds = new SwitchableDataSource(down);
+      JdbcInbox inbox = JdbcInbox.builder().dataSource(ds).table(table).build();
+      assertThat(inbox.table()).isEqualTo(table);
+      assertThatThrownBy(inbox::createSchema).isInstanceOf(OutboxStoreException.class)
+          .hasMessageContaining("Connection refused");
+      assertThatThrownBy(() -> inbox.runOnce("billing", "e-1", c -> { })).isInstanceOf(OutboxStoreException.class)
+          .hasMessageContaining("Connection refused"); // tried again, not a remembered failure
+
+      ds.switchTo(up);
+      try {
+        inbox.createSchema();
+        assertThat(inbox.runOnce("billing", "e-1", c -> { })).isTrue();
+        assertThat(inbox.runOnce("billing", "e-1", c -> { })).as("a duplicate").isFalse();
+        assertThat(inbox.dialect()).isSameAs(database() == TestDatabase.POSTGRES ? Dialect.POSTGRESQL : Dialect.MARIADB);
+      } finally {
+        try (Connection c = up.getConnection(); java.sql.Statement s = c.createStatement()) {
+          char q = inbox.dialect().identifierQuote();
+          s.execute("DROP TABLE IF EXISTS " + q + table + q);
+          s.execute("DROP TABLE IF EXISTS " + q + table + "_sequences" + q);
+        }
       }
     }
   }

@@ -22,6 +22,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
@@ -108,6 +109,42 @@ abstract class JdbcOutboxStoreTest {
     assertThat(store.find(e.id())).isEmpty();
     assertThat(store.countByStatus()).containsEntry(OutboxStatus.PENDING, 0L);
     assertThat(store.fetchPending(10, false)).isEmpty();
+  }
+
+  /**
+   * A dispatcher reads the pauses at the start of a poll, then claims: a pause committed between the two
+   * must still hold, so the claim itself reads the control table (issue 14).
+   */
+  @Test
+  void aClaimStartedAfterAPauseCommittedHonoursItEvenWithAStalePausedSet() throws SQLException {
+    OutboxEvent billing = OutboxEvent.builder().aggregate("invoice", "1").topic("billing.issued").payload("{}").build();
+    OutboxEvent order = event("1");
+    try (Connection c = dataSource.getConnection()) {
+      c.setAutoCommit(false);
+      store.append(c, List.of(billing, order));
+      c.commit();
+    }
+    Set<String> stale = store.pauseState().topics(); // read before the pause commits, as a poll does
+    assertThat(stale).isEmpty();
+    OutboxControl control = OutboxControl.builder().store(store).build();
+    assertThat(control.pause("billing.issued", "consumer rollout, test")).isTrue();
+
+    assertThat(store.fetchPending(10, false, stale)).extracting(OutboxEvent::id).containsExactly(order.id());
+    assertThat(store.fetchPending(10, true, stale)).extracting(OutboxEvent::id).containsExactly(order.id());
+    assertThat(store.claim("w1", 10, Duration.ofSeconds(30), true, stale)).extracting(OutboxEvent::id)
+        .containsExactly(order.id());
+    assertThat(store.claimRuns("w2", 10, Duration.ofSeconds(30), 5, stale)).isEmpty();
+    assertThat(store.claim("w3", 10, Duration.ofSeconds(30), false, stale)).isEmpty();
+    assertThat(store.find(billing.id()).orElseThrow().status()).isEqualTo(OutboxStatus.PENDING);
+
+    control.resume("billing.issued");
+    assertThat(control.pause(null, "every topic, test")).isTrue();
+    assertThat(store.claim("w4", 10, Duration.ofSeconds(30), false, Set.of())).isEmpty();
+    assertThat(store.claimRuns("w5", 10, Duration.ofSeconds(30), 5, Set.of())).isEmpty();
+    assertThat(store.fetchPending(10, false, Set.of())).isEmpty();
+    control.resume(null);
+    assertThat(store.claim("w6", 10, Duration.ofSeconds(30), false, Set.of())).extracting(OutboxEvent::id)
+        .containsExactly(billing.id());
   }
 
   @Test

@@ -4,11 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.zaxxer.hikari.HikariDataSource;
+import io.mic.outbox.DispatchOrder;
 import io.mic.outbox.InvalidConfigurationException;
 import io.mic.outbox.OutboxDispatcher;
 import io.mic.outbox.OutboxEvent;
 import io.mic.outbox.OutboxStatus;
-import io.mic.outbox.internal.UuidV7;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -33,8 +33,7 @@ import org.junit.jupiter.api.TestInstance;
 /** Retention and dead-letter operations on a real database; one small subclass per database. */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 abstract class OutboxOperationsTest {
-  private static final Comparator<OutboxEvent> STORED_ORDER = Comparator
-      .comparing(OutboxEvent::createdAt).thenComparing(OutboxEvent::id, UuidV7.ORDER);
+  private static final Comparator<OutboxEvent> STORED_ORDER = DispatchOrder.IN_AGGREGATE;
   private static final Pattern REDRIVEN =
       Pattern.compile("redriven at (\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d\\.\\d{6}Z) after: (.*)");
 

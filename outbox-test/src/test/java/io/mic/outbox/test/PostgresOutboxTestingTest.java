@@ -49,7 +49,7 @@ class PostgresOutboxTestingTest {
     assertThat(store.table()).matches("outbox_t[0-9a-f]{12}");
     assertThat(store.countByStatus().values()).containsOnly(0L);
     assertThatThrownBy(() -> db.dropStore(JdbcOutboxStore.builder().dataSource(db.dataSource()).table("orders")
-        .build())).hasMessage("table orders was not made by newStore(): drop it yourself");
+        .build())).hasMessage("table orders was not named by newTable(): drop it yourself");
   }
 
   @Test

@@ -1,10 +1,10 @@
 package io.mic.outbox.jdbc.internal;
 
+import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import io.mic.outbox.OutboxException;
-import io.mic.outbox.internal.Json;
 import java.io.IOException;
 import java.io.StringWriter;
 import java.io.UncheckedIOException;
@@ -13,6 +13,8 @@ import java.util.Map;
 
 /** Event headers as a JSON object of strings, written and read with jackson-core's streaming API. */
 public final class HeadersJson {
+  private static final JsonFactory JSON = new JsonFactory(); // thread-safe once configured, as here: not at all
+
   private HeadersJson() {}
 
   public static String write(Map<String, String> headers) {
@@ -20,7 +22,7 @@ public final class HeadersJson {
       return "{}";
     }
     StringWriter out = new StringWriter();
-    try (JsonGenerator g = Json.factory().createGenerator(out)) {
+    try (JsonGenerator g = JSON.createGenerator(out)) {
       g.writeStartObject();
       for (Map.Entry<String, String> h : headers.entrySet()) {
         g.writeStringField(h.getKey(), h.getValue());
@@ -37,7 +39,7 @@ public final class HeadersJson {
     if (json == null || json.equals("{}")) {
       return headers;
     }
-    try (JsonParser p = Json.factory().createParser(json)) {
+    try (JsonParser p = JSON.createParser(json)) {
       if (p.nextToken() != JsonToken.START_OBJECT) {
         throw new OutboxException("headers column must hold a JSON object, found: " + json);
       }

@@ -1,0 +1,296 @@
+package io.mic.outbox.jdbc;
+
+import io.mic.outbox.OutboxEvent;
+import io.mic.outbox.jdbc.internal.HeadersJson;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * Appends events inside the caller's transaction: lock their aggregates, count them into the per-aggregate
+ * sequence counter ({@code <table>_sequences}), insert them with times from the database clock. The flow is
+ * the same everywhere; each database's subclass ({@link PostgresAppend}, {@link MariaDbAppend},
+ * {@link H2Append}) holds its statements.
+ */
+abstract class AppendStatements {
+  /** Aggregates counted per statement: keeps a huge batch under every driver's parameter limit. */
+  private static final int MAX_COUNTED_AGGREGATES = 1_000;
+
+  final Dialect dialect;
+  final Tables tables;
+
+  AppendStatements(Dialect dialect, Tables tables) {
+    this.dialect = dialect;
+    this.tables = tables;
+  }
+
+  // ------------------------------------------------------------------ what differs per database
+
+  /** Locks {@code keys} aggregates, in the order bound ({@link #bindLockKeys}), until the transaction ends. */
+  abstract String lockAggregates(int keys);
+
+  /** Binds the sorted, distinct lock keys of {@link #lockAggregates}. */
+  void bindLockKeys(PreparedStatement ps, List<String> keys) throws SQLException {
+    for (int i = 0; i < keys.size(); i++) {
+      ps.setString(i + 1, keys.get(i));
+    }
+  }
+
+  /**
+   * Adds, for each of {@code aggregates} aggregates, a number of events to its counter, creating the row at 0
+   * first; the row stays locked until the transaction ends. Parameters, per aggregate in the order to lock
+   * them: aggregate_type, aggregate_id, count. When {@link #readSequences} is {@code null} it returns rows
+   * (aggregate_type, aggregate_id, last_sequence).
+   */
+  abstract String countSequences(int aggregates);
+
+  /**
+   * Creates the missing counter rows of {@code aggregates} aggregates at 0 before {@link #countSequences};
+   * {@code null} when that statement creates them itself. Parameters, per aggregate: type, id.
+   */
+  String ensureSequences(int aggregates) {
+    return null;
+  }
+
+  /**
+   * Reads the counters just counted, as rows (aggregate_type, aggregate_id, last_sequence); {@code null}
+   * when {@link #countSequences} returns them. Parameters, per aggregate: type, id.
+   */
+  String readSequences(int aggregates) {
+    return "SELECT aggregate_type, aggregate_id, last_sequence FROM " + tables.sequences()
+        + " WHERE (aggregate_type, aggregate_id) IN (" + Sql.repeat(aggregates, "(?, ?)") + ")";
+  }
+
+  /**
+   * Inserts one event, counted already: {@code created_at} and {@code next_attempt_at} from the database
+   * clock, {@code sequence} its aggregate's counter. Parameters: id, aggregate_type, aggregate_id, topic,
+   * payload, headers, priority, schema_version, occurred_at (nullable), trace_parent.
+   */
+  abstract String insert();
+
+  /**
+   * Inserts one event of a batch with its times and sequence given, so that the events of a batch get
+   * distinct, increasing {@code created_at} in the order given. Parameters: as {@link #insert} up to
+   * priority, then created_at, next_attempt_at, sequence, schema_version, occurred_at, trace_parent.
+   */
+  String insertAt() {
+    return "INSERT INTO " + tables.outbox() + " (" + Sql.INSERT_COLUMNS + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
+        + " ?, ?)";
+  }
+
+  /**
+   * Whether {@link Dialect#statementClock()} moves on within a transaction. When it does, a batch append
+   * waits, if it must, until the clock has passed the last time it gave, so that a later transaction on the
+   * same aggregate reads a later time. When it does not (H2), {@link #insertAt} itself must place each event
+   * after the latest event of its aggregate.
+   */
+  boolean clockAdvancesInTransactions() {
+    return true;
+  }
+
+  // ------------------------------------------------------------------ the flow
+
+  /** The common case, one event, in as few statements as the database allows. */
+  void appendOne(Connection connection, OutboxEvent event, boolean lock) throws SQLException {
+    if (lock) {
+      lockAggregates(connection, List.of(event));
+    }
+    countSequences(connection, List.of(event));
+    try (PreparedStatement ps = connection.prepareStatement(insert())) {
+      bindOne(ps, event);
+      requireOneRow(ps.executeUpdate(), event);
+    }
+  }
+
+  void appendBatch(Connection connection, Collection<OutboxEvent> events, boolean lock) throws SQLException {
+    if (lock) {
+      lockAggregates(connection, events);
+    }
+    insertBatch(connection, events, countSequences(connection, events));
+  }
+
+  void lockAggregates(Connection connection, Collection<OutboxEvent> events) throws SQLException {
+    List<String> keys = events.stream().map(AppendStatements::lockKey).distinct().sorted().toList();
+    try (PreparedStatement lock = connection.prepareStatement(lockAggregates(keys.size()))) {
+      bindLockKeys(lock, keys);
+      lock.execute();
+    }
+  }
+
+  /** Parameters 1 to 10 of {@link #insert}. */
+  void bindOne(PreparedStatement ps, OutboxEvent event) throws SQLException {
+    bindInsert(ps, event);
+    ps.setInt(8, event.schemaVersion());
+    dialect.setInstant(ps, 9, event.occurredAt());
+    ps.setString(10, event.traceParent());
+  }
+
+  void requireOneRow(int inserted, OutboxEvent event) {
+    if (inserted != 1) {
+      throw new OutboxStoreException("append to " + tables.name() + " inserted " + inserted + " rows instead of 1:"
+          + " the sequence counter of aggregate " + event.aggregateType() + "/" + event.aggregateId()
+          + " is missing from " + tables.name().derivedName("sequences") + "; roll the transaction back", null);
+    }
+  }
+
+  /**
+   * Counts the events of each aggregate into its row of the sequence table, in lock-key order (the row
+   * locks are then taken in one order by every append, so two batches never deadlock on them), and returns,
+   * per lock key, the sequence of the aggregate's first event here: its events are numbered from it, in the
+   * order given. A rolled-back transaction takes its count back, so the committed numbers have no gap.
+   */
+  Map<String, Long> countSequences(Connection connection, Collection<OutboxEvent> events) throws SQLException {
+    Map<String, Long> counts = new TreeMap<>();
+    Map<String, OutboxEvent> firsts = new HashMap<>();
+    for (OutboxEvent e : events) {
+      counts.merge(lockKey(e), 1L, Long::sum);
+      firsts.putIfAbsent(lockKey(e), e);
+    }
+    Map<String, Long> last = new HashMap<>();
+    List<String> keys = List.copyOf(counts.keySet());
+    for (int from = 0; from < keys.size(); from += MAX_COUNTED_AGGREGATES) {
+      List<String> chunk = keys.subList(from, Math.min(keys.size(), from + MAX_COUNTED_AGGREGATES));
+      String read = readSequences(chunk.size());
+      String ensure = ensureSequences(chunk.size());
+      if (ensure != null) {
+        try (PreparedStatement ps = connection.prepareStatement(ensure)) {
+          bindAggregates(ps, chunk, firsts);
+          ps.executeUpdate();
+        }
+      }
+      try (PreparedStatement ps = connection.prepareStatement(countSequences(chunk.size()))) {
+        int i = 1;
+        for (String key : chunk) {
+          OutboxEvent e = firsts.get(key);
+          ps.setString(i++, e.aggregateType());
+          ps.setString(i++, e.aggregateId());
+          ps.setLong(i++, counts.get(key));
+        }
+        if (read == null) {
+          readSequences(ps, last);
+        } else {
+          ps.executeUpdate();
+        }
+      }
+      if (read != null) {
+        try (PreparedStatement ps = connection.prepareStatement(read)) {
+          bindAggregates(ps, chunk, firsts);
+          readSequences(ps, last);
+        }
+      }
+    }
+    for (String key : keys) {
+      if (!last.containsKey(key)) {
+        OutboxEvent e = firsts.get(key);
+        throw new OutboxStoreException("the sequence counter of aggregate " + e.aggregateType() + "/"
+            + e.aggregateId() + " was not found in " + tables.name().derivedName("sequences") + " after counting;"
+            + " roll the transaction back", null);
+      }
+    }
+    Map<String, Long> first = new HashMap<>();
+    last.forEach((key, value) -> first.put(key, value - counts.get(key) + 1));
+    return first;
+  }
+
+  private static void bindAggregates(PreparedStatement ps, List<String> keys, Map<String, OutboxEvent> firsts)
+      throws SQLException {
+    int i = 1;
+    for (String key : keys) {
+      OutboxEvent e = firsts.get(key);
+      ps.setString(i++, e.aggregateType());
+      ps.setString(i++, e.aggregateId());
+    }
+  }
+
+  private static void readSequences(PreparedStatement ps, Map<String, Long> last) throws SQLException {
+    try (ResultSet rs = ps.executeQuery()) {
+      while (rs.next()) {
+        String type = rs.getString(1);
+        last.put(type.length() + ":" + type + ":" + rs.getString(2), rs.getLong(3));
+      }
+    }
+  }
+
+  /**
+   * Inserts a batch with one clock reading, taken after the aggregate locks: the i-th event gets that time
+   * plus i microseconds, so the batch keeps the order given whatever its ids. Where the clock moves on
+   * within a transaction, it then waits, if need be, until the clock has passed the last time given: a
+   * later transaction on one of these aggregates reads its clock after this one commits, and so sorts after
+   * the whole batch, as ordered mode requires.
+   */
+  private void insertBatch(Connection connection, Collection<OutboxEvent> events, Map<String, Long> firstSequences)
+      throws SQLException {
+    Map<String, Long> next = new HashMap<>(firstSequences);
+    Instant start = readClock(connection);
+    Instant last = insertRows(connection, events, next, start).minus(1, ChronoUnit.MICROS);
+    if (clockAdvancesInTransactions()) {
+      for (Instant now = readClock(connection); !now.isAfter(last); now = readClock(connection)) {
+        LockSupport.parkNanos(Duration.between(now, last).toNanos() + 1_000);
+      }
+    }
+  }
+
+  /**
+   * Inserts the rows of a batch from {@code start} on, each event's sequence taken from {@code next} (per
+   * lock key, counted up); returns the time after the last event's. The portable form: one JDBC batch of
+   * {@link #insertAt}.
+   */
+  Instant insertRows(Connection connection, Collection<OutboxEvent> events, Map<String, Long> next, Instant start)
+      throws SQLException {
+    Instant last = start;
+    try (PreparedStatement ps = connection.prepareStatement(insertAt())) {
+      for (OutboxEvent e : events) {
+        bindInsert(ps, e);
+        dialect.setInstant(ps, 8, last);
+        dialect.setInstant(ps, 9, start);
+        ps.setLong(10, nextSequence(next, e));
+        ps.setInt(11, e.schemaVersion());
+        dialect.setInstant(ps, 12, e.occurredAt() != null ? e.occurredAt() : last);
+        ps.setString(13, e.traceParent());
+        ps.addBatch();
+        last = last.plus(1, ChronoUnit.MICROS);
+      }
+      ps.executeBatch();
+    }
+    return last;
+  }
+
+  static long nextSequence(Map<String, Long> next, OutboxEvent e) {
+    return next.merge(lockKey(e), 1L, Long::sum) - 1;
+  }
+
+  private Instant readClock(Connection connection) throws SQLException {
+    try (Statement s = connection.createStatement();
+        ResultSet rs = s.executeQuery("SELECT " + dialect.statementClock())) {
+      rs.next();
+      return dialect.getInstant(rs, 1);
+    }
+  }
+
+  /** Parameters 1 to 7 of every insert. */
+  void bindInsert(PreparedStatement ps, OutboxEvent e) throws SQLException {
+    dialect.setId(ps, 1, e.id());
+    ps.setString(2, e.aggregateType());
+    ps.setString(3, e.aggregateId());
+    ps.setString(4, e.topic());
+    ps.setString(5, e.payload());
+    ps.setString(6, HeadersJson.write(e.headers()));
+    ps.setInt(7, e.priority());
+  }
+
+  /** Length-prefixed so that no two distinct aggregates share a key. */
+  static String lockKey(OutboxEvent e) {
+    return e.aggregateType().length() + ":" + e.aggregateType() + ":" + e.aggregateId();
+  }
+}

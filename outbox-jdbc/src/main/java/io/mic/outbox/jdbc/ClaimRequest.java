@@ -1,0 +1,54 @@
+package io.mic.outbox.jdbc;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
+import java.util.Set;
+
+/**
+ * What a read of dispatchable events asks for, one value for every form of it: {@code owner} is
+ * {@code null} for a read without a claim ({@code fetchPending}); {@code runLength} above 1 claims runs
+ * behind ordered heads; {@code pausedTopics} are the caller's own pauses; {@code honourControl} also skips
+ * what the outbox's control table pauses when the read starts (false once the table has been read into
+ * {@code pausedTopics}, or while it is unusable).
+ */
+record ClaimRequest(String owner, int limit, Duration leaseTtl, boolean ordered, int runLength,
+    List<String> pausedTopics, boolean honourControl) {
+
+  ClaimRequest {
+    pausedTopics = List.copyOf(pausedTopics);
+  }
+
+  static ClaimRequest fetch(int limit, boolean ordered, Set<String> pausedTopics) {
+    return new ClaimRequest(null, limit, null, ordered, 1, List.copyOf(pausedTopics), true);
+  }
+
+  static ClaimRequest claim(String owner, int limit, Duration leaseTtl, boolean ordered, Set<String> pausedTopics) {
+    return new ClaimRequest(Objects.requireNonNull(owner, "owner"), limit, leaseTtl, ordered, 1,
+        List.copyOf(pausedTopics), true);
+  }
+
+  static ClaimRequest runs(String owner, int limit, Duration leaseTtl, int runLength, Set<String> pausedTopics) {
+    return new ClaimRequest(Objects.requireNonNull(owner, "owner"), limit, leaseTtl, true, Math.max(1, runLength),
+        List.copyOf(pausedTopics), true);
+  }
+
+  /** The same request, not reading the control table. */
+  ClaimRequest withoutControl() {
+    return withoutControl(pausedTopics);
+  }
+
+  /** The same request skipping {@code topics}, the control table read already. */
+  ClaimRequest withoutControl(List<String> topics) {
+    return new ClaimRequest(owner, limit, leaseTtl, ordered, runLength, topics, false);
+  }
+
+  /** Whether heads carry runs behind them. */
+  boolean runs() {
+    return ordered && runLength > 1;
+  }
+
+  long leaseMicros() {
+    return leaseTtl.toNanos() / 1_000;
+  }
+}

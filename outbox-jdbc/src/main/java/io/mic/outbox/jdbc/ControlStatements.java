@@ -1,0 +1,116 @@
+package io.mic.outbox.jdbc;
+
+import io.mic.outbox.PauseState;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * The statements on an outbox's control table {@code <table>_control(topic, reason, paused_at)}: a pause
+ * of every topic is the row with the empty topic. The same on every database.
+ */
+final class ControlStatements {
+  /** The stored topic of a pause of every topic. */
+  static final String EVERY_TOPIC = "";
+
+  private final TableAccess outbox;
+  private final String table;
+
+  ControlStatements(TableAccess outbox) {
+    this.outbox = outbox;
+    this.table = outbox.name.sibling("control", outbox.dialect.identifierQuote());
+  }
+
+  /** The pauses now, on connection {@code c} (inside a claim's transaction, or alone). */
+  static PauseState state(Connection c, String controlTable, Dialect dialect) throws SQLException {
+    Set<String> topics = new HashSet<>();
+    try (PreparedStatement ps = c.prepareStatement("SELECT topic FROM " + controlTable);
+        ResultSet rs = ps.executeQuery()) {
+      while (rs.next()) {
+        String topic = rs.getString(1);
+        if (EVERY_TOPIC.equals(topic)) {
+          return PauseState.ALL;
+        }
+        topics.add(topic);
+      }
+    }
+    return PauseState.topics(topics);
+  }
+
+  /**
+   * {@code request} with the topics paused in the control table now added to its own, read on {@code c} as
+   * the first statement of a claim or fetch; {@code null} when every topic is paused. A request that does not
+   * honour the control table is returned as it is. The pauses are bound as values rather than read by a
+   * subquery of the claim: a subquery would change the planner's estimate of the claimable rows and, with
+   * hot aggregates, turn the claim's index scan into a sequential scan (seen on PostgreSQL 15).
+   */
+  static ClaimRequest merge(Connection c, ClaimRequest request, String controlTable, Dialect dialect)
+      throws SQLException {
+    if (!request.honourControl()) {
+      return request;
+    }
+    PauseState paused = state(c, controlTable, dialect);
+    if (paused.all()) {
+      return null;
+    }
+    Set<String> topics = new java.util.LinkedHashSet<>(request.pausedTopics());
+    topics.addAll(paused.topics());
+    return request.withoutControl(List.copyOf(topics));
+  }
+
+  PauseState state() {
+    return outbox.inAutoCommit(c -> state(c, table, outbox.dialect));
+  }
+
+  /** Records a pause; {@code false} when the topic was paused already. */
+  boolean insert(String key, String reason) {
+    return outbox.inTransaction(c -> {
+      try (PreparedStatement ps = c.prepareStatement("SELECT topic FROM " + table + " WHERE topic = ?")) {
+        ps.setString(1, key);
+        try (ResultSet rs = ps.executeQuery()) {
+          if (rs.next()) {
+            return false;
+          }
+        }
+      }
+      try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + table + " (topic, reason, paused_at)"
+          + " VALUES (?, ?, " + outbox.dialect.now() + ")")) {
+        ps.setString(1, key);
+        ps.setString(2, reason);
+        ps.executeUpdate();
+        return true;
+      } catch (SQLException e) {
+        if (outbox.dialect.isDuplicateKey(e)) {
+          return false; // paused at the same moment by someone else
+        }
+        throw e;
+      }
+    });
+  }
+
+  /** Deletes a pause; {@code false} when there was none. */
+  boolean delete(String key) {
+    return outbox.update("DELETE FROM " + table + " WHERE topic = ?", ps -> ps.setString(1, key)) > 0;
+  }
+
+  /** Every pause, the pause of every topic first, then by topic. */
+  List<OutboxControl.Pause> list() {
+    return outbox.inAutoCommit(c -> {
+      List<OutboxControl.Pause> pauses = new ArrayList<>();
+      try (PreparedStatement ps = c.prepareStatement("SELECT topic, reason, paused_at FROM " + table
+          + " ORDER BY topic"); ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          String topic = rs.getString(1);
+          pauses.add(new OutboxControl.Pause(EVERY_TOPIC.equals(topic) ? null : topic, rs.getString(2),
+              outbox.dialect.getInstant(rs, 3)));
+        }
+      }
+      return pauses;
+    });
+  }
+}

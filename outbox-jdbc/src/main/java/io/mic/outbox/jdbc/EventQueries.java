@@ -1,0 +1,81 @@
+package io.mic.outbox.jdbc;
+
+import io.mic.outbox.OutboxEvent;
+import io.mic.outbox.OutboxStatus;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.time.Duration;
+import java.time.temporal.ChronoUnit;
+import java.util.EnumMap;
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
+
+/** The store's reads for operators and tests; the same on every database. */
+final class EventQueries {
+  private final TableAccess access;
+  private final Dialect dialect;
+  private final String table;
+
+  EventQueries(TableAccess access) {
+    this.access = access;
+    this.dialect = access.dialect;
+    this.table = access.table;
+  }
+
+  Optional<OutboxEvent> find(UUID id) {
+    return access.inAutoCommit(c -> {
+      try (PreparedStatement ps = c.prepareStatement("SELECT " + Sql.COLUMNS + " FROM " + table + " WHERE id = ?")) {
+        dialect.setId(ps, 1, id);
+        return EventRows.readAll(ps, dialect).stream().findFirst();
+      }
+    });
+  }
+
+  Map<OutboxStatus, Long> countByStatus() {
+    return access.inAutoCommit(c -> {
+      Map<OutboxStatus, Long> counts = new EnumMap<>(OutboxStatus.class);
+      for (OutboxStatus s : OutboxStatus.values()) {
+        counts.put(s, 0L);
+      }
+      try (Statement s = c.createStatement();
+          ResultSet rs = s.executeQuery("SELECT status, COUNT(*) FROM " + table + " GROUP BY status")) {
+        while (rs.next()) {
+          counts.put(OutboxStatus.valueOf(rs.getString(1)), rs.getLong(2));
+        }
+      }
+      return counts;
+    });
+  }
+
+  /** Since the oldest live event was created; empty when none is live. */
+  Optional<Duration> oldestPendingAge() {
+    return access.inAutoCommit(c -> {
+      try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SELECT "
+          + dialect.microsSince("MIN(created_at)") + " FROM " + table + " WHERE status IN ('PENDING', 'PROCESSING')")) {
+        rs.next();
+        long micros = rs.getLong(1);
+        return rs.wasNull() ? Optional.<Duration>empty()
+            : Optional.of(Duration.of(Math.max(0, micros), ChronoUnit.MICROS));
+      }
+    });
+  }
+
+  /** Shifts every stored time back by {@code d}; for tests that need time to pass. */
+  void shiftTimes(Duration d) {
+    String sql = "UPDATE " + table + " SET created_at = " + dialect.minusMicros("created_at")
+        + ", occurred_at = " + dialect.minusMicros("occurred_at")
+        + ", next_attempt_at = " + dialect.minusMicros("next_attempt_at")
+        + ", lease_until = " + dialect.minusMicros("lease_until")
+        + ", dispatched_at = " + dialect.minusMicros("dispatched_at");
+    access.inAutoCommit(c -> {
+      try (PreparedStatement ps = c.prepareStatement(sql)) {
+        for (int i = 1; i <= 5; i++) {
+          ps.setLong(i, TableAccess.micros(d));
+        }
+        return ps.executeUpdate();
+      }
+    });
+  }
+}

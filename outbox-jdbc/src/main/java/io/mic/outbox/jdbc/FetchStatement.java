@@ -1,0 +1,34 @@
+package io.mic.outbox.jdbc;
+
+import io.mic.outbox.OutboxEvent;
+import java.sql.PreparedStatement;
+import java.util.List;
+
+/** Reads due {@code PENDING} events without changing them (no-claim mode); the same on every database. */
+final class FetchStatement {
+  private final TableAccess access;
+  private final DispatchSql sql;
+
+  FetchStatement(TableAccess access, DispatchSql sql) {
+    this.access = access;
+    this.sql = sql;
+  }
+
+  /** Reads what {@code request} asks for; the control table first, on the same connection, when it honours it. */
+  List<OutboxEvent> fetch(ClaimRequest request) {
+    Dialect d = sql.dialect;
+    return access.inAutoCommit(c -> {
+      ClaimRequest r = ControlStatements.merge(c, request, sql.tables.control(), d);
+      if (r == null) {
+        return List.of();
+      }
+      String statement = "SELECT " + Sql.COLUMNS + " FROM " + sql.tables.outbox() + " o WHERE " + d.liveRows()
+          + sql.due() + sql.notPaused("o", r) + (r.ordered() ? sql.isHead() : "")
+          + " ORDER BY " + d.dispatchOrder() + " LIMIT ?";
+      try (PreparedStatement ps = c.prepareStatement(statement)) {
+        ps.setInt(DispatchSql.bindPaused(ps, 1, r), r.limit());
+        return EventRows.readAll(ps, d);
+      }
+    });
+  }
+}

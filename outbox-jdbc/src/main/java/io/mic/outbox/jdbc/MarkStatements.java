@@ -1,0 +1,75 @@
+package io.mic.outbox.jdbc;
+
+import io.mic.outbox.OutboxEvent;
+import java.sql.PreparedStatement;
+import java.time.Duration;
+import java.util.List;
+import java.util.Set;
+import java.util.UUID;
+
+/**
+ * The state changes after a read or a claim, each fenced: a claimed event ({@code owner} not null) only
+ * while it is {@code PROCESSING} under that owner, an unclaimed one only while it is {@code PENDING}. The
+ * batched marks differ per database ({@link PostgresMarks} in one statement each, {@link LockingMarks}
+ * lock-then-update); the single-row ones are the same everywhere.
+ */
+abstract class MarkStatements {
+  final TableAccess access;
+  final Dialect dialect;
+  final String table;
+
+  MarkStatements(TableAccess access) {
+    this.access = access;
+    this.dialect = access.dialect;
+    this.table = access.table;
+  }
+
+  /**
+   * Marks events dispatched, counting the attempt of unclaimed ones; a dispatched row keeps the lease owner
+   * of the claim that dispatched it. Returns the ids marked.
+   */
+  abstract Set<UUID> markDispatched(String owner, List<UUID> ids);
+
+  /** Puts untried events back to {@code PENDING} after {@code delay}, giving back a claim's attempt. */
+  abstract Set<UUID> release(String owner, List<UUID> ids, Duration delay);
+
+  /** Extends the leases of claimed events to {@code leaseTtl} from now. */
+  abstract Set<UUID> renew(String owner, List<UUID> ids, Duration leaseTtl);
+
+  /** Schedules a retry. */
+  boolean scheduleRetry(OutboxEvent event, Duration delay, String error) {
+    boolean claimed = event.leaseOwner() != null;
+    return update("UPDATE " + table + " SET status = 'PENDING', next_attempt_at = " + dialect.plusMicros(dialect.now())
+        + ", last_error = ?, lease_owner = NULL, lease_until = NULL" + (claimed ? "" : ", attempts = attempts + 1")
+        + " WHERE id = ? AND " + Sql.fence(claimed), ps -> {
+          ps.setLong(1, TableAccess.micros(delay));
+          ps.setString(2, error);
+          dialect.setId(ps, 3, event.id());
+          if (claimed) {
+            ps.setString(4, event.leaseOwner());
+          }
+        }) == 1;
+  }
+
+  /** Moves an event to the DLQ. */
+  boolean markDead(OutboxEvent event, String error) {
+    boolean claimed = event.leaseOwner() != null;
+    return update("UPDATE " + table + " SET status = 'DLQ', last_error = ?, lease_owner = NULL, lease_until = NULL"
+        + (claimed ? "" : ", attempts = attempts + 1") + " WHERE id = ? AND " + Sql.fence(claimed), ps -> {
+          ps.setString(1, error);
+          dialect.setId(ps, 2, event.id());
+          if (claimed) {
+            ps.setString(3, event.leaseOwner());
+          }
+        }) == 1;
+  }
+
+  int update(String statement, TableAccess.Binder binder) {
+    return access.inAutoCommit(c -> {
+      try (PreparedStatement ps = c.prepareStatement(statement)) {
+        binder.bind(ps);
+        return ps.executeUpdate();
+      }
+    });
+  }
+}

@@ -1,0 +1,76 @@
+package io.mic.outbox.jdbc;
+
+import io.mic.outbox.OutboxEvent;
+import java.sql.PreparedStatement;
+import java.util.List;
+
+/**
+ * The PostgreSQL claim: one statement, {@code FOR UPDATE OF o SKIP LOCKED} in a materialized CTE, then
+ * {@code UPDATE … RETURNING}, right after reading the control table's pauses on the same connection
+ * ({@link ControlStatements#merge}).
+ */
+final class PostgresClaim extends ClaimStatement {
+  private static final String LEASE = " UPDATE %s t SET status = 'PROCESSING', attempts = t.attempts + 1,"
+      + " lease_owner = ?, lease_until = now() + ? * interval '1 microsecond' FROM picked WHERE t.id = picked.id";
+
+  PostgresClaim(TableAccess access, DispatchSql sql) {
+    super(access, sql);
+  }
+
+  @Override
+  List<OutboxEvent> claim(ClaimRequest request) {
+    return access.inAutoCommit(c -> {
+      ClaimRequest r = ControlStatements.merge(c, request, sql.tables.control(), sql.dialect);
+      if (r == null) {
+        return List.of();
+      }
+      try (PreparedStatement ps = c.prepareStatement(r.runs() ? claimRuns(r) : claimEvents(r))) {
+        int next = DispatchSql.bindPaused(ps, 1, r);
+        ps.setInt(next++, r.limit());
+        if (r.runs()) {
+          next = DispatchSql.bindPaused(ps, next, r);
+          ps.setInt(next++, r.runLength() - 1);
+          ps.setInt(next++, r.limit());
+        }
+        ps.setString(next++, r.owner());
+        ps.setLong(next, r.leaseMicros());
+        return EventRows.readAll(ps, sql.dialect);
+      }
+    });
+  }
+
+  /** Parameters: the paused topics, limit, owner, lease micros. */
+  private String claimEvents(ClaimRequest r) {
+    String table = sql.tables.outbox();
+    return "WITH picked AS MATERIALIZED (SELECT o.id FROM " + table + " o WHERE " + sql.claimable()
+        + sql.notPaused("o", r) + (r.ordered() ? sql.isHead() : "") + " ORDER BY " + sql.dialect.dispatchOrder()
+        + " LIMIT ? FOR UPDATE OF o SKIP LOCKED)" + LEASE.formatted(table) + " RETURNING " + Sql.aliased("t.");
+  }
+
+  /**
+   * Heads are locked with SKIP LOCKED; the events behind them are read unlocked (nobody else can claim them
+   * while their head is live) and locked by the UPDATE, which checks them again. A run stops at the first
+   * event that is not a due {@code PENDING} one of a topic not paused. Parameters: the paused topics, head
+   * limit, the paused topics again, run length - 1, limit, owner, lease micros.
+   */
+  private String claimRuns(ClaimRequest r) {
+    String table = sql.tables.outbox();
+    return "WITH heads AS MATERIALIZED (SELECT o.id, o.aggregate_type, o.aggregate_id, o.created_at, o.priority"
+        + " FROM " + table + " o WHERE " + sql.claimable() + sql.notPaused("o", r) + sql.isHead()
+        + " ORDER BY " + sql.dialect.dispatchOrder() + " LIMIT ? FOR UPDATE OF o SKIP LOCKED),"
+        + " ranked AS (SELECT h.*, row_number() OVER (ORDER BY h.priority DESC, h.created_at, h.id) AS head_rank"
+        + " FROM heads h),"
+        + " followers AS (SELECT r.head_rank, f.id, f.pos FROM ranked r CROSS JOIN LATERAL ("
+        + "SELECT n.id, row_number() OVER w AS pos,"
+        + " bool_and(n.status = 'PENDING' AND n.next_attempt_at <= now() AND n.open) OVER w AS contiguous"
+        + " FROM (SELECT m.id, m.status, m.next_attempt_at, m.created_at,"
+        + " CASE WHEN TRUE" + sql.notPaused("m", r) + " THEN TRUE ELSE FALSE END AS open FROM " + table + " m"
+        + " WHERE m.aggregate_type = r.aggregate_type AND m.aggregate_id = r.aggregate_id"
+        + " AND m.status IN ('PENDING', 'PROCESSING')"
+        + " AND (m.created_at, m.id) > (r.created_at, r.id) ORDER BY m.created_at, m.id LIMIT ?) n"
+        + " WINDOW w AS (ORDER BY n.created_at, n.id)) f WHERE f.contiguous),"
+        + " picked AS MATERIALIZED (SELECT id FROM (SELECT id, head_rank, 0 AS pos FROM ranked"
+        + " UNION ALL SELECT id, head_rank, pos FROM followers) x ORDER BY pos, head_rank LIMIT ?)"
+        + LEASE.formatted(table) + " AND " + sql.claimable("t") + " RETURNING " + Sql.aliased("t.");
+  }
+}

@@ -1,0 +1,70 @@
+package io.mic.outbox.jdbc;
+
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.time.Duration;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.UUID;
+
+/** PostgreSQL's batched marks: one statement each, the ids as an array, returning what it changed. */
+final class PostgresMarks extends MarkStatements {
+
+  PostgresMarks(TableAccess access) {
+    super(access);
+  }
+
+  @Override
+  Set<UUID> markDispatched(String owner, List<UUID> ids) {
+    boolean claimed = owner != null;
+    return returningIds("UPDATE " + table + " SET status = 'DISPATCHED', dispatched_at = now(), lease_until = NULL"
+        + (claimed ? "" : ", attempts = attempts + 1") + " WHERE id = ANY(?) AND " + Sql.fence(claimed)
+        + " RETURNING id", ps -> {
+          ps.setArray(1, Ids.array(ps, ids));
+          if (claimed) {
+            ps.setString(2, owner);
+          }
+        });
+  }
+
+  @Override
+  Set<UUID> release(String owner, List<UUID> ids, Duration delay) {
+    boolean claimed = owner != null;
+    // the claim counted an attempt that never happened: give it back
+    return returningIds("UPDATE " + table + " SET status = 'PENDING', next_attempt_at = now() + ? * interval"
+        + " '1 microsecond', lease_owner = NULL, lease_until = NULL" + (claimed ? ", attempts = attempts - 1" : "")
+        + " WHERE id = ANY(?) AND " + Sql.fence(claimed) + " RETURNING id", ps -> {
+          ps.setLong(1, TableAccess.micros(delay));
+          ps.setArray(2, Ids.array(ps, ids));
+          if (claimed) {
+            ps.setString(3, owner);
+          }
+        });
+  }
+
+  @Override
+  Set<UUID> renew(String owner, List<UUID> ids, Duration leaseTtl) {
+    return returningIds("UPDATE " + table + " SET lease_until = now() + ? * interval '1 microsecond'"
+        + " WHERE id = ANY(?) AND " + Sql.fence(true) + " RETURNING id", ps -> {
+          ps.setLong(1, TableAccess.micros(leaseTtl));
+          ps.setArray(2, Ids.array(ps, ids));
+          ps.setString(3, owner);
+        });
+  }
+
+  private Set<UUID> returningIds(String statement, TableAccess.Binder binder) {
+    return access.inAutoCommit(c -> {
+      Set<UUID> changed = new HashSet<>();
+      try (PreparedStatement ps = c.prepareStatement(statement)) {
+        binder.bind(ps);
+        try (ResultSet rs = ps.executeQuery()) {
+          while (rs.next()) {
+            changed.add(dialect.getId(rs, 1));
+          }
+        }
+      }
+      return changed;
+    });
+  }
+}

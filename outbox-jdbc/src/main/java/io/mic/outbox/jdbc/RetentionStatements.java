@@ -1,0 +1,48 @@
+package io.mic.outbox.jdbc;
+
+import io.mic.outbox.OutboxEvent;
+import java.sql.PreparedStatement;
+import java.util.List;
+import java.util.UUID;
+
+/**
+ * Reads and deletes of {@code DISPATCHED} events, for {@link OutboxMaintenance} and {@link DispatchedEvents}.
+ * {@code DISPATCHED} is terminal: nothing changes these rows between a read and a delete.
+ */
+final class RetentionStatements {
+  private final TableAccess access;
+  private final Dialect dialect;
+
+  RetentionStatements(TableAccess access) {
+    this.access = access;
+    this.dialect = access.dialect;
+  }
+
+  /** Deletes at most {@code limit} events dispatched more than {@code retentionMicros} ago, oldest first. */
+  int purgeDispatched(long retentionMicros, int limit) {
+    return access.update(dialect.deleteFirst(access.table, "id", "status = 'DISPATCHED' AND dispatched_at < "
+        + dialect.minusMicros(dialect.now()), "dispatched_at"), ps -> {
+          ps.setLong(1, retentionMicros);
+          ps.setInt(2, limit);
+        });
+  }
+
+  /** At most {@code limit} events dispatched more than {@code olderThanMicros} ago, oldest dispatch first. */
+  List<OutboxEvent> oldestDispatched(long olderThanMicros, int limit) {
+    String sql = "SELECT " + Sql.COLUMNS + " FROM " + access.table + " WHERE status = 'DISPATCHED' AND dispatched_at < "
+        + dialect.minusMicros(dialect.now()) + " ORDER BY dispatched_at, id LIMIT ?";
+    return access.inTransaction(c -> {
+      try (PreparedStatement ps = c.prepareStatement(sql)) {
+        ps.setLong(1, olderThanMicros);
+        ps.setInt(2, limit);
+        return EventRows.readAll(ps, dialect);
+      }
+    });
+  }
+
+  /** Deletes those of {@code ids} still {@code DISPATCHED}; returns how many. */
+  int deleteDispatched(List<UUID> ids) {
+    return access.update("DELETE FROM " + access.table + " WHERE id IN " + Sql.placeholders(ids.size())
+        + " AND status = 'DISPATCHED'", ps -> Ids.bind(ps, 1, ids, dialect));
+  }
+}

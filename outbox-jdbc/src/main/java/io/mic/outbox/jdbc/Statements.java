@@ -1,0 +1,46 @@
+package io.mic.outbox.jdbc;
+
+/**
+ * The operations of one outbox table, each an object that owns its SQL, its binding and its row reading,
+ * chosen once per database: where the SQL truly differs there is one class per database
+ * ({@link PostgresClaim}, {@link LockingClaim}, {@link PostgresMarks}, {@link LockingMarks},
+ * {@link PostgresAppend}, {@link MariaDbAppend}, {@link H2Append}); the rest is shared.
+ */
+record Statements(TableAccess access, FetchStatement fetch, ClaimStatement claim, MarkStatements marks, AppendStatements append,
+    EventQueries queries, ControlStatements control) {
+
+  /** The databases whose statements ship; a dialect of one's own extends the class of one of them. */
+  enum Database { POSTGRESQL, MARIADB, H2 }
+
+  static Database database(Dialect dialect) {
+    if (dialect instanceof PostgresDialect) {
+      return Database.POSTGRESQL;
+    }
+    if (dialect instanceof MariaDbDialect) {
+      return Database.MARIADB;
+    }
+    if (dialect instanceof H2Dialect) {
+      return Database.H2;
+    }
+    throw new UnsupportedDatabaseException("dialect " + dialect.name() + " (" + dialect.getClass().getName()
+        + ") is not supported: a dialect of your own must extend PostgresDialect, MariaDbDialect or H2Dialect,"
+        + " whose statements it then uses");
+  }
+
+  static Statements of(TableAccess access) {
+    Dialect dialect = access.dialect;
+    Tables tables = Tables.of(access.name, dialect);
+    DispatchSql sql = new DispatchSql(dialect, tables);
+    FetchStatement fetch = new FetchStatement(access, sql);
+    EventQueries queries = new EventQueries(access);
+    ControlStatements control = new ControlStatements(access);
+    return switch (database(dialect)) {
+      case POSTGRESQL -> new Statements(access, fetch, new PostgresClaim(access, sql), new PostgresMarks(access),
+          new PostgresAppend(dialect, tables), queries, control);
+      case MARIADB -> new Statements(access, fetch, new LockingClaim(access, sql), new LockingMarks(access),
+          new MariaDbAppend(dialect, tables), queries, control);
+      case H2 -> new Statements(access, fetch, new LockingClaim(access, sql), new LockingMarks(access),
+          new H2Append(dialect, tables), queries, control);
+    };
+  }
+}
