@@ -251,6 +251,27 @@ public interface Dialect {
   }
 
   /**
+   * Classpath location of the script that replaces the indexes of a table created before the lean schema
+   * (see {@link #obsoleteIndexes()}), or {@code null} when the dialect's indexes did not change.
+   */
+  default String upgradeIndexesResource() {
+    return null;
+  }
+
+  /** The derived names ({@code aggregate_idx}) of indexes that {@link #upgradeIndexesResource()} replaces. */
+  default List<String> obsoleteIndexes() {
+    return List.of();
+  }
+
+  /**
+   * The order in which retention (purge and archive) takes {@code DISPATCHED} rows: it must match an index,
+   * so that a batch stops at its limit.
+   */
+  default String retentionOrder() {
+    return "dispatched_at, id";
+  }
+
+  /**
    * Lists the column names of one table, for {@code createSchema()} to tell whether the envelope upgrade is
    * needed; {@code null} when the catalog is not known (the upgrade then always runs). Parameters: the
    * schema (null: the connection's current one), the table.
@@ -271,6 +292,20 @@ public interface Dialect {
    * {@link #readSequences} is {@code null} it returns rows (aggregate_type, aggregate_id, last_sequence).
    */
   String countSequences(String sequences, int aggregates);
+
+  /**
+   * Binds the parameters of {@link #countSequences}: the aggregates, in the order to lock them, and the
+   * number of events of each. The portable form binds (type, id, count) per aggregate.
+   */
+  default void bindSequenceCounts(PreparedStatement ps, List<String> types, List<String> ids, List<Long> counts)
+      throws SQLException {
+    int i = 1;
+    for (int k = 0; k < types.size(); k++) {
+      ps.setString(i++, types.get(k));
+      ps.setString(i++, ids.get(k));
+      ps.setLong(i++, counts.get(k));
+    }
+  }
 
   /**
    * Creates the missing rows of {@code aggregates} aggregates in the sequence table, at 0, before
@@ -527,7 +562,7 @@ public interface Dialect {
   default String purgeDispatched(String table) {
     // DISPATCHED is terminal: nothing changes these rows between the subquery and the delete
     return deleteFirst(table, "id", "status = 'DISPATCHED' AND dispatched_at < " + minusMicros(now()),
-        "dispatched_at");
+        retentionOrder());
   }
 
   /**

@@ -41,8 +41,9 @@ public final class DispatchedEvents {
 
   /**
    * At most {@code limit} {@code DISPATCHED} events whose {@code dispatched_at} is more than
-   * {@code olderThan} before the database clock ({@code Duration.ZERO}: dispatched up to now), oldest
-   * dispatch first (then by id).
+   * {@code olderThan} before the database clock ({@code Duration.ZERO}: dispatched up to now), in
+   * {@link Dialect#retentionOrder()}: oldest dispatch first (then by id), or on PostgreSQL, whose lean
+   * schema has no index on {@code dispatched_at}, by id (creation order for the default UUIDv7 ids).
    */
   public List<OutboxEvent> oldest(Duration olderThan, int limit) {
     long micros = TableAccess.retentionMicros(olderThan);
@@ -52,7 +53,7 @@ public final class DispatchedEvents {
     Dialect d = access.dialect;
     String sql = "SELECT " + Dialect.COLUMNS + " FROM " + access.table
         + " WHERE status = 'DISPATCHED' AND dispatched_at < " + d.minusMicros(d.now())
-        + " ORDER BY dispatched_at, id LIMIT ?";
+        + " ORDER BY " + d.retentionOrder() + " LIMIT ?";
     return access.inTransaction(c -> {
       try (PreparedStatement ps = c.prepareStatement(sql)) {
         ps.setLong(1, micros);

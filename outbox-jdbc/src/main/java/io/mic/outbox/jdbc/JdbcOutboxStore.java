@@ -154,7 +154,8 @@ public final class JdbcOutboxStore implements OutboxStore {
   /**
    * Creates the table, its indexes and the tables beside it if they are missing, and upgrades a table
    * created before the event envelope ({@link Dialect#upgradeEnvelopeResource()}: the columns
-   * {@code sequence}, {@code schema_version}, {@code occurred_at}, {@code trace_parent}). Safe to call at
+   * {@code sequence}, {@code schema_version}, {@code occurred_at}, {@code trace_parent}) and the indexes of
+   * a table created before the lean schema ({@link Dialect#upgradeIndexesResource()}). Safe to call at
    * every start: when everything exists no DDL runs, so a runtime role with row rights only (SELECT,
    * INSERT, UPDATE, DELETE) may call it.
    */
@@ -162,15 +163,27 @@ public final class JdbcOutboxStore implements OutboxStore {
     bind();
     boolean created = access.createSchema(dialect.schemaResource(), DEFAULT_TABLE);
     boolean upgraded = access.upgrade(dialect.upgradeEnvelopeResource(), DEFAULT_TABLE, ENVELOPE_COLUMNS);
+    boolean lean = dialect.upgradeIndexesResource() != null
+        && access.upgradeIndexes(dialect.upgradeIndexesResource(), DEFAULT_TABLE, dialect.obsoleteIndexes());
     createControlSchema();
     LOG.info("outbox table {} {} ({})", tableName, upgraded ? "upgraded to the event envelope"
-        : created ? "ready" : "found", dialect.name());
+        : lean ? "upgraded to the lean indexes" : created ? "ready" : "found", dialect.name());
   }
 
   /** The upgrade script of {@link Dialect#upgradeEnvelopeResource()} for this store's table name, comments removed. */
   public String upgradeEnvelopeDdl() {
     bind();
     return access.ddl(dialect.upgradeEnvelopeResource(), DEFAULT_TABLE);
+  }
+
+  /**
+   * The index upgrade of {@link Dialect#upgradeIndexesResource()} for this store's table name, comments
+   * removed; empty where the dialect's indexes did not change.
+   */
+  public String upgradeIndexesDdl() {
+    bind();
+    String resource = dialect.upgradeIndexesResource();
+    return resource == null ? "" : access.ddl(resource, DEFAULT_TABLE);
   }
 
   /** The DDL of {@link Dialect#schemaResource()} for this store's table name, comments removed. */
@@ -280,13 +293,16 @@ public final class JdbcOutboxStore implements OutboxStore {
         }
       }
       try (PreparedStatement ps = connection.prepareStatement(dialect.countSequences(sequenceTable, chunk.size()))) {
-        int i = 1;
+        List<String> types = new ArrayList<>(chunk.size());
+        List<String> ids = new ArrayList<>(chunk.size());
+        List<Long> n = new ArrayList<>(chunk.size());
         for (String key : chunk) {
           OutboxEvent e = firsts.get(key);
-          ps.setString(i++, e.aggregateType());
-          ps.setString(i++, e.aggregateId());
-          ps.setLong(i++, counts.get(key));
+          types.add(e.aggregateType());
+          ids.add(e.aggregateId());
+          n.add(counts.get(key));
         }
+        dialect.bindSequenceCounts(ps, types, ids, n);
         if (read == null) {
           readSequences(ps, last);
         } else {
