@@ -535,6 +535,15 @@ public interface Dialect {
         + ", dispatched_at = " + minusMicros("dispatched_at");
   }
 
+  /**
+   * One row: microseconds since the oldest open transaction of this database (other than the caller's)
+   * began, of those that hold back the cleanup of deleted and updated rows, or SQL NULL when none does;
+   * {@code null} when the database cannot tell.
+   */
+  default String oldestTransactionMicros() {
+    return null;
+  }
+
   // ------------------------------------------------------------------ operations: retention and dead letters
 
   /** Binds an instant to a parameter compared with the outbox's time columns. */

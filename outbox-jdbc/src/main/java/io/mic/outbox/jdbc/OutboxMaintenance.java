@@ -61,6 +61,32 @@ public final class OutboxMaintenance {
     return total;
   }
 
+  /**
+   * How long the oldest open transaction of the database (other than this call's) has been running, among
+   * those that keep dead rows from being cleaned up: on PostgreSQL a session holding a snapshot or a
+   * transaction id, or a prepared transaction (the xmin horizon); on MariaDB the oldest InnoDB
+   * transaction (the undo history). Empty when there is none, or on H2. While it grows, no purge, no mark
+   * and no claim leaves garbage that can be reclaimed, and a queue table slows down with every dead row:
+   * alert on it (docs/operations.md). PostgreSQL shows other roles' sessions only to a role with
+   * {@code pg_read_all_stats}; MariaDB needs the PROCESS privilege.
+   */
+  public java.util.Optional<Duration> oldestTransactionAge() {
+    String sql = access.dialect.oldestTransactionMicros();
+    if (sql == null) {
+      return java.util.Optional.empty();
+    }
+    return access.inAutoCommit(c -> {
+      try (java.sql.Statement s = c.createStatement(); java.sql.ResultSet rs = s.executeQuery(sql)) {
+        if (!rs.next()) {
+          return java.util.Optional.<Duration>empty();
+        }
+        long micros = rs.getLong(1);
+        return rs.wasNull() ? java.util.Optional.<Duration>empty()
+            : java.util.Optional.of(Duration.ofNanos(Math.max(0, micros) * 1_000));
+      }
+    });
+  }
+
   /** One purge statement: at most {@code batchSize} rows. */
   int purgeDispatchedBatch(long retentionMicros) {
     return access.update(access.dialect.purgeDispatched(access.table), ps -> {

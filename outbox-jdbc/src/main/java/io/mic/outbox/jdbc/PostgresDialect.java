@@ -241,6 +241,20 @@ public class PostgresDialect implements Dialect {
         + " WHERE id = ANY(?) AND " + Dialect.fence(true) + " RETURNING id";
   }
 
+  /**
+   * Sessions holding a snapshot ({@code backend_xmin}) or a transaction id hold back the xmin horizon, and
+   * so vacuum of every table in the database; walsenders (database NULL) do too with hot_standby_feedback,
+   * and prepared transactions until they are committed. Other roles' sessions show only to a role with
+   * {@code pg_read_all_stats}.
+   */
+  @Override
+  public String oldestTransactionMicros() {
+    return "SELECT CAST(EXTRACT(EPOCH FROM (clock_timestamp() - min(t))) * 1000000 AS bigint) FROM ("
+        + "SELECT xact_start AS t FROM pg_stat_activity WHERE (datname = current_database() OR datname IS NULL)"
+        + " AND (backend_xmin IS NOT NULL OR backend_xid IS NOT NULL) AND pid <> pg_backend_pid()"
+        + " UNION ALL SELECT prepared FROM pg_prepared_xacts WHERE database = current_database()) AS x";
+  }
+
   @Override
   public String timestampText(String ts) {
     return "to_char(" + ts + " AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')";
