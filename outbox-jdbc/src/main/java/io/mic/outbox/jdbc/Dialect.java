@@ -280,6 +280,15 @@ public interface Dialect {
     return null;
   }
 
+  /**
+   * Whether the sequence counter's upsert ({@link #countSequences}, or {@link #insert} when it counts)
+   * locks each aggregate's counter row, in the order bound, until the transaction ends and before the
+   * clock is read: the aggregate lock of {@code lockAggregateOnAppend} is then not taken apart.
+   */
+  default boolean counterLocksAggregates() {
+    return false;
+  }
+
   /** Whether {@link #insert} counts the event in the sequence table itself (no {@link #countSequences} first). */
   default boolean insertCountsSequence() {
     return false;

@@ -222,7 +222,7 @@ public final class JdbcOutboxStore implements OutboxStore {
         appendOne(connection, events.iterator().next());
         return;
       }
-      if (lockAggregateOnAppend) {
+      if (separateLock()) {
         lockAggregates(connection, events);
       }
       insertBatch(connection, events, countSequences(connection, events));
@@ -233,8 +233,8 @@ public final class JdbcOutboxStore implements OutboxStore {
 
   /** The common case, in as few statements as the database allows (one on PostgreSQL). */
   private void appendOne(Connection connection, OutboxEvent event) throws SQLException {
-    String lockedInsert = lockAggregateOnAppend ? dialect.insertLocked(table, sequenceTable) : null;
-    if (lockAggregateOnAppend && lockedInsert == null) {
+    String lockedInsert = separateLock() ? dialect.insertLocked(table, sequenceTable) : null;
+    if (separateLock() && lockedInsert == null) {
       lockAggregates(connection, List.of(event));
     }
     if (!dialect.insertCountsSequence()) {
@@ -256,6 +256,15 @@ public final class JdbcOutboxStore implements OutboxStore {
             + " is missing from " + tableName.derivedName("sequences") + "; roll the transaction back", null);
       }
     }
+  }
+
+  /**
+   * Whether an append takes the aggregate lock apart from the sequence counter's row lock: not where the
+   * counter's upsert already locks each aggregate until the transaction ends, before the clock is read
+   * ({@link Dialect#counterLocksAggregates()}), which serialises the appends of an aggregate just the same.
+   */
+  private boolean separateLock() {
+    return lockAggregateOnAppend && !dialect.counterLocksAggregates();
   }
 
   private void lockAggregates(Connection connection, Collection<OutboxEvent> events) throws SQLException {
@@ -1028,7 +1037,9 @@ public final class JdbcOutboxStore implements OutboxStore {
      * before it reads the clock, and that row stays locked until the transaction ends too. So with
      * {@code false}, appends to one aggregate are still serialised, and {@code sequence} and
      * {@code created_at} still follow commit order: {@code false} only saves the separate lock statement
-     * (and, on MariaDB and H2, the {@code <table>_locks} table's rows).
+     * (and, on MariaDB and H2, the {@code <table>_locks} table's rows). On PostgreSQL the counter's row
+     * lock is the aggregate lock whatever this option says: no advisory lock is taken, so an append pays
+     * no extra statement and takes no slot of the shared lock table.
      */
     public Builder lockAggregateOnAppend(boolean lock) {
       this.lockAggregateOnAppend = lock;

@@ -98,6 +98,17 @@ public class PostgresDialect implements Dialect {
   }
 
   /**
+   * {@code INSERT … ON CONFLICT DO UPDATE} locks each counter row (waiting for a concurrent first insert of
+   * the same aggregate to end), in the order bound, before the row's clock_timestamp() is read: the same
+   * serialisation as {@code pg_advisory_xact_lock}, without a statement of its own and without a slot in
+   * the shared lock table per aggregate (which limited one transaction to about 12,500 aggregates).
+   */
+  @Override
+  public boolean counterLocksAggregates() {
+    return true;
+  }
+
+  /**
    * One statement: the values, then the counter upsert (after the advisory lock when {@code locked}: the
    * lock sits in the upsert's FROM), then the row, whose clock_timestamp() is read in a subquery over the
    * upsert's result, so after both locks. A volatile target list keeps each subquery from being flattened.
