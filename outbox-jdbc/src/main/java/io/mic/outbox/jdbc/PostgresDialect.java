@@ -222,8 +222,10 @@ public class PostgresDialect implements Dialect {
         + " WHERE m.aggregate_type = r.aggregate_type AND m.aggregate_id = r.aggregate_id AND m." + LIVE
         + " AND (m.created_at, m.id) > (r.created_at, r.id) ORDER BY m.created_at, m.id LIMIT ?) n"
         + " WINDOW w AS (ORDER BY n.created_at, n.id)) f WHERE f.contiguous),"
-        + " picked AS MATERIALIZED (SELECT id FROM (SELECT id, head_rank, 0 AS pos FROM ranked"
-        + " UNION ALL SELECT id, head_rank, pos FROM followers) x ORDER BY pos, head_rank LIMIT ?)"
+        // heads first, then followers breadth first; the LIMIT stops the append before the followers are
+        // computed at all when the heads fill the batch (they did all the work for nothing before)
+        + " picked AS MATERIALIZED (SELECT id FROM ((SELECT id FROM ranked ORDER BY head_rank)"
+        + " UNION ALL (SELECT id FROM followers ORDER BY pos, head_rank)) x LIMIT ?)"
         + " UPDATE " + table + " t SET status = 'PROCESSING', attempts = t.attempts + 1, lease_owner = ?,"
         + " lease_until = now() + ? * interval '1 microsecond' FROM picked WHERE t.id = picked.id"
         + " AND ((t.status = 'PENDING' AND t.next_attempt_at <= now())"
