@@ -19,7 +19,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>The age is {@code dispatched_at} against the database clock. Rows go in batches of {@code batchSize},
  * oldest first ({@link Dialect#retentionOrder()}: on PostgreSQL by id, the UUIDv7 primary key, since the
- * lean schema keeps no index on {@code dispatched_at}), each batch one statement in its own short transaction: locks are held for one batch only
+ * lean schema keeps no index on {@code dispatched_at}), each batch one statement in its own short
+ * transaction: locks are held for one batch only
  * and never on live rows, so dispatchers and appends carry on meanwhile. Several instances may purge at
  * once; they merely share the work. Immutable and thread-safe.
  */
