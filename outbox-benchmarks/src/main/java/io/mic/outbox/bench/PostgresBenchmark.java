@@ -31,7 +31,7 @@ import java.util.concurrent.ThreadLocalRandom;
  * mvn -B -q -DskipTests package -pl outbox-benchmarks -am
  * java -jar outbox-benchmarks/target/outbox-benchmarks.jar [--url U] [--user U] [--password P]
  *      [--events 200000] [--aggregates 10000] [--rounds 3] [--out bench-results/postgres.md]
- *      [--only drain,hot,append,locks,schema,retained] [--schema-events 200000] [--retained 2000000]
+ *      [--only drain,hot,append,locks,schema,retained,horizon] [--schema-events 200000] [--retained 2000000]
  * </pre>
  *
  * <p>{@code schema} loads the same rows into the schema before the lean indexes, the lean schema and the
@@ -129,6 +129,13 @@ public final class PostgresBenchmark {
     }
     if (runs("retained")) {
       retained();
+    }
+    if (runs("horizon")) {
+      for (int round = 1; round <= rounds; round++) {
+        System.err.printf("horizon round %d/%d%n", round, rounds);
+        record(HORIZON_FREE, drainBesideTransaction(false));
+        record(HORIZON_HELD, drainBesideTransaction(true));
+      }
     }
     if (runs("locks")) {
       int limit = lockLimit();
@@ -542,6 +549,55 @@ public final class PostgresBenchmark {
   }
 
   private final List<String[]> retainedRows = new ArrayList<>();
+  private static final String HORIZON_FREE = "horizon: drain, claim + throughput (baseline)";
+  private static final String HORIZON_HELD = "horizon: the same drain while another session holds a snapshot";
+
+  /**
+   * Drains the backlog with the dispatcher (claim, throughput mode), with or without another session holding
+   * a REPEATABLE READ snapshot taken before the drain began (the xmin horizon held back), and notes the dead
+   * row versions left and the age OutboxMaintenance reports.
+   */
+  private double drainBesideTransaction(boolean held) throws SQLException {
+    String table = loadBacklog();
+    try (Connection holder = dataSource.getConnection()) {
+      if (held) {
+        holder.setAutoCommit(false);
+        holder.setTransactionIsolation(Connection.TRANSACTION_REPEATABLE_READ);
+        try (Statement s = holder.createStatement()) {
+          s.executeQuery("SELECT count(*) FROM \"" + table + "\"").close();
+        }
+      }
+      JdbcOutboxStore store = JdbcOutboxStore.builder().dataSource(dataSource).table(table).build();
+      OutboxDispatcher dispatcher = OutboxDispatcher.builder().store(store).dispatchFn(e -> {})
+          .useClaim(true).batchSize(BATCH).build();
+      long t0 = System.nanoTime();
+      int done = 0;
+      int n;
+      while ((n = dispatcher.dispatchOnce().dispatched()) > 0) {
+        done += n;
+      }
+      double rate = check(done, events, t0);
+      java.util.Optional<java.time.Duration> age = io.mic.outbox.jdbc.OutboxMaintenance.builder().store(store).build()
+          .oldestTransactionAge();
+      try (Connection c = dataSource.getConnection(); Statement s = c.createStatement()) {
+        s.execute("VACUUM \"" + table + "\"");
+        try (ResultSet rs = s.executeQuery("SELECT n_dead_tup, pg_indexes_size(relid) FROM pg_stat_user_tables"
+            + " WHERE relname = '" + table + "'")) {
+          rs.next();
+          notes.add(String.format("Drain of %,d events %s: %,.0f events/s; after a VACUUM %,d dead row versions"
+              + " remain and the indexes take %.1f MB; oldestTransactionAge() read %s (load average %.2f).",
+              events, held ? "while another session held a snapshot" : "with no transaction held open", rate,
+              rs.getLong(1), rs.getLong(2) / 1e6, age.map(Object::toString).orElse("empty"), load()));
+        }
+      }
+      if (held) {
+        holder.rollback();
+      }
+      return rate;
+    } finally {
+      drop(table);
+    }
+  }
 
   private static double indexBytes(Statement s, String table) throws SQLException {
     try (ResultSet rs = s.executeQuery("SELECT pg_indexes_size('\"" + table + "\"')")) {
@@ -609,6 +665,7 @@ public final class PostgresBenchmark {
         {"plain batch into the schema before the lean indexes / minimal table", APPEND_OLD, APPEND_BASELINE},
         {"plain batch: lean / before the lean indexes", APPEND_SHIPPED, APPEND_OLD},
         {"append batch with / without the advisory lock", APPEND_STORE, APPEND_NO_LOCK},
+        {"drain while a snapshot is held / without", HORIZON_HELD, HORIZON_FREE},
         {"single append / plain INSERT (goal: time within 1.10x, rate >= 0.91)", SINGLE_STORE, SINGLE_BASELINE},
         {"single append without the advisory lock / plain INSERT", SINGLE_NO_LOCK, SINGLE_BASELINE}};
     // under a drifting machine load, the ratio of the same round (the two scenarios ran seconds apart) is
