@@ -31,8 +31,14 @@ import java.util.concurrent.ThreadLocalRandom;
  * mvn -B -q -DskipTests package -pl outbox-benchmarks -am
  * java -jar outbox-benchmarks/target/outbox-benchmarks.jar [--url U] [--user U] [--password P]
  *      [--events 200000] [--aggregates 10000] [--rounds 3] [--out bench-results/postgres.md]
- *      [--only drain,hot,append,locks]
+ *      [--only drain,hot,append,locks,schema,retained,horizon] [--schema-events 200000] [--retained 2000000]
  * </pre>
+ *
+ * <p>{@code schema} loads the same rows into the schema before the lean indexes, the lean schema and the
+ * minimal table, drains them with the store's claim and mark statements, and reports per million rows the
+ * insert and mark time and the index size once every row is dispatched. {@code retained} measures claim
+ * latency with 10,000 pending rows beside 0 and {@code --retained} dispatched rows, then the purge rate of
+ * those rows in bounded batches.
  *
  * <p>The append baseline is the best hand-written JDBC for the same job: one prepared statement per
  * connection, a batch of 1,000 rows per transaction with the driver's defaults, into a minimal outbox
@@ -46,7 +52,8 @@ public final class PostgresBenchmark {
   private static final int APPEND_BATCH = 1_000;
   private static final String APPEND_BASELINE =
       "append: plain JDBC batch INSERT, minimal table, 1,000 per tx (baseline)";
-  private static final String APPEND_SHIPPED = "append: plain JDBC batch INSERT, shipped schema, 1,000 per tx";
+  private static final String APPEND_SHIPPED = "append: plain JDBC batch INSERT, shipped (lean) schema, 1,000 per tx";
+  private static final String APPEND_OLD = "append: plain JDBC batch INSERT, schema before the lean indexes, 1,000 per tx";
   private static final String APPEND_NO_LOCK =
       "append: JdbcOutboxStore.append(c, events), lockAggregateOnAppend(false), 1,000 per tx";
   private static final String APPEND_STORE = "append: JdbcOutboxStore.append(c, events), defaults, 1,000 per tx";
@@ -106,11 +113,30 @@ public final class PostgresBenchmark {
       if (runs("append")) {
         record(APPEND_BASELINE, appendBatch(Writer.PLAIN_MINIMAL));
         record(APPEND_SHIPPED, appendBatch(Writer.PLAIN_SHIPPED));
+        record(APPEND_OLD, appendBatch(Writer.PLAIN_OLD));
         record(APPEND_NO_LOCK, appendBatch(Writer.STORE_NO_LOCK));
         record(APPEND_STORE, appendBatch(Writer.STORE));
         record(SINGLE_BASELINE, appendSingle(Writer.PLAIN_MINIMAL));
         record(SINGLE_NO_LOCK, appendSingle(Writer.STORE_NO_LOCK));
         record(SINGLE_STORE, appendSingle(Writer.STORE));
+      }
+    }
+    if (runs("schema")) {
+      for (int round = 1; round <= rounds; round++) {
+        System.err.printf("schema round %d/%d%n", round, rounds);
+        for (Schema schema : Schema.values()) {
+          schemaCost(schema);
+        }
+      }
+    }
+    if (runs("retained")) {
+      retained();
+    }
+    if (runs("horizon")) {
+      for (int round = 1; round <= rounds; round++) {
+        System.err.printf("horizon round %d/%d%n", round, rounds);
+        record(HORIZON_FREE, drainBesideTransaction(false));
+        record(HORIZON_HELD, drainBesideTransaction(true));
       }
     }
     if (runs("locks")) {
@@ -222,6 +248,8 @@ public final class PostgresBenchmark {
     PLAIN_MINIMAL,
     /** The same hand-written JDBC into the table createSchema() ships: what its indexes cost. */
     PLAIN_SHIPPED,
+    /** The same into the table as createSchema() made it before the lean indexes. */
+    PLAIN_OLD,
     /** JdbcOutboxStore.append with lockAggregateOnAppend(false): sequence counter, no advisory lock. */
     STORE_NO_LOCK,
     /** JdbcOutboxStore.append with the defaults: advisory lock + sequence counter. */
@@ -243,6 +271,8 @@ public final class PostgresBenchmark {
     store.createSchema();
     if (writer == Writer.PLAIN_MINIMAL) {
       minimal(table);
+    } else if (writer == Writer.PLAIN_OLD) {
+      beforeLean(table);
     }
     // what a user would write: the columns the event has, the database clock for the times
     String plain = "INSERT INTO \"" + table + "\" (id, aggregate_type, aggregate_id, topic, payload, headers, priority)"
@@ -293,6 +323,20 @@ public final class PostgresBenchmark {
     }
   }
 
+  /**
+   * Gives a lean table the indexes createSchema() made before the lean schema: the full aggregate index
+   * instead of the partial head index, and the partial index on dispatched_at.
+   */
+  private void beforeLean(String table) throws SQLException {
+    try (Connection c = dataSource.getConnection(); Statement s = c.createStatement()) {
+      s.execute("DROP INDEX IF EXISTS \"" + table + "_head_idx\"");
+      s.execute("CREATE INDEX \"" + table + "_aggregate_idx\" ON \"" + table
+          + "\" (aggregate_type, aggregate_id, status, created_at, id)");
+      s.execute("CREATE INDEX \"" + table + "_dispatched_idx\" ON \"" + table
+          + "\" (dispatched_at) WHERE status = 'DISPATCHED'");
+    }
+  }
+
   /** Leaves the primary key and the partial claim index: the least an outbox table needs. */
   private void minimal(String table) throws SQLException {
     try (Connection c = dataSource.getConnection(); Statement s = c.createStatement()) {
@@ -338,6 +382,198 @@ public final class PostgresBenchmark {
     }
   }
 
+  // ------------------------------------------------------------------ schema cost and retention
+
+  /** The indexes a table carries for the schema scenarios. */
+  private enum Schema {
+    BEFORE_LEAN("schema before the lean indexes (pkey, claim, full aggregate, dispatched_at, DLQ)"),
+    LEAN("lean schema (pkey, claim, live head, DLQ)"),
+    MINIMAL("minimal table (pkey, claim)");
+
+    final String label;
+
+    Schema(String label) {
+      this.label = label;
+    }
+  }
+
+  private final Map<Schema, List<double[]>> schemaRuns = new LinkedHashMap<>();
+  /** A time-ordered id like the store's UUIDv7 (the milliseconds, version 7, then the row number). */
+  private static final String V7 = "CAST(lpad(to_hex(CAST(extract(epoch FROM clock_timestamp()) * 1000 AS bigint)), 12,"
+      + " '0') || '7' || lpad(to_hex(g), 19, '0') AS uuid)";
+
+  /**
+   * Loads {@code --schema-events} pending rows with one INSERT … SELECT, drains them with the store's claim
+   * and mark statements (batches of 500), timing the marks apart, then reads the index size with every row
+   * dispatched. Records seconds per 1M rows for insert, claim and mark, and MB per 1M rows of index.
+   */
+  private void schemaCost(Schema schema) throws SQLException {
+    int n = Integer.parseInt(options.getOrDefault("schema-events", "200000"));
+    String table = "bench_schema_" + UUID.randomUUID().toString().substring(0, 8);
+    JdbcOutboxStore store = JdbcOutboxStore.builder().dataSource(dataSource).table(table).build();
+    store.createSchema();
+    try (Connection c = dataSource.getConnection(); Statement s = c.createStatement()) {
+      if (schema == Schema.BEFORE_LEAN) {
+        beforeLean(table);
+      } else if (schema == Schema.MINIMAL) {
+        minimal(table);
+      }
+      long t0 = System.nanoTime();
+      s.execute("INSERT INTO \"" + table + "\" (id, aggregate_type, aggregate_id, topic, payload, headers, priority,"
+          + " created_at, next_attempt_at) SELECT " + V7 + ", 'order', 'agg-' || (g % " + aggregates + "),"
+          + " 'order.changed', json_build_object('order', g % " + aggregates + ", 'n', g, 'note', 'benchmark'),"
+          + " '{}', 0, clock_timestamp(), clock_timestamp() FROM generate_series(1, " + n + ") AS g");
+      double insert = (System.nanoTime() - t0) / 1e9;
+      s.execute("VACUUM ANALYZE \"" + table + "\"");
+      long claimNanos = 0;
+      long markNanos = 0;
+      int done = 0;
+      while (true) {
+        long c0 = System.nanoTime();
+        List<OutboxEvent> claimed = store.claim("raw#" + done, BATCH, LEASE, false);
+        long c1 = System.nanoTime();
+        claimNanos += c1 - c0;
+        if (claimed.isEmpty()) {
+          break;
+        }
+        done += store.markDispatched(claimed).size();
+        markNanos += System.nanoTime() - c1;
+      }
+      check(done, n, System.nanoTime());
+      double indexBytes = indexBytes(s, table);
+      s.execute("REINDEX TABLE \"" + table + "\"");
+      double rebuiltBytes = indexBytes(s, table); // what the indexes hold once vacuum has recycled the dead entries
+      double perMillion = 1_000_000.0 / n;
+      double[] run = {insert * perMillion, claimNanos / 1e9 * perMillion, markNanos / 1e9 * perMillion,
+          indexBytes / 1e6 * perMillion, rebuiltBytes / 1e6 * perMillion, load()};
+      schemaRuns.computeIfAbsent(schema, k -> new ArrayList<>()).add(run);
+      System.err.printf("  %-40s insert %.1f s, claim %.1f s, mark %.1f s, index %.0f MB, rebuilt %.0f MB per 1M;"
+          + " load %.2f%n", schema, run[0], run[1], run[2], run[3], run[4], run[5]);
+    } finally {
+      drop(table);
+    }
+  }
+
+  /**
+   * Claim latency with 10,000 pending rows beside 0 and then {@code --retained} dispatched rows (created
+   * earlier, as retention leaves them), then the purge of the dispatched rows in bounded batches.
+   */
+  private void retained() throws SQLException {
+    int retained = Integer.parseInt(options.getOrDefault("retained", "2000000"));
+    for (int dispatched : new int[] {0, retained}) {
+      String table = "bench_retained_" + UUID.randomUUID().toString().substring(0, 8);
+      JdbcOutboxStore store = JdbcOutboxStore.builder().dataSource(dataSource).table(table).build();
+      store.createSchema();
+      try (Connection c = dataSource.getConnection(); Statement s = c.createStatement()) {
+        if (dispatched > 0) {
+          s.execute("INSERT INTO \"" + table + "\" (id, aggregate_type, aggregate_id, topic, payload, headers,"
+              + " priority, status, lease_owner, created_at, next_attempt_at, dispatched_at) SELECT " + V7 + ","
+              + " 'order', 'agg-' || (g % 10000), 'order.changed', json_build_object('n', g), '{}', 0, 'DISPATCHED',"
+              + " 'w', t, t, t + interval '1 second' FROM (SELECT g, now() - interval '2 days' + g * interval '50"
+              + " microseconds' AS t FROM generate_series(1, " + dispatched + ") AS g) AS x");
+        }
+        s.execute("INSERT INTO \"" + table + "\" (id, aggregate_type, aggregate_id, topic, payload, headers, priority,"
+            + " created_at, next_attempt_at) SELECT " + V7 + ", 'order', 'agg-' || (g % 1000), 'order.changed',"
+            + " json_build_object('n', g), '{}', 0, clock_timestamp(), clock_timestamp()"
+            + " FROM generate_series(1, 10000) AS g");
+        s.execute("VACUUM ANALYZE \"" + table + "\"");
+        List<Double> latencies = new ArrayList<>();
+        for (boolean ordered : new boolean[] {false, true}) {
+          latencies.clear();
+          for (int i = 0; i < 50; i++) {
+            long t0 = System.nanoTime();
+            List<OutboxEvent> claimed = store.claim("lat", 100, LEASE, ordered);
+            latencies.add((System.nanoTime() - t0) / 1e6);
+            store.release(claimed, Duration.ZERO);
+          }
+          latencies.sort(null);
+          String what = "claim of 100 " + (ordered ? "(ordered)" : "(throughput)") + ", 10,000 pending, "
+              + String.format("%,d", dispatched) + " dispatched";
+          retainedRows.add(new String[] {what, String.format("%.2f", latencies.get(latencies.size() / 2)),
+              String.format("%.2f", latencies.get(latencies.size() * 95 / 100)), String.format("%.2f", load())});
+          System.err.printf("  %s: p50 %.2f ms, p95 %.2f ms%n", what, latencies.get(latencies.size() / 2),
+              latencies.get(latencies.size() * 95 / 100));
+        }
+        if (dispatched > 0) {
+          io.mic.outbox.jdbc.OutboxMaintenance maintenance = io.mic.outbox.jdbc.OutboxMaintenance.builder().store(store)
+              .batchSize(io.mic.outbox.jdbc.OutboxMaintenance.DEFAULT_BATCH_SIZE).build();
+          long t0 = System.nanoTime();
+          long purged = maintenance.purgeDispatchedOlderThan(java.time.Duration.ofHours(1));
+          double secs = (System.nanoTime() - t0) / 1e9;
+          notes.add(String.format("Purge of %,d dispatched rows (older than 1 hour) beside 10,000 pending, batches of"
+              + " %,d: %.1f s, %,.0f rows/s (load average %.2f).", purged,
+              io.mic.outbox.jdbc.OutboxMaintenance.DEFAULT_BATCH_SIZE, secs, purged / secs, load()));
+          System.err.println("  " + notes.get(notes.size() - 1));
+        }
+      } finally {
+        drop(table);
+      }
+    }
+  }
+
+  private final List<String[]> retainedRows = new ArrayList<>();
+  private static final String HORIZON_FREE = "horizon: drain, claim + throughput (baseline)";
+  private static final String HORIZON_HELD = "horizon: the same drain while another session holds a snapshot";
+
+  /**
+   * Drains the backlog with the dispatcher (claim, throughput mode), with or without another session holding
+   * a REPEATABLE READ snapshot taken before the drain began (the xmin horizon held back), and notes the dead
+   * row versions left and the age OutboxMaintenance reports.
+   */
+  private double drainBesideTransaction(boolean held) throws SQLException {
+    String table = loadBacklog();
+    try (Connection holder = dataSource.getConnection()) {
+      if (held) {
+        holder.setAutoCommit(false);
+        holder.setTransactionIsolation(Connection.TRANSACTION_REPEATABLE_READ);
+        try (Statement s = holder.createStatement()) {
+          s.executeQuery("SELECT count(*) FROM \"" + table + "\"").close();
+        }
+      }
+      JdbcOutboxStore store = JdbcOutboxStore.builder().dataSource(dataSource).table(table).build();
+      OutboxDispatcher dispatcher = OutboxDispatcher.builder().store(store).dispatchFn(e -> {})
+          .useClaim(true).batchSize(BATCH).build();
+      long t0 = System.nanoTime();
+      int done = 0;
+      int n;
+      while ((n = dispatcher.dispatchOnce().dispatched()) > 0) {
+        done += n;
+      }
+      double rate = check(done, events, t0);
+      java.util.Optional<java.time.Duration> age = io.mic.outbox.jdbc.OutboxMaintenance.builder().store(store).build()
+          .oldestTransactionAge();
+      try (Connection c = dataSource.getConnection(); Statement s = c.createStatement()) {
+        s.execute("VACUUM \"" + table + "\"");
+        try (ResultSet rs = s.executeQuery("SELECT n_dead_tup, pg_indexes_size(relid) FROM pg_stat_user_tables"
+            + " WHERE relname = '" + table + "'")) {
+          rs.next();
+          notes.add(String.format("Drain of %,d events %s: %,.0f events/s; after a VACUUM %,d dead row versions"
+              + " remain and the indexes take %.1f MB; oldestTransactionAge() read %s (load average %.2f).",
+              events, held ? "while another session held a snapshot" : "with no transaction held open", rate,
+              rs.getLong(1), rs.getLong(2) / 1e6, age.map(Object::toString).orElse("empty"), load()));
+        }
+      }
+      if (held) {
+        holder.rollback();
+      }
+      return rate;
+    } finally {
+      drop(table);
+    }
+  }
+
+  private static double indexBytes(Statement s, String table) throws SQLException {
+    try (ResultSet rs = s.executeQuery("SELECT pg_indexes_size('\"" + table + "\"')")) {
+      rs.next();
+      return rs.getLong(1);
+    }
+  }
+
+  /** The one-minute load average of the machine, as uptime shows it. */
+  private static double load() {
+    return java.lang.management.ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage();
+  }
+
   // ------------------------------------------------------------------ reporting
 
   private double check(int done, int expected, long t0) {
@@ -371,7 +607,8 @@ public final class PostgresBenchmark {
     md.append("Run ").append(Instant.now()).append(" on ").append(Runtime.getRuntime().availableProcessors())
         .append(" cores, Java ").append(System.getProperty("java.version")).append(", ").append(settings())
         .append(".\nBacklog: ").append(events).append(" events over ").append(aggregates)
-        .append(" aggregates, batch ").append(BATCH).append(", no-op publisher, one dispatcher thread.\n\n");
+        .append(" aggregates, batch ").append(BATCH).append(", no-op publisher, one dispatcher thread.")
+        .append(" Load average (1 min) at the end: ").append(String.format("%.2f", load())).append(".\n\n");
     md.append("| scenario | median events/s | all rounds |\n|---|---:|---|\n");
     rates.forEach((k, v) -> md.append("| ").append(k).append(" | ").append(String.format("%,.0f", median(k)))
         .append(" | ").append(v.stream().map(x -> String.format("%,.0f", x)).toList()).append(" |\n"));
@@ -388,16 +625,53 @@ public final class PostgresBenchmark {
         {"append batch without the advisory lock / plain JDBC batch", APPEND_NO_LOCK, APPEND_BASELINE},
         {"plain batch into the shipped schema / minimal table (index cost)", APPEND_SHIPPED, APPEND_BASELINE},
         {"append batch / plain batch into the shipped schema", APPEND_STORE, APPEND_SHIPPED},
+        {"plain batch into the schema before the lean indexes / minimal table", APPEND_OLD, APPEND_BASELINE},
+        {"plain batch: lean / before the lean indexes", APPEND_SHIPPED, APPEND_OLD},
         {"append batch with / without the advisory lock", APPEND_STORE, APPEND_NO_LOCK},
+        {"drain while a snapshot is held / without", HORIZON_HELD, HORIZON_FREE},
         {"single append / plain INSERT (goal: time within 1.10x, rate >= 0.91)", SINGLE_STORE, SINGLE_BASELINE},
         {"single append without the advisory lock / plain INSERT", SINGLE_NO_LOCK, SINGLE_BASELINE}};
-    md.append("\n| ratio | value |\n|---|---:|\n");
+    // under a drifting machine load, the ratio of the same round (the two scenarios ran seconds apart) is
+    // steadier than the ratio of two medians taken from different rounds
+    md.append("\n| ratio | of the medians | median of the per-round ratios | per round |\n|---|---:|---:|---|\n");
     for (String[] r : ratios) {
       if (!rates.containsKey(r[1]) || !rates.containsKey(r[2])) {
         continue;
       }
+      List<Double> a = rates.get(r[1]);
+      List<Double> b = rates.get(r[2]);
+      List<Double> paired = new ArrayList<>();
+      for (int i = 0; i < Math.min(a.size(), b.size()); i++) {
+        paired.add(a.get(i) / b.get(i));
+      }
+      List<String> shown = paired.stream().map(x -> String.format("%.2f", x)).toList();
+      paired.sort(null);
+      double mid = paired.size() % 2 == 1 ? paired.get(paired.size() / 2)
+          : (paired.get(paired.size() / 2 - 1) + paired.get(paired.size() / 2)) / 2;
       md.append("| ").append(r[0]).append(" | ").append(String.format("%.2f", median(r[1]) / median(r[2])))
-          .append(" |\n");
+          .append(" | ").append(String.format("%.2f", mid)).append(" | ").append(shown).append(" |\n");
+    }
+    if (!schemaRuns.isEmpty()) {
+      md.append("\nPer 1M rows (").append(options.getOrDefault("schema-events", "200000"))
+          .append(" loaded with one INSERT … SELECT, drained by the store's claim + mark statements in batches of ")
+          .append(BATCH).append("; medians of the rounds; index size with every row dispatched):\n\n")
+          .append("| schema | insert s | claim s | mark s | index MB after the drain | index MB rebuilt (what it holds) | load avg |\n|---|---:|---:|---:|---:|---:|---:|\n");
+      schemaRuns.forEach((schema, runs) -> {
+        md.append("| ").append(schema.label);
+        for (int k = 0; k < 6; k++) {
+          List<Double> v = new ArrayList<>();
+          for (double[] r : runs) {
+            v.add(r[k]);
+          }
+          v.sort(null);
+          md.append(" | ").append(String.format(k == 5 ? "%.2f" : "%.1f", v.get(v.size() / 2)));
+        }
+        md.append(" |\n");
+      });
+    }
+    if (!retainedRows.isEmpty()) {
+      md.append("\n| claim latency | p50 ms | p95 ms | load avg |\n|---|---:|---:|---:|\n");
+      retainedRows.forEach(r -> md.append("| ").append(String.join(" | ", r)).append(" |\n"));
     }
     notes.forEach(n -> md.append("\n").append(n).append("\n"));
     return md.toString();

@@ -40,6 +40,7 @@ import io.mic.replay.NatsReplaySink;
 import io.mic.replay.ReplayResult;
 import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Delivery;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -105,29 +106,38 @@ final class DocSamples {
     // docs/operations.md 2 end
   }
 
-  static void operations3(JdbcOutboxStore store, ScheduledExecutorService scheduler) {
+  static void operationsHorizon(JdbcOutboxStore store, MeterRegistry registry) {
     // docs/operations.md 3 begin
+    OutboxMaintenance maintenance = OutboxMaintenance.builder().store(store).build();
+    Gauge.builder("mic.outbox.oldest.transaction.age", maintenance,
+            m -> m.oldestTransactionAge().map(d -> d.toMillis() / 1000.0).orElse(0.0))
+        .baseUnit("seconds").register(registry);        // alert when it stays above a few minutes
+    // docs/operations.md 3 end
+  }
+
+  static void operations3(JdbcOutboxStore store, ScheduledExecutorService scheduler) {
+    // docs/operations.md 4 begin
     OutboxArchiver archiver = OutboxArchiver.builder().store(store).batchSize(1000)
         .sink(JsonLinesArchive.builder().directory(Path.of("/var/lib/outbox-archive")).maxEventsPerFile(100_000).build())
         .sink(ClickHouseArchive.builder().url("http://clickhouse:8123").table("outbox_archive")
             .credentials(System.getenv("CLICKHOUSE_USER"), System.getenv("CLICKHOUSE_PASSWORD")).build())
         .build();
     scheduler.scheduleWithFixedDelay(() -> archiver.archiveAndPurge(Duration.ofDays(7)), 1, 60, TimeUnit.MINUTES);
-    // docs/operations.md 3 end
+    // docs/operations.md 4 end
   }
 
   static void operations4(JdbcOutboxStore store, UUID id) {
-    // docs/operations.md 4 begin
+    // docs/operations.md 5 begin
     OutboxDeadLetters dlq = OutboxDeadLetters.builder().store(store).build();
     DeadLetterQuery q = DeadLetterQuery.builder().topic("invoice.issued").errorContains("401").build();
     dlq.listDeadLetters(q);                                   // oldest first, default limit 100
     dlq.redrive(DeadLetterQuery.builder().topic("invoice.issued").errorContains("401").limit(10).build()); // canary
     dlq.redrive(q);   dlq.redriveAll();   dlq.redrive(id);   dlq.purgeDeadLetters(q);
-    // docs/operations.md 4 end
+    // docs/operations.md 5 end
   }
 
   static void operations5(MeterRegistry meterRegistry, JdbcOutboxStore store, DispatchFn publish) {
-    // docs/operations.md 5 begin
+    // docs/operations.md 6 begin
     MicrometerOutboxMetrics metrics = MicrometerOutboxMetrics.builder()
         .registry(meterRegistry)                 // required
         .store(store)                            // optional: without it, no gauges (counters and timers only)
@@ -143,11 +153,11 @@ final class DocSamples {
     // … the application runs …
     dispatcher.close();
     metrics.close();   // removes the gauges, so a late scrape does not query a closed DataSource
-    // docs/operations.md 5 end
+    // docs/operations.md 6 end
   }
 
   static void operations6(HttpServer server, OutboxHealth health) {
-    // docs/operations.md 6 begin
+    // docs/operations.md 7 begin
     server.createContext("/health/outbox", exchange -> {
       int status;
       String body;
@@ -165,7 +175,7 @@ final class DocSamples {
       exchange.getResponseBody().write(bytes);
       exchange.close();
     });
-    // docs/operations.md 6 end
+    // docs/operations.md 7 end
   }
 
   static void replay1(JdbcOutboxStore store) {

@@ -37,7 +37,12 @@ abstract class AppendStatements {
 
   // ------------------------------------------------------------------ what differs per database
 
-  /** Locks {@code keys} aggregates, in the order bound ({@link #bindLockKeys}), until the transaction ends. */
+  /**
+   * Locks {@code keys} aggregates, in the order bound ({@link #bindLockKeys}), until the transaction ends;
+   * {@code null} where {@link #countSequences} locks each aggregate's counter row, in lock-key order,
+   * before the clock is read: that row lock then serialises an aggregate's appends just the same, without
+   * a statement of its own.
+   */
   abstract String lockAggregates(int keys);
 
   /** Binds the sorted, distinct lock keys of {@link #lockAggregates}. */
@@ -54,6 +59,17 @@ abstract class AppendStatements {
    * (aggregate_type, aggregate_id, last_sequence).
    */
   abstract String countSequences(int aggregates);
+
+  /** Binds {@link #countSequences}: per aggregate, in the order given, type, id and count. */
+  void bindSequenceCounts(PreparedStatement ps, List<OutboxEvent> aggregates, List<Long> counts)
+      throws SQLException {
+    int i = 1;
+    for (int k = 0; k < aggregates.size(); k++) {
+      ps.setString(i++, aggregates.get(k).aggregateType());
+      ps.setString(i++, aggregates.get(k).aggregateId());
+      ps.setLong(i++, counts.get(k));
+    }
+  }
 
   /**
    * Creates the missing counter rows of {@code aggregates} aggregates at 0 before {@link #countSequences};
@@ -103,7 +119,7 @@ abstract class AppendStatements {
 
   /** The common case, one event, in as few statements as the database allows. */
   void appendOne(Connection connection, OutboxEvent event, boolean lock) throws SQLException {
-    if (lock) {
+    if (lock && lockAggregates(1) != null) {
       lockAggregates(connection, List.of(event));
     }
     countSequences(connection, List.of(event));
@@ -114,7 +130,7 @@ abstract class AppendStatements {
   }
 
   void appendBatch(Connection connection, Collection<OutboxEvent> events, boolean lock) throws SQLException {
-    if (lock) {
+    if (lock && lockAggregates(1) != null) {
       lockAggregates(connection, events);
     }
     insertBatch(connection, events, countSequences(connection, events));
@@ -170,13 +186,7 @@ abstract class AppendStatements {
         }
       }
       try (PreparedStatement ps = connection.prepareStatement(countSequences(chunk.size()))) {
-        int i = 1;
-        for (String key : chunk) {
-          OutboxEvent e = firsts.get(key);
-          ps.setString(i++, e.aggregateType());
-          ps.setString(i++, e.aggregateId());
-          ps.setLong(i++, counts.get(key));
-        }
+        bindSequenceCounts(ps, chunk.stream().map(firsts::get).toList(), chunk.stream().map(counts::get).toList());
         if (read == null) {
           readSequences(ps, last);
         } else {

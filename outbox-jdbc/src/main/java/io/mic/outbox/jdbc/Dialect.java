@@ -8,6 +8,7 @@ import java.sql.SQLException;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
+import java.util.List;
 import java.util.UUID;
 
 /**
@@ -71,6 +72,19 @@ public interface Dialect {
   /** Classpath location of the script that upgrades an outbox table of the shape before the envelope. */
   default String upgradeEnvelopeResource() {
     return schemaResource().replace(".sql", "-upgrade-envelope.sql");
+  }
+
+  /**
+   * Classpath location of the script that replaces the indexes of a table created before the lean schema
+   * (see {@link #obsoleteIndexes()}), or {@code null} when the dialect's indexes did not change.
+   */
+  default String upgradeIndexesResource() {
+    return null;
+  }
+
+  /** The derived names ({@code aggregate_idx}) of indexes that {@link #upgradeIndexesResource()} replaces. */
+  default List<String> obsoleteIndexes() {
+    return List.of();
   }
 
   /** Classpath location of the inbox DDL for the default table name {@code outbox_inbox}. */
@@ -171,6 +185,23 @@ public interface Dialect {
   /** The claim and fetch order; it must match the claim index. */
   default String dispatchOrder() {
     return "o.priority DESC, o.created_at, o.id";
+  }
+
+  /**
+   * The order in which retention (purge and archive) takes {@code DISPATCHED} rows: it must match an index,
+   * so that a batch stops at its limit.
+   */
+  default String retentionOrder() {
+    return "dispatched_at, id";
+  }
+
+  /**
+   * One row: microseconds since the oldest open transaction of this database (other than the caller's)
+   * began, of those that hold back the cleanup of deleted and updated rows, or SQL NULL when none does;
+   * {@code null} when the database cannot tell.
+   */
+  default String oldestTransactionMicros() {
+    return null;
   }
 
   /** A cheap filter on live rows that lets the claim index be used, or an empty string. */

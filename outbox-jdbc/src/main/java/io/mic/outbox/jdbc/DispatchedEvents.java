@@ -42,8 +42,9 @@ public final class DispatchedEvents {
 
   /**
    * At most {@code limit} {@code DISPATCHED} events whose {@code dispatched_at} is more than
-   * {@code olderThan} before the database clock ({@code Duration.ZERO}: dispatched up to now), oldest
-   * dispatch first (then by id).
+   * {@code olderThan} before the database clock ({@code Duration.ZERO}: dispatched up to now), in
+   * {@link Dialect#retentionOrder()}: oldest dispatch first (then by id), or on PostgreSQL, whose lean
+   * schema has no index on {@code dispatched_at}, by id (creation order for the default UUIDv7 ids).
    */
   public List<OutboxEvent> oldest(Duration olderThan, int limit) {
     long micros = TableAccess.retentionMicros(olderThan);

@@ -121,7 +121,8 @@ public final class JdbcOutboxStore implements OutboxStore {
   /**
    * Creates the table, its indexes and the tables beside it if they are missing, and upgrades a table
    * created before the event envelope ({@link Dialect#upgradeEnvelopeResource()}: the columns
-   * {@code sequence}, {@code schema_version}, {@code occurred_at}, {@code trace_parent}). Safe to call at
+   * {@code sequence}, {@code schema_version}, {@code occurred_at}, {@code trace_parent}) and the indexes of
+   * a table created before the lean schema ({@link Dialect#upgradeIndexesResource()}). Safe to call at
    * every start: when everything exists no DDL runs, so a runtime role with row rights only (SELECT,
    * INSERT, UPDATE, DELETE) may call it.
    */
@@ -130,15 +131,27 @@ public final class JdbcOutboxStore implements OutboxStore {
     Dialect dialect = access.dialect;
     boolean created = access.createSchema(dialect.schemaResource(), DEFAULT_TABLE);
     boolean upgraded = access.upgrade(dialect.upgradeEnvelopeResource(), DEFAULT_TABLE, ENVELOPE_COLUMNS);
+    boolean lean = dialect.upgradeIndexesResource() != null
+        && access.upgradeIndexes(dialect.upgradeIndexesResource(), DEFAULT_TABLE, dialect.obsoleteIndexes());
     createControlSchema(access);
     LOG.info("outbox table {} {} ({})", tableName, upgraded ? "upgraded to the event envelope"
-        : created ? "ready" : "found", dialect.name());
+        : lean ? "upgraded to the lean indexes" : created ? "ready" : "found", dialect.name());
   }
 
   /** The upgrade script of {@link Dialect#upgradeEnvelopeResource()} for this store's table name, comments removed. */
   public String upgradeEnvelopeDdl() {
     TableAccess access = access();
     return access.ddl(access.dialect.upgradeEnvelopeResource(), DEFAULT_TABLE);
+  }
+
+  /**
+   * The index upgrade of {@link Dialect#upgradeIndexesResource()} for this store's table name, comments
+   * removed; empty where the dialect's indexes did not change.
+   */
+  public String upgradeIndexesDdl() {
+    TableAccess access = access();
+    String resource = access.dialect.upgradeIndexesResource();
+    return resource == null ? "" : access.ddl(resource, DEFAULT_TABLE);
   }
 
   /** The DDL of {@link Dialect#schemaResource()} for this store's table name, comments removed. */
@@ -451,7 +464,9 @@ public final class JdbcOutboxStore implements OutboxStore {
      * before it reads the clock, and that row stays locked until the transaction ends too. So with
      * {@code false}, appends to one aggregate are still serialised, and {@code sequence} and
      * {@code created_at} still follow commit order: {@code false} only saves the separate lock statement
-     * (and, on MariaDB and H2, the {@code <table>_locks} table's rows).
+     * (and, on MariaDB and H2, the {@code <table>_locks} table's rows). On PostgreSQL the counter's row
+     * lock is the aggregate lock whatever this option says: no advisory lock is taken, so an append pays
+     * no extra statement and takes no slot of the shared lock table.
      */
     public Builder lockAggregateOnAppend(boolean lock) {
       this.lockAggregateOnAppend = lock;

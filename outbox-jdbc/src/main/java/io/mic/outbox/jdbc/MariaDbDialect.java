@@ -97,6 +97,13 @@ public class MariaDbDialect implements Dialect {
     return "DATE_FORMAT(" + ts + ", '%Y-%m-%dT%H:%i:%s.%fZ')";
   }
 
+  /** InnoDB keeps undo (the history list) for the oldest open transaction; reading it needs PROCESS. */
+  @Override
+  public String oldestTransactionMicros() {
+    return "SELECT TIMESTAMPDIFF(MICROSECOND, MIN(trx_started), NOW(6)) FROM information_schema.innodb_trx"
+        + " WHERE trx_mysql_thread_id <> CONNECTION_ID()";
+  }
+
   @Override
   public String dispatchOrder() {
     return "o.live_priority DESC, o.created_at, o.id";

@@ -20,7 +20,9 @@ import org.slf4j.LoggerFactory;
  * }</pre>
  *
  * <p>The age is {@code dispatched_at} against the database clock. Rows go in batches of {@code batchSize},
- * oldest first, each batch one statement in its own short transaction: locks are held for one batch only
+ * oldest first ({@link Dialect#retentionOrder()}: on PostgreSQL by id, the UUIDv7 primary key, since the
+ * lean schema keeps no index on {@code dispatched_at}), each batch one statement in its own short
+ * transaction: locks are held for one batch only
  * and never on live rows, so dispatchers and appends carry on meanwhile. Several instances may purge at
  * once; they merely share the work. Immutable and thread-safe.
  */
@@ -74,6 +76,32 @@ public final class OutboxMaintenance {
       LOG.info("outbox table {}: purged {} event(s) dispatched more than {} ago", access.name, total, retention);
     }
     return total;
+  }
+
+  /**
+   * How long the oldest open transaction of the database (other than this call's) has been running, among
+   * those that keep dead rows from being cleaned up: on PostgreSQL a session holding a snapshot or a
+   * transaction id, or a prepared transaction (the xmin horizon); on MariaDB the oldest InnoDB
+   * transaction (the undo history). Empty when there is none, or on H2. While it grows, no purge, no mark
+   * and no claim leaves garbage that can be reclaimed, and a queue table slows down with every dead row:
+   * alert on it (docs/operations.md). PostgreSQL shows other roles' sessions only to a role with
+   * {@code pg_read_all_stats}; MariaDB needs the PROCESS privilege.
+   */
+  public java.util.Optional<Duration> oldestTransactionAge() {
+    String sql = access.dialect.oldestTransactionMicros();
+    if (sql == null) {
+      return java.util.Optional.empty();
+    }
+    return access.inAutoCommit(c -> {
+      try (java.sql.Statement s = c.createStatement(); java.sql.ResultSet rs = s.executeQuery(sql)) {
+        if (!rs.next()) {
+          return java.util.Optional.<Duration>empty();
+        }
+        long micros = rs.getLong(1);
+        return rs.wasNull() ? java.util.Optional.<Duration>empty()
+            : java.util.Optional.of(Duration.ofNanos(Math.max(0, micros) * 1_000));
+      }
+    });
   }
 
   /** One purge statement: at most {@code batchSize} rows. */

@@ -1,9 +1,11 @@
 package io.mic.outbox.jdbc;
 
+import java.util.List;
+
 /**
  * PostgreSQL 12+: native {@code uuid} and {@code timestamptz}, the clock {@code now()} (the transaction's
- * start) and {@code clock_timestamp()} (the statement's moment), aggregates locked with advisory locks
- * rather than a lock table. Its statements: {@link PostgresClaim}, {@link PostgresMarks},
+ * start) and {@code clock_timestamp()} (the statement's moment), aggregates locked by the sequence
+ * counter's row lock rather than a lock table. Its statements: {@link PostgresClaim}, {@link PostgresMarks},
  * {@link PostgresAppend} and {@code InboxStatements.Postgres}.
  */
 public class PostgresDialect implements Dialect {
@@ -23,6 +25,22 @@ public class PostgresDialect implements Dialect {
   @Override
   public String inboxSchemaResource() {
     return "io/mic/outbox/jdbc/schema/inbox-postgresql.sql";
+  }
+
+  @Override
+  public String upgradeIndexesResource() {
+    return "io/mic/outbox/jdbc/schema/postgresql-upgrade-lean-indexes.sql";
+  }
+
+  @Override
+  public List<String> obsoleteIndexes() {
+    return List.of("aggregate_idx", "dispatched_idx");
+  }
+
+  /** The primary key: the lean schema keeps no index that every mark would have to maintain. */
+  @Override
+  public String retentionOrder() {
+    return "id";
   }
 
   @Override
@@ -65,6 +83,20 @@ public class PostgresDialect implements Dialect {
   @Override
   public String microsSince(String ts) {
     return "CAST(EXTRACT(EPOCH FROM (now() - " + ts + ")) * 1000000 AS bigint)";
+  }
+
+  /**
+   * Sessions holding a snapshot ({@code backend_xmin}) or a transaction id hold back the xmin horizon, and
+   * so vacuum of every table in the database; walsenders (database NULL) do too with hot_standby_feedback,
+   * and prepared transactions until they are committed. Other roles' sessions show only to a role with
+   * {@code pg_read_all_stats}.
+   */
+  @Override
+  public String oldestTransactionMicros() {
+    return "SELECT CAST(EXTRACT(EPOCH FROM (clock_timestamp() - min(t))) * 1000000 AS bigint) FROM ("
+        + "SELECT xact_start AS t FROM pg_stat_activity WHERE (datname = current_database() OR datname IS NULL)"
+        + " AND (backend_xmin IS NOT NULL OR backend_xid IS NOT NULL) AND pid <> pg_backend_pid()"
+        + " UNION ALL SELECT prepared FROM pg_prepared_xacts WHERE database = current_database()) AS x";
   }
 
   @Override

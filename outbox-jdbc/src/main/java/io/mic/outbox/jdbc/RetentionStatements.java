@@ -18,10 +18,13 @@ final class RetentionStatements {
     this.dialect = access.dialect;
   }
 
-  /** Deletes at most {@code limit} events dispatched more than {@code retentionMicros} ago, oldest first. */
+  /**
+   * Deletes at most {@code limit} events dispatched more than {@code retentionMicros} ago, oldest first in
+   * {@link Dialect#retentionOrder()} (on PostgreSQL by id: the lean schema has no index on dispatched_at).
+   */
   int purgeDispatched(long retentionMicros, int limit) {
     return access.update(dialect.deleteFirst(access.table, "id", "status = 'DISPATCHED' AND dispatched_at < "
-        + dialect.minusMicros(dialect.now()), "dispatched_at"), ps -> {
+        + dialect.minusMicros(dialect.now()), dialect.retentionOrder()), ps -> {
           ps.setLong(1, retentionMicros);
           ps.setInt(2, limit);
         });
@@ -30,7 +33,7 @@ final class RetentionStatements {
   /** At most {@code limit} events dispatched more than {@code olderThanMicros} ago, oldest dispatch first. */
   List<OutboxEvent> oldestDispatched(long olderThanMicros, int limit) {
     String sql = "SELECT " + Sql.COLUMNS + " FROM " + access.table + " WHERE status = 'DISPATCHED' AND dispatched_at < "
-        + dialect.minusMicros(dialect.now()) + " ORDER BY dispatched_at, id LIMIT ?";
+        + dialect.minusMicros(dialect.now()) + " ORDER BY " + dialect.retentionOrder() + " LIMIT ?";
     return access.inTransaction(c -> {
       try (PreparedStatement ps = c.prepareStatement(sql)) {
         ps.setLong(1, olderThanMicros);

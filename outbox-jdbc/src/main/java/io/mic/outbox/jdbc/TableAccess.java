@@ -184,7 +184,9 @@ final class TableAccess {
       while (m.find()) {
         String suffix = m.group(1) == null ? null : m.group(1).substring(1);
         String replacement = table;
-        if (suffix != null && suffix.endsWith("_idx")) {
+        if (suffix != null && suffix.endsWith("_idx") && droppedAt(ddl, m.start())) {
+          replacement = name.sibling(suffix, q); // DROP INDEX names the index with its schema
+        } else if (suffix != null && suffix.endsWith("_idx")) {
           indexes.add(name.derivedName(suffix));
           replacement = name.derived(suffix, q);
         } else if (suffix != null) {
@@ -196,6 +198,53 @@ final class TableAccess {
       return new Schema(m.appendTail(out).toString(), tables, indexes);
     } catch (IOException e) {
       throw new OutboxException("cannot read schema resource " + resource, e);
+    }
+  }
+
+  private static boolean droppedAt(String ddl, int at) {
+    String before = ddl.substring(Math.max(0, at - 40), at).toUpperCase(java.util.Locale.ROOT);
+    return before.matches("(?s).*DROP\\s+INDEX\\s+(IF\\s+EXISTS\\s+)?$");
+  }
+
+  /**
+   * Runs the upgrade script {@code resource} when one of the {@code obsolete} indexes (derived names, e.g.
+   * {@code aggregate_idx}) exists on the table, or the catalog cannot tell. When none exists no DDL runs.
+   *
+   * @return {@code true} when the script ran
+   */
+  boolean upgradeIndexes(String resource, String defaultTable, List<String> obsolete) {
+    String query = dialect.listIndexes(1);
+    List<String> found = new ArrayList<>();
+    if (query != null) {
+      Set<String> names = obsolete.stream().map(name::derivedName).collect(java.util.stream.Collectors.toSet());
+      try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(query)) {
+        ps.setString(1, name.schema());
+        ps.setString(2, name.table());
+        try (ResultSet rs = ps.executeQuery()) {
+          while (rs.next()) {
+            if (names.contains(rs.getString(2))) {
+              found.add(rs.getString(2));
+            }
+          }
+        }
+        if (!c.getAutoCommit()) {
+          c.rollback();
+        }
+      } catch (SQLException e) {
+        LOG.debug("{} table {}: cannot read the catalog, running the index upgrade: {}", kind, name, e.getMessage());
+        found = null;
+      }
+      if (found != null && found.isEmpty()) {
+        return false;
+      }
+    }
+    try {
+      execute(ddl(resource, defaultTable));
+      return true;
+    } catch (OutboxStoreException e) {
+      throw new OutboxStoreException(e.getMessage() + "; " + (found == null ? "old indexes may exist"
+          : "old indexes: " + String.join(", ", found)) + ". Run createSchema() once as the schema's owner, or"
+          + " apply " + resource + " in a migration (docs/operations.md)", e);
     }
   }
 

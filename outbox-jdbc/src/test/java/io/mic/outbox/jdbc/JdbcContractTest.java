@@ -49,9 +49,13 @@ abstract class JdbcContractTest extends OutboxStoreContractTest {
     String table = TestDatabase.uniqueName("outbox_ct");
     tables.add(table);
     jdbc = JdbcOutboxStore.builder().dataSource(dataSource).table(table).build();
+    beforeCreateSchema(table);
     jdbc.createSchema();
     return jdbc;
   }
+
+  /** Runs before createSchema() on each new table; an older schema to be upgraded, for example. */
+  protected void beforeCreateSchema(String table) {}
 
   @Override
   protected void append(List<OutboxEvent> events) {

@@ -106,6 +106,26 @@ abstract class OutboxOperationsTest {
     old.forEach(e -> assertThat(store.find(e.id())).isEmpty());
   }
 
+  /**
+   * A transaction left open elsewhere holds back cleanup (PostgreSQL's xmin horizon, InnoDB's undo
+   * history): the maintenance reports its age while it runs. H2 cannot tell.
+   */
+  @Test
+  void oldestTransactionAgeShowsATransactionLeftOpen() throws SQLException {
+    OutboxMaintenance maintenance = OutboxMaintenance.builder().store(store).build();
+    if (database() == TestDatabase.H2) {
+      assertThat(maintenance.oldestTransactionAge()).isEmpty();
+      return;
+    }
+    try (Connection c = dataSource.getConnection()) {
+      c.setAutoCommit(false);
+      store.append(c, events(1, "order.created", null).get(0)); // a writing transaction, then idle
+      org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(20)).until(() -> maintenance.oldestTransactionAge()
+          .filter(age -> age.compareTo(Duration.ofMillis(300)) >= 0).isPresent());
+      c.rollback();
+    }
+  }
+
   @Test
   void retentionOptionsAreChecked() {
     assertThatThrownBy(() -> OutboxMaintenance.builder().build())

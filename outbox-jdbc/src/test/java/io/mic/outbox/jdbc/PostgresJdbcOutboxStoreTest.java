@@ -13,6 +13,15 @@ class PostgresJdbcOutboxStoreTest extends JdbcOutboxStoreTest {
     return "SELECT indexname FROM pg_indexes WHERE schemaname = ?";
   }
 
+  /** The lean schema: live rows only in the claim and head indexes, DLQ rows only in the DLQ index. */
+  @Override protected java.util.List<String> expectedIndexes() {
+    return java.util.List.of("claim_idx", "head_idx", "dlq_idx");
+  }
+
+  @Override protected String expectedAggregateIndex() {
+    return "(aggregate_type, aggregate_id, created_at, id)";
+  }
+
   @Override protected String clockSql() { return "SELECT clock_timestamp()"; }
 
   @Override protected String lockWaitsSql() {

@@ -27,7 +27,8 @@ import org.slf4j.LoggerFactory;
  * scheduler.scheduleWithFixedDelay(() -> archiver.archiveAndPurge(Duration.ofDays(7)), 1, 60, TimeUnit.MINUTES);
  * }</pre>
  *
- * <p>Each page of {@code batchSize} events (oldest {@code dispatched_at} first) is: read in a short
+ * <p>Each page of {@code batchSize} events (oldest {@code dispatched_at} first; on PostgreSQL in id order, see
+ * {@link io.mic.outbox.jdbc.Dialect#retentionOrder()}) is: read in a short
  * transaction; written to every sink, each of which returns only once the write is durable; then deleted by
  * id, fenced by {@code status = 'DISPATCHED'}, in a second short transaction. No lock is held while the
  * archive is written. A sink that fails stops the run with an {@link ArchiveException}: that page is not

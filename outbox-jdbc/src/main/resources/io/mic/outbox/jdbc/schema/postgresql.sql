@@ -36,21 +36,26 @@ CREATE TABLE IF NOT EXISTS outbox_sequences (
     PRIMARY KEY (aggregate_type, aggregate_id)
 );
 
+-- The indexes hold live rows only wherever they can: a mark to DISPATCHED adds an entry to the primary key
+-- alone, and the indexes stay as small as the queue, however many dispatched rows are retained. Because
+-- their predicates name status, no status change is a HOT update: every full index would gain an entry on
+-- every claim and every mark, which is why there is no full secondary index. docs/operations.md.
+
 -- Serves the claim and fetch queries: only live rows, in dispatch order.
 CREATE INDEX IF NOT EXISTS outbox_claim_idx
     ON outbox (priority DESC, created_at, id)
     WHERE status IN ('PENDING', 'PROCESSING');
 
--- Serves ordered mode: "is there an older non-terminal event of this aggregate?"
-CREATE INDEX IF NOT EXISTS outbox_aggregate_idx
-    ON outbox (aggregate_type, aggregate_id, status, created_at, id);
-
--- Serves retention: purge of dispatched rows by age.
-CREATE INDEX IF NOT EXISTS outbox_dispatched_idx
-    ON outbox (dispatched_at)
-    WHERE status = 'DISPATCHED';
+-- Serves ordered mode: "is there an older live event of this aggregate?" and the run behind a head.
+-- Terminal rows never block a head, so only live rows are indexed.
+CREATE INDEX IF NOT EXISTS outbox_head_idx
+    ON outbox (aggregate_type, aggregate_id, created_at, id)
+    WHERE status IN ('PENDING', 'PROCESSING');
 
 -- Serves dead-letter listing, redrive and purge: only DLQ rows, oldest first (small: DLQ rows are few).
 CREATE INDEX IF NOT EXISTS outbox_dlq_idx
     ON outbox (created_at, id)
     WHERE status = 'DLQ';
+
+-- Retention (purge and archive of old DISPATCHED rows) has no index of its own: it walks the primary key,
+-- whose time-ordered ids (UUIDv7) put the oldest rows first, and stops after each batch.
