@@ -99,11 +99,6 @@ public final class InMemoryOutboxStore implements OutboxStore, OutboxAppender {
   }
 
   @Override
-  public List<OutboxEvent> fetchPending(int limit, boolean preserveAggregateOrder) {
-    return fetchPending(limit, preserveAggregateOrder, Set.of());
-  }
-
-  @Override
   public synchronized List<OutboxEvent> fetchPending(int limit, boolean preserveAggregateOrder,
       Set<String> pausedTopics) {
     Instant now = now();
@@ -118,59 +113,35 @@ public final class InMemoryOutboxStore implements OutboxStore, OutboxAppender {
   }
 
   @Override
-  public List<OutboxEvent> claim(String owner, int limit, Duration leaseTtl, boolean preserveAggregateOrder) {
-    return claim(owner, limit, leaseTtl, preserveAggregateOrder, Set.of());
-  }
-
-  @Override
-  public synchronized List<OutboxEvent> claim(String owner, int limit, Duration leaseTtl,
-      boolean preserveAggregateOrder, Set<String> pausedTopics) {
-    Objects.requireNonNull(owner, "owner");
+  public synchronized List<OutboxEvent> claim(ClaimRequest request) {
     Instant now = now();
-    List<OutboxEvent> result = new ArrayList<>();
-    for (Row row : candidates(now, preserveAggregateOrder, true, pausedTopics, limit)) {
-      if (result.size() == limit) {
-        break;
-      }
-      row.status = OutboxStatus.PROCESSING;
-      row.attempts++;
-      row.leaseOwner = owner;
-      row.leaseUntil = now.plus(leaseTtl);
-      result.add(row.snapshot());
-    }
-    return result;
-  }
-
-  @Override
-  public List<OutboxEvent> claimRuns(String owner, int limit, Duration leaseTtl, int maxRun) {
-    return claimRuns(owner, limit, leaseTtl, maxRun, Set.of());
-  }
-
-  @Override
-  public synchronized List<OutboxEvent> claimRuns(String owner, int limit, Duration leaseTtl, int maxRun,
-      Set<String> pausedTopics) {
-    Objects.requireNonNull(owner, "owner");
-    Instant now = now();
+    Set<String> paused = request.pausedTopics();
     List<List<Row>> runs = new ArrayList<>();
-    for (Row head : candidates(now, true, true, pausedTopics, Integer.MAX_VALUE)) {
-      List<Row> run = new ArrayList<>();
-      for (Row row : openByAggregate.get(aggregateKey(head.event))) {
-        // behind the head only due PENDING events: an expired run is retaken head first, one by one
-        boolean fits = row == head || (row.status == OutboxStatus.PENDING && !row.nextAttemptAt.isAfter(now)
-            && !pausedTopics.contains(row.event.topic()));
-        if (run.size() == maxRun || !fits) {
-          break;
+    int scan = request.runs() ? Integer.MAX_VALUE : request.limit();
+    for (Row head : candidates(now, request.ordered(), true, paused, scan)) {
+      List<Row> run = new ArrayList<>(List.of(head));
+      if (request.runs()) {
+        for (Row row : openByAggregate.get(aggregateKey(head.event))) {
+          if (row == head) {
+            continue;
+          }
+          // behind the head only due PENDING events: an expired run is retaken head first, one by one
+          boolean fits = row.status == OutboxStatus.PENDING && !row.nextAttemptAt.isAfter(now)
+              && !paused.contains(row.event.topic());
+          if (run.size() == request.maxRun() || !fits) {
+            break;
+          }
+          run.add(row);
         }
-        run.add(row);
       }
       runs.add(run);
     }
     List<OutboxEvent> result = new ArrayList<>();
-    for (Row row : DispatchOrder.interleave(runs, limit)) {
+    for (Row row : DispatchOrder.interleave(runs, request.limit())) {
       row.status = OutboxStatus.PROCESSING;
       row.attempts++;
-      row.leaseOwner = owner;
-      row.leaseUntil = now.plus(leaseTtl);
+      row.leaseOwner = request.owner();
+      row.leaseUntil = now.plus(request.leaseTtl());
       result.add(row.snapshot());
     }
     return result;

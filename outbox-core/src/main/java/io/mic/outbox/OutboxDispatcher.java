@@ -167,9 +167,8 @@ public final class OutboxDispatcher {
       return store.fetchPending(batchSize, ordered, paused);
     }
     String owner = ownerPrefix + claims.incrementAndGet();
-    return ordered && aggregateRun > 1
-        ? store.claimRuns(owner, batchSize, leaseTtl, aggregateRun, paused)
-        : store.claim(owner, batchSize, leaseTtl, ordered, paused);
+    ClaimRequest request = ClaimRequest.of(owner, batchSize, leaseTtl).skipping(paused);
+    return store.claim(ordered ? request.inRuns(aggregateRun) : request);
   }
 
   private static Set<String> union(Set<String> a, Set<String> b) {

@@ -37,71 +37,45 @@ import java.util.UUID;
 public interface OutboxStore {
 
   /**
-   * No-claim mode: reads up to {@code limit} available {@code PENDING} events without changing them.
+   * No-claim mode: reads up to {@code limit} available {@code PENDING} events without changing them,
+   * skipping events of {@code pausedTopics} (in ordered mode a paused head still hides its successors).
    * Two dispatchers calling this concurrently may read the same events.
    */
-  List<OutboxEvent> fetchPending(int limit, boolean preserveAggregateOrder);
+  List<OutboxEvent> fetchPending(int limit, boolean preserveAggregateOrder, Set<String> pausedTopics);
+
+  /** {@link #fetchPending(int, boolean, Set)} with nothing paused. */
+  default List<OutboxEvent> fetchPending(int limit, boolean preserveAggregateOrder) {
+    return fetchPending(limit, preserveAggregateOrder, Set.of());
+  }
 
   /**
-   * Claim mode: atomically moves up to {@code limit} available events to {@code PROCESSING} under a lease
-   * of {@code leaseTtl} for {@code owner}, counts an attempt on each, and returns them with their new
-   * state. Concurrent callers receive disjoint sets.
+   * Claim mode: atomically moves up to {@code request.limit()} available events to {@code PROCESSING} under
+   * a lease of {@code request.leaseTtl()} for {@code request.owner()}, counts an attempt on each, and
+   * returns them with their new state, in {@link DispatchOrder}. Concurrent callers receive disjoint sets.
+   * Events of the request's paused topics are skipped; in ordered mode a paused head still hides its
+   * successors.
    *
-   * @param owner a token unique to this claim; it fences every later mark of the returned events
+   * <p>In ordered mode only each aggregate's head is claimable. With {@code maxRun > 1} the store also
+   * claims, behind each head, up to {@code maxRun - 1} events that directly follow it in its aggregate, as
+   * long as each is {@code PENDING}, due and not paused (a run of an expired claim is taken over head first,
+   * one event at a time). A run is claimed atomically with its head, so other workers still see nothing
+   * behind the head; the dispatcher publishes the run in order and stops it at the first failure. When the
+   * batch cannot hold every run, earlier positions win: all heads first, then every second event, and so
+   * on, and the result is in that order ({@link DispatchOrder#inWaves}). A store that does not support runs
+   * may claim heads only.
    */
-  List<OutboxEvent> claim(String owner, int limit, Duration leaseTtl, boolean preserveAggregateOrder);
+  List<OutboxEvent> claim(ClaimRequest request);
 
-  /**
-   * Ordered claim mode for aggregates with deep backlogs: like {@code claim(owner, limit, leaseTtl, true)},
-   * but behind each claimed head it also claims up to {@code maxRun - 1} events that directly follow it in
-   * its aggregate, as long as each of them is {@code PENDING} and due (a run of an expired claim is taken
-   * over head first, one event at a time). A run is claimed atomically with its head,
-   * so other workers still see nothing behind the head; the dispatcher publishes the run in order and
-   * stops it at the first failure.
-   *
-   * <p>When the batch cannot hold every run, earlier positions win: all heads first, then every second
-   * event, and so on. The result is in that order (position in the run, then the heads' dispatch order).
-   * A store that does not support runs may keep this default, which claims heads only.
-   */
-  default List<OutboxEvent> claimRuns(String owner, int limit, Duration leaseTtl, int maxRun) {
-    return claim(owner, limit, leaseTtl, true);
-  }
-
-  /**
-   * Like {@link #fetchPending(int, boolean)}, skipping events of {@code pausedTopics}. In ordered mode a
-   * paused head still hides its successors. Stores that cannot filter topics keep this default, which
-   * refuses a non-empty set.
-   */
-  default List<OutboxEvent> fetchPending(int limit, boolean preserveAggregateOrder, Set<String> pausedTopics) {
-    requireNoPausedTopics(pausedTopics);
-    return fetchPending(limit, preserveAggregateOrder);
-  }
-
-  /** Like {@link #claim(String, int, Duration, boolean)}, skipping events of {@code pausedTopics}. */
-  default List<OutboxEvent> claim(String owner, int limit, Duration leaseTtl, boolean preserveAggregateOrder,
-      Set<String> pausedTopics) {
-    requireNoPausedTopics(pausedTopics);
-    return claim(owner, limit, leaseTtl, preserveAggregateOrder);
-  }
-
-  /** Like {@link #claimRuns(String, int, Duration, int)}, skipping events of {@code pausedTopics}; a run stops at one. */
-  default List<OutboxEvent> claimRuns(String owner, int limit, Duration leaseTtl, int maxRun, Set<String> pausedTopics) {
-    requireNoPausedTopics(pausedTopics);
-    return claimRuns(owner, limit, leaseTtl, maxRun);
-  }
-
-  private void requireNoPausedTopics(Set<String> pausedTopics) {
-    if (!pausedTopics.isEmpty()) {
-      throw new UnsupportedOperationException(getClass().getName() + " cannot pause topics " + pausedTopics
-          + ": resume them, or implement the paused-topic variants of fetchPending, claim and claimRuns");
-    }
+  /** {@link #claim(ClaimRequest)} of heads or any events, without runs, with nothing paused. */
+  default List<OutboxEvent> claim(String owner, int limit, Duration leaseTtl, boolean preserveAggregateOrder) {
+    return claim(ClaimRequest.of(owner, limit, leaseTtl).ordered(preserveAggregateOrder));
   }
 
   /**
    * The pauses recorded in the store itself, which hold for every dispatcher process using it (a
    * cluster-wide pause, e.g. set by the {@code mic-outbox pause} command). Dispatchers read it at every
    * poll and add their own in-process pauses: under {@link PauseState#all()} they claim nothing, otherwise
-   * they skip the paused topics as {@link #claim(String, int, Duration, boolean, Set)} does. Paused events
+   * they skip the paused topics as {@link #claim(ClaimRequest)} does. Paused events
    * stay in the store. Stores without shared pauses keep this default, which pauses nothing.
    */
   default PauseState pauseState() {

@@ -127,9 +127,9 @@ class DispatcherTest {
     List<UUID> published = new CopyOnWriteArrayList<>();
     AtomicInteger polls = new AtomicInteger();
     OutboxStore counting = new DelegatingStore(store) {
-      @Override public List<OutboxEvent> fetchPending(int limit, boolean ordered) {
+      @Override public List<OutboxEvent> fetchPending(int limit, boolean ordered, Set<String> paused) {
         polls.incrementAndGet();
-        return super.fetchPending(limit, ordered);
+        return super.fetchPending(limit, ordered, paused);
       }
     };
     try (AsyncOutboxDispatcher d = AsyncOutboxDispatcher.builder().store(counting)
@@ -269,11 +269,11 @@ class DispatcherTest {
   void aFailingStoreNeverKillsTheWorker() {
     AtomicInteger failuresLeft = new AtomicInteger(2);
     OutboxStore flaky = new DelegatingStore(store) {
-      @Override public List<OutboxEvent> claim(String owner, int limit, Duration ttl, boolean ordered) {
+      @Override public List<OutboxEvent> claim(ClaimRequest request) {
         if (failuresLeft.getAndDecrement() > 0) {
           throw new IllegalStateException("database unreachable");
         }
-        return super.claim(owner, limit, ttl, ordered);
+        return super.claim(request);
       }
     };
     OutboxEvent e = event("1");
@@ -456,8 +456,8 @@ class DispatcherTest {
       this.d = d;
     }
 
-    @Override public List<OutboxEvent> fetchPending(int limit, boolean o) { return d.fetchPending(limit, o); }
-    @Override public List<OutboxEvent> claim(String w, int l, Duration t, boolean o) { return d.claim(w, l, t, o); }
+    @Override public List<OutboxEvent> fetchPending(int l, boolean o, Set<String> p) { return d.fetchPending(l, o, p); }
+    @Override public List<OutboxEvent> claim(ClaimRequest r) { return d.claim(r); }
     @Override public Set<UUID> markDispatched(Collection<OutboxEvent> e) { return d.markDispatched(e); }
     @Override public boolean scheduleRetry(OutboxEvent e, Duration x, String s) { return d.scheduleRetry(e, x, s); }
     @Override public boolean markDead(OutboxEvent e, String s) { return d.markDead(e, s); }

@@ -212,18 +212,18 @@ class OutboxHealthTest {
     }
 
     @Override
-    public List<OutboxEvent> fetchPending(int limit, boolean preserveAggregateOrder) {
+    public List<OutboxEvent> fetchPending(int limit, boolean preserveAggregateOrder, Set<String> pausedTopics) {
       others.incrementAndGet();
-      return delegate.fetchPending(limit, preserveAggregateOrder);
+      return delegate.fetchPending(limit, preserveAggregateOrder, pausedTopics);
     }
 
     @Override
-    public List<OutboxEvent> claim(String owner, int limit, Duration leaseTtl, boolean preserveAggregateOrder) {
+    public List<OutboxEvent> claim(ClaimRequest request) {
       others.incrementAndGet();
       if (failNextClaims.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
         throw new OutboxException("database down");
       }
-      return delegate.claim(owner, limit, leaseTtl, preserveAggregateOrder);
+      return delegate.claim(request);
     }
 
     @Override

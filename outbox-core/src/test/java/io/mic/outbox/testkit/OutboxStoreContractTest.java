@@ -1,5 +1,6 @@
 package io.mic.outbox.testkit;
 
+import io.mic.outbox.ClaimRequest;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 import static org.awaitility.Awaitility.await;
@@ -356,7 +357,7 @@ public abstract class OutboxStoreContractTest {
     elapse(Duration.ofMinutes(2)); // the leases expire: the events are claimable again
     assertThat(ids(store.claim("w2", 10, Duration.ofMinutes(1), true))).containsExactlyElementsOf(expected);
     elapse(Duration.ofMinutes(2));
-    assertThat(ids(store.claimRuns("w3", 10, Duration.ofMinutes(1), 5))).containsExactlyElementsOf(expected);
+    assertThat(ids(store.claim(ClaimRequest.of("w3", 10, Duration.ofMinutes(1)).inRuns(5)))).containsExactlyElementsOf(expected);
   }
 
   @Test
@@ -917,14 +918,14 @@ public abstract class OutboxStoreContractTest {
     OutboxEvent y2 = event("y");
     OutboxEvent x4 = event("x");
     append(x1, x2, y1, x3, y2, x4);
-    List<OutboxEvent> claimed = store.claimRuns("w1", 10, Duration.ofMinutes(1), 3);
+    List<OutboxEvent> claimed = store.claim(ClaimRequest.of("w1", 10, Duration.ofMinutes(1)).inRuns(3));
     assertThat(ids(claimed)).containsExactly(x1.id(), y1.id(), x2.id(), y2.id(), x3.id());
     assertThat(claimed).allSatisfy(e -> {
       assertThat(e.status()).isEqualTo(OutboxStatus.PROCESSING);
       assertThat(e.leaseOwner()).isEqualTo("w1");
       assertThat(e.attempts()).isEqualTo(1);
     });
-    assertThat(store.claimRuns("w2", 10, Duration.ofMinutes(1), 3)).as("x4 waits behind the leased run").isEmpty();
+    assertThat(store.claim(ClaimRequest.of("w2", 10, Duration.ofMinutes(1)).inRuns(3))).as("x4 waits behind the leased run").isEmpty();
   }
 
   @Test
@@ -934,7 +935,7 @@ public abstract class OutboxStoreContractTest {
     OutboxEvent y1 = event("y");
     OutboxEvent y2 = event("y");
     append(x1, x2, y1, y2);
-    assertThat(ids(store.claimRuns("w", 3, Duration.ofMinutes(1), 10))).containsExactly(x1.id(), y1.id(), x2.id());
+    assertThat(ids(store.claim(ClaimRequest.of("w", 3, Duration.ofMinutes(1)).inRuns(10)))).containsExactly(x1.id(), y1.id(), x2.id());
   }
 
   @Test
@@ -943,11 +944,11 @@ public abstract class OutboxStoreContractTest {
     OutboxEvent z2 = event("z");
     OutboxEvent z3 = event("z");
     append(z1, z2, z3);
-    List<OutboxEvent> run = store.claimRuns("a", 10, Duration.ofMinutes(1), 10);
+    List<OutboxEvent> run = store.claim(ClaimRequest.of("a", 10, Duration.ofMinutes(1)).inRuns(10));
     assertThat(ids(run)).containsExactly(z1.id(), z2.id(), z3.id());
     assertThat(store.scheduleRetry(run.get(1), Duration.ofSeconds(60), "later")).isTrue();
     assertThat(store.release(List.of(run.get(0), run.get(2)), Duration.ZERO)).hasSize(2);
-    assertThat(ids(store.claimRuns("b", 10, Duration.ofMinutes(1), 10))).containsExactly(z1.id());
+    assertThat(ids(store.claim(ClaimRequest.of("b", 10, Duration.ofMinutes(1)).inRuns(10)))).containsExactly(z1.id());
   }
 
   @Test
@@ -956,13 +957,13 @@ public abstract class OutboxStoreContractTest {
     OutboxEvent z2 = event("z");
     OutboxEvent z3 = event("z");
     append(z1, z2, z3);
-    store.claimRuns("crashed", 10, Duration.ofSeconds(10), 2);
+    store.claim(ClaimRequest.of("crashed", 10, Duration.ofSeconds(10)).inRuns(2));
     elapse(Duration.ofSeconds(11));
-    List<OutboxEvent> head = store.claimRuns("b", 10, Duration.ofSeconds(10), 10);
+    List<OutboxEvent> head = store.claim(ClaimRequest.of("b", 10, Duration.ofSeconds(10)).inRuns(10));
     assertThat(ids(head)).as("z2 is still the crashed claim's; z3 waits behind it").containsExactly(z1.id());
     assertThat(head.get(0).attempts()).isEqualTo(2);
     store.markDispatched(head);
-    List<OutboxEvent> next = store.claimRuns("b", 10, Duration.ofSeconds(10), 10);
+    List<OutboxEvent> next = store.claim(ClaimRequest.of("b", 10, Duration.ofSeconds(10)).inRuns(10));
     assertThat(ids(next)).containsExactly(z2.id(), z3.id());
     assertThat(next.get(0).attempts()).isEqualTo(2);
     assertThat(next.get(1).attempts()).isEqualTo(1);
@@ -1038,8 +1039,8 @@ public abstract class OutboxStoreContractTest {
     append(a, b, c);
     Set<String> paused = Set.of("billing.paused");
     assertThat(ids(store.fetchPending(10, false, paused))).containsExactly(b.id());
-    assertThat(ids(store.claim("w", 10, Duration.ofMinutes(1), false, paused))).containsExactly(b.id());
-    assertThat(ids(store.claim("w", 10, Duration.ofMinutes(1), false, Set.of()))).containsExactly(a.id(), c.id());
+    assertThat(ids(store.claim(ClaimRequest.of("w", 10, Duration.ofMinutes(1)).ordered(false).skipping(paused)))).containsExactly(b.id());
+    assertThat(ids(store.claim(ClaimRequest.of("w", 10, Duration.ofMinutes(1)).ordered(false).skipping(Set.of())))).containsExactly(a.id(), c.id());
   }
 
   @Test
@@ -1050,8 +1051,8 @@ public abstract class OutboxStoreContractTest {
     append(z1, z2, y1);
     Set<String> paused = Set.of("billing.paused");
     assertThat(ids(store.fetchPending(10, true, paused))).containsExactly(y1.id());
-    assertThat(ids(store.claimRuns("w", 10, Duration.ofMinutes(1), 10, paused))).containsExactly(y1.id());
-    assertThat(ids(store.claim("w2", 10, Duration.ofMinutes(1), true, paused))).isEmpty();
+    assertThat(ids(store.claim(ClaimRequest.of("w", 10, Duration.ofMinutes(1)).inRuns(10).skipping(paused)))).containsExactly(y1.id());
+    assertThat(ids(store.claim(ClaimRequest.of("w2", 10, Duration.ofMinutes(1)).ordered(true).skipping(paused)))).isEmpty();
   }
 
   @Test
@@ -1060,7 +1061,7 @@ public abstract class OutboxStoreContractTest {
     OutboxEvent z2 = onTopic("z", "billing.paused");
     OutboxEvent z3 = onTopic("z", "order.created");
     append(z1, z2, z3);
-    assertThat(ids(store.claimRuns("w", 10, Duration.ofMinutes(1), 10, Set.of("billing.paused"))))
+    assertThat(ids(store.claim(ClaimRequest.of("w", 10, Duration.ofMinutes(1)).inRuns(10).skipping(Set.of("billing.paused")))))
         .containsExactly(z1.id());
   }
 

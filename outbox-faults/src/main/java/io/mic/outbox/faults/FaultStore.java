@@ -1,5 +1,6 @@
 package io.mic.outbox.faults;
 
+import io.mic.outbox.ClaimRequest;
 import io.mic.outbox.OutboxEvent;
 import io.mic.outbox.OutboxStatus;
 import io.mic.outbox.OutboxStore;
@@ -31,23 +32,8 @@ final class FaultStore implements OutboxStore {
   }
 
   @Override
-  public List<OutboxEvent> claim(String owner, int limit, Duration leaseTtl, boolean ordered) {
-    return claimed(store.claim(owner, limit, leaseTtl, ordered));
-  }
-
-  @Override
-  public List<OutboxEvent> claim(String owner, int limit, Duration leaseTtl, boolean ordered, Set<String> paused) {
-    return claimed(store.claim(owner, limit, leaseTtl, ordered, paused));
-  }
-
-  @Override
-  public List<OutboxEvent> claimRuns(String owner, int limit, Duration leaseTtl, int maxRun) {
-    return claimed(store.claimRuns(owner, limit, leaseTtl, maxRun));
-  }
-
-  @Override
-  public List<OutboxEvent> claimRuns(String owner, int limit, Duration leaseTtl, int maxRun, Set<String> paused) {
-    return claimed(store.claimRuns(owner, limit, leaseTtl, maxRun, paused));
+  public List<OutboxEvent> claim(ClaimRequest request) {
+    return claimed(store.claim(request));
   }
 
   @Override
@@ -59,11 +45,6 @@ final class FaultStore implements OutboxStore {
     } finally {
       MarkCommitFence.MARKING.set(false);
     }
-  }
-
-  @Override
-  public List<OutboxEvent> fetchPending(int limit, boolean ordered) {
-    return store.fetchPending(limit, ordered);
   }
 
   @Override

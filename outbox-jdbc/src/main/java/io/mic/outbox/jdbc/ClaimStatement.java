@@ -4,7 +4,7 @@ import io.mic.outbox.OutboxEvent;
 import java.util.List;
 
 /**
- * Claims events for one owner as a {@link ClaimRequest} asks: leases them ({@code PROCESSING}, an attempt
+ * Claims events for one owner as a {@link ReadRequest} asks: leases them ({@code PROCESSING}, an attempt
  * counted) and returns them with their new state, in no particular order. One form per database:
  * {@link PostgresClaim} in one statement, {@link LockingClaim} as lock-then-update elsewhere.
  */
@@ -17,5 +17,5 @@ abstract class ClaimStatement {
     this.sql = sql;
   }
 
-  abstract List<OutboxEvent> claim(ClaimRequest request);
+  abstract List<OutboxEvent> claim(ReadRequest request);
 }

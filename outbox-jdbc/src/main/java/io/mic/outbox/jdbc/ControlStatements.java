@@ -49,7 +49,7 @@ final class ControlStatements {
    * subquery of the claim: a subquery would change the planner's estimate of the claimable rows and, with
    * hot aggregates, turn the claim's index scan into a sequential scan (seen on PostgreSQL 15).
    */
-  static ClaimRequest merge(Connection c, ClaimRequest request, String controlTable, Dialect dialect)
+  static ReadRequest merge(Connection c, ReadRequest request, String controlTable, Dialect dialect)
       throws SQLException {
     if (!request.honourControl()) {
       return request;

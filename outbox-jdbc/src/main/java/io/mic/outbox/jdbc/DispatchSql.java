@@ -40,7 +40,7 @@ final class DispatchSql {
    * Skips the request's paused topics, bound as parameters (see {@link #bindPaused}); the control table's
    * pauses are among them once {@link ControlStatements#merge} has read it.
    */
-  String notPaused(String alias, ClaimRequest r) {
+  String notPaused(String alias, ReadRequest r) {
     if (r.honourControl()) {
       throw new IllegalStateException("read the control table first: ControlStatements.merge");
     }
@@ -49,7 +49,7 @@ final class DispatchSql {
   }
 
   /** Binds the request's paused topics from {@code from}; returns the next index. */
-  static int bindPaused(java.sql.PreparedStatement ps, int from, ClaimRequest r) throws java.sql.SQLException {
+  static int bindPaused(java.sql.PreparedStatement ps, int from, ReadRequest r) throws java.sql.SQLException {
     int i = from;
     for (String topic : r.pausedTopics()) {
       ps.setString(i++, topic);

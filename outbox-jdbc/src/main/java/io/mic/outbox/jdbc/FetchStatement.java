@@ -15,10 +15,10 @@ final class FetchStatement {
   }
 
   /** Reads what {@code request} asks for; the control table first, on the same connection, when it honours it. */
-  List<OutboxEvent> fetch(ClaimRequest request) {
+  List<OutboxEvent> fetch(ReadRequest request) {
     Dialect d = sql.dialect;
     return access.inAutoCommit(c -> {
-      ClaimRequest r = ControlStatements.merge(c, request, sql.tables.control(), d);
+      ReadRequest r = ControlStatements.merge(c, request, sql.tables.control(), d);
       if (r == null) {
         return List.of();
       }

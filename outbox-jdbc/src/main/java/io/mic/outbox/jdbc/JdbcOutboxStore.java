@@ -1,5 +1,6 @@
 package io.mic.outbox.jdbc;
 
+import io.mic.outbox.ClaimRequest;
 import io.mic.outbox.DispatchOrder;
 import io.mic.outbox.DuplicateEventException;
 import io.mic.outbox.InvalidConfigurationException;
@@ -201,46 +202,27 @@ public final class JdbcOutboxStore implements OutboxStore {
 
   // ------------------------------------------------------------------ dispatch
 
-  @Override
-  public List<OutboxEvent> fetchPending(int limit, boolean preserveAggregateOrder) {
-    return fetchPending(limit, preserveAggregateOrder, Set.of());
-  }
-
   /** Skips {@code pausedTopics} and the topics paused in the control table when the read starts. */
   @Override
   public List<OutboxEvent> fetchPending(int limit, boolean preserveAggregateOrder, Set<String> pausedTopics) {
     FetchStatement fetch = bind().fetch();
-    return honouringControl(ClaimRequest.fetch(limit, preserveAggregateOrder, pausedTopics), fetch::fetch);
-  }
-
-  @Override
-  public List<OutboxEvent> claim(String owner, int limit, Duration leaseTtl, boolean preserveAggregateOrder) {
-    return claim(owner, limit, leaseTtl, preserveAggregateOrder, Set.of());
+    return honouringControl(ReadRequest.fetch(limit, preserveAggregateOrder, pausedTopics), fetch::fetch);
   }
 
   /**
-   * Skips {@code pausedTopics} and the topics paused in the control table when the claim starts: a pause
-   * committed before it holds, whatever the caller read before.
+   * Skips the request's paused topics and the topics paused in the control table when the claim starts: a
+   * pause committed before it holds, whatever the caller read before. A paused topic ends a run.
    */
   @Override
-  public List<OutboxEvent> claim(String owner, int limit, Duration leaseTtl, boolean preserveAggregateOrder,
-      Set<String> pausedTopics) {
-    return claim(ClaimRequest.claim(owner, limit, leaseTtl, preserveAggregateOrder, pausedTopics));
+  public List<OutboxEvent> claim(ClaimRequest request) {
+    return claim(request.runs()
+        ? ReadRequest.runs(request.owner(), request.limit(), request.leaseTtl(), request.maxRun(),
+            request.pausedTopics())
+        : ReadRequest.claim(request.owner(), request.limit(), request.leaseTtl(), request.ordered(),
+            request.pausedTopics()));
   }
 
-  @Override
-  public List<OutboxEvent> claimRuns(String owner, int limit, Duration leaseTtl, int maxRun) {
-    return claimRuns(owner, limit, leaseTtl, maxRun, Set.of());
-  }
-
-  /** As {@link #claim(String, int, Duration, boolean, Set)}, a paused topic ending a run. */
-  @Override
-  public List<OutboxEvent> claimRuns(String owner, int limit, Duration leaseTtl, int maxRun,
-      Set<String> pausedTopics) {
-    return claim(ClaimRequest.runs(owner, limit, leaseTtl, maxRun, pausedTopics));
-  }
-
-  private List<OutboxEvent> claim(ClaimRequest request) {
+  private List<OutboxEvent> claim(ReadRequest request) {
     ClaimStatement claim = bind().claim();
     List<OutboxEvent> claimed = new ArrayList<>(honouringControl(request, claim::claim));
     if (request.runs()) {
@@ -353,7 +335,7 @@ public final class JdbcOutboxStore implements OutboxStore {
    * Runs a read that honours the control table's pauses, unless the table is known to be unusable; when the
    * read finds it missing or unreadable, the read runs again without it (see {@link #pauseState()}).
    */
-  private List<OutboxEvent> honouringControl(ClaimRequest request, Function<ClaimRequest, List<OutboxEvent>> read) {
+  private List<OutboxEvent> honouringControl(ReadRequest request, Function<ReadRequest, List<OutboxEvent>> read) {
     if (controlUnusableNow()) {
       return read.apply(request.withoutControl());
     }

@@ -28,9 +28,9 @@ final class LockingClaim extends ClaimStatement {
   }
 
   @Override
-  List<OutboxEvent> claim(ClaimRequest request) {
+  List<OutboxEvent> claim(ReadRequest request) {
     return access.inTransaction(c -> {
-      ClaimRequest r = ControlStatements.merge(c, request, sql.tables.control(), dialect);
+      ReadRequest r = ControlStatements.merge(c, request, sql.tables.control(), dialect);
       if (r == null) {
         return List.of();
       }
@@ -38,7 +38,7 @@ final class LockingClaim extends ClaimStatement {
     });
   }
 
-  private List<OutboxEvent> lockAndLease(Connection c, ClaimRequest r) throws SQLException {
+  private List<OutboxEvent> lockAndLease(Connection c, ReadRequest r) throws SQLException {
     List<OutboxEvent> locked = new ArrayList<>();
     Instant dbNow = null;
     List<UUID> candidates = r.ordered() ? headCandidates(c, r) : null;
@@ -83,7 +83,7 @@ final class LockingClaim extends ClaimStatement {
    * Runs: lock the heads, then, if the batch has room, read the due events behind each (nobody else can
    * claim them while their head is locked) and lease heads and followers together, breadth first.
    */
-  private List<OutboxEvent> lockAndLeaseRuns(Connection c, ClaimRequest r) throws SQLException {
+  private List<OutboxEvent> lockAndLeaseRuns(Connection c, ReadRequest r) throws SQLException {
     List<UUID> candidates = headCandidates(c, r);
     List<UUID> heads = candidates.isEmpty() ? candidates
         : ids(c, lockClaimableIds(candidates.size()), ps -> bindIds(ps, 1, candidates));
@@ -129,7 +129,7 @@ final class LockingClaim extends ClaimStatement {
   }
 
   /** Locks claimable events, skipping held ones, with the database clock as a twentieth column. */
-  private String lockClaimable(ClaimRequest r) {
+  private String lockClaimable(ReadRequest r) {
     return "SELECT " + Sql.aliased("o.") + ", " + dialect.now() + " FROM " + table + " o WHERE " + dialect.liveRows()
         + sql.claimable() + sql.notPaused("o", r) + " ORDER BY " + dialect.dispatchOrder()
         + " LIMIT ? FOR UPDATE SKIP LOCKED";
@@ -139,7 +139,7 @@ final class LockingClaim extends ClaimStatement {
    * Reads, without locking, the claimable heads of aggregates: a locking read would also lock every row the
    * head probe reads (InnoDB has no {@code FOR UPDATE OF}), so heads are locked afterwards, by id.
    */
-  private List<UUID> headCandidates(Connection c, ClaimRequest r) throws SQLException {
+  private List<UUID> headCandidates(Connection c, ReadRequest r) throws SQLException {
     return ids(c, "SELECT o.id FROM " + table + " o WHERE " + dialect.liveRows() + sql.claimable()
         + sql.notPaused("o", r) + sql.isHead() + " ORDER BY " + dialect.dispatchOrder() + " LIMIT ?",
         ps -> ps.setInt(DispatchSql.bindPaused(ps, 1, r), r.limit()));
@@ -156,7 +156,7 @@ final class LockingClaim extends ClaimStatement {
    * of a topic not paused (a run stops at the first that is not). Parameters: the paused topics, the head's
    * id, the most to return.
    */
-  private String followers(ClaimRequest r) {
+  private String followers(ReadRequest r) {
     return "SELECT m.id, CASE WHEN m.status = 'PENDING' AND m.next_attempt_at <= " + dialect.now()
         + sql.notPaused("m", r) + " THEN 1 ELSE 0 END"
         + " FROM " + table + " m JOIN " + table + " h ON h.id = ?"
@@ -166,7 +166,7 @@ final class LockingClaim extends ClaimStatement {
   }
 
   /** Leases the chosen events, checking each is still claimable; returns how many it leased. */
-  private int lease(Connection c, ClaimRequest r, List<UUID> ids) throws SQLException {
+  private int lease(Connection c, ReadRequest r, List<UUID> ids) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement("UPDATE " + table + " o SET status = 'PROCESSING',"
         + " attempts = attempts + 1, lease_owner = ?, lease_until = " + dialect.plusMicros(dialect.now())
         + " WHERE id IN " + Sql.placeholders(ids.size()) + " AND " + sql.claimable())) {

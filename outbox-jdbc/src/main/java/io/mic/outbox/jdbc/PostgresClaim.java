@@ -18,9 +18,9 @@ final class PostgresClaim extends ClaimStatement {
   }
 
   @Override
-  List<OutboxEvent> claim(ClaimRequest request) {
+  List<OutboxEvent> claim(ReadRequest request) {
     return access.inAutoCommit(c -> {
-      ClaimRequest r = ControlStatements.merge(c, request, sql.tables.control(), sql.dialect);
+      ReadRequest r = ControlStatements.merge(c, request, sql.tables.control(), sql.dialect);
       if (r == null) {
         return List.of();
       }
@@ -40,7 +40,7 @@ final class PostgresClaim extends ClaimStatement {
   }
 
   /** Parameters: the paused topics, limit, owner, lease micros. */
-  private String claimEvents(ClaimRequest r) {
+  private String claimEvents(ReadRequest r) {
     String table = sql.tables.outbox();
     return "WITH picked AS MATERIALIZED (SELECT o.id FROM " + table + " o WHERE " + sql.claimable()
         + sql.notPaused("o", r) + (r.ordered() ? sql.isHead() : "") + " ORDER BY " + sql.dialect.dispatchOrder()
@@ -53,7 +53,7 @@ final class PostgresClaim extends ClaimStatement {
    * event that is not a due {@code PENDING} one of a topic not paused. Parameters: the paused topics, head
    * limit, the paused topics again, run length - 1, limit, owner, lease micros.
    */
-  private String claimRuns(ClaimRequest r) {
+  private String claimRuns(ReadRequest r) {
     String table = sql.tables.outbox();
     return "WITH heads AS MATERIALIZED (SELECT o.id, o.aggregate_type, o.aggregate_id, o.created_at, o.priority"
         + " FROM " + table + " o WHERE " + sql.claimable() + sql.notPaused("o", r) + sql.isHead()

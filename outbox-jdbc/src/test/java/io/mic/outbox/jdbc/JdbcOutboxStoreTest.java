@@ -1,5 +1,6 @@
 package io.mic.outbox.jdbc;
 
+import io.mic.outbox.ClaimRequest;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
@@ -141,19 +142,19 @@ abstract class JdbcOutboxStoreTest {
 
     assertThat(store.fetchPending(10, false, stale)).extracting(OutboxEvent::id).containsExactly(order.id());
     assertThat(store.fetchPending(10, true, stale)).extracting(OutboxEvent::id).containsExactly(order.id());
-    assertThat(store.claim("w1", 10, Duration.ofSeconds(30), true, stale)).extracting(OutboxEvent::id)
+    assertThat(store.claim(ClaimRequest.of("w1", 10, Duration.ofSeconds(30)).ordered(true).skipping(stale))).extracting(OutboxEvent::id)
         .containsExactly(order.id());
-    assertThat(store.claimRuns("w2", 10, Duration.ofSeconds(30), 5, stale)).isEmpty();
-    assertThat(store.claim("w3", 10, Duration.ofSeconds(30), false, stale)).isEmpty();
+    assertThat(store.claim(ClaimRequest.of("w2", 10, Duration.ofSeconds(30)).inRuns(5).skipping(stale))).isEmpty();
+    assertThat(store.claim(ClaimRequest.of("w3", 10, Duration.ofSeconds(30)).ordered(false).skipping(stale))).isEmpty();
     assertThat(store.find(billing.id()).orElseThrow().status()).isEqualTo(OutboxStatus.PENDING);
 
     control.resume("billing.issued");
     assertThat(control.pause(null, "every topic, test")).isTrue();
-    assertThat(store.claim("w4", 10, Duration.ofSeconds(30), false, Set.of())).isEmpty();
-    assertThat(store.claimRuns("w5", 10, Duration.ofSeconds(30), 5, Set.of())).isEmpty();
+    assertThat(store.claim(ClaimRequest.of("w4", 10, Duration.ofSeconds(30)).ordered(false).skipping(Set.of()))).isEmpty();
+    assertThat(store.claim(ClaimRequest.of("w5", 10, Duration.ofSeconds(30)).inRuns(5).skipping(Set.of()))).isEmpty();
     assertThat(store.fetchPending(10, false, Set.of())).isEmpty();
     control.resume(null);
-    assertThat(store.claim("w6", 10, Duration.ofSeconds(30), false, Set.of())).extracting(OutboxEvent::id)
+    assertThat(store.claim(ClaimRequest.of("w6", 10, Duration.ofSeconds(30)).ordered(false).skipping(Set.of()))).extracting(OutboxEvent::id)
         .containsExactly(billing.id());
   }
 

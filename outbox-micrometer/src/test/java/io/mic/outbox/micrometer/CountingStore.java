@@ -1,5 +1,6 @@
 package io.mic.outbox.micrometer;
 
+import io.mic.outbox.ClaimRequest;
 import io.mic.outbox.OutboxEvent;
 import io.mic.outbox.OutboxException;
 import io.mic.outbox.OutboxStatus;
@@ -43,18 +44,13 @@ final class CountingStore implements OutboxStore {
   }
 
   @Override
-  public List<OutboxEvent> fetchPending(int limit, boolean preserveAggregateOrder) {
-    return delegate.fetchPending(limit, preserveAggregateOrder);
+  public List<OutboxEvent> fetchPending(int limit, boolean preserveAggregateOrder, Set<String> pausedTopics) {
+    return delegate.fetchPending(limit, preserveAggregateOrder, pausedTopics);
   }
 
   @Override
-  public List<OutboxEvent> claim(String owner, int limit, Duration leaseTtl, boolean preserveAggregateOrder) {
-    return delegate.claim(owner, limit, leaseTtl, preserveAggregateOrder);
-  }
-
-  @Override
-  public List<OutboxEvent> claimRuns(String owner, int limit, Duration leaseTtl, int maxRun) {
-    return delegate.claimRuns(owner, limit, leaseTtl, maxRun);
+  public List<OutboxEvent> claim(ClaimRequest request) {
+    return delegate.claim(request);
   }
 
   @Override

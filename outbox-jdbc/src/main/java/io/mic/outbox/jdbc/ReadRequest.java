@@ -12,35 +12,35 @@ import java.util.Set;
  * what the outbox's control table pauses when the read starts (false once the table has been read into
  * {@code pausedTopics}, or while it is unusable).
  */
-record ClaimRequest(String owner, int limit, Duration leaseTtl, boolean ordered, int runLength,
+record ReadRequest(String owner, int limit, Duration leaseTtl, boolean ordered, int runLength,
     List<String> pausedTopics, boolean honourControl) {
 
-  ClaimRequest {
+  ReadRequest {
     pausedTopics = List.copyOf(pausedTopics);
   }
 
-  static ClaimRequest fetch(int limit, boolean ordered, Set<String> pausedTopics) {
-    return new ClaimRequest(null, limit, null, ordered, 1, List.copyOf(pausedTopics), true);
+  static ReadRequest fetch(int limit, boolean ordered, Set<String> pausedTopics) {
+    return new ReadRequest(null, limit, null, ordered, 1, List.copyOf(pausedTopics), true);
   }
 
-  static ClaimRequest claim(String owner, int limit, Duration leaseTtl, boolean ordered, Set<String> pausedTopics) {
-    return new ClaimRequest(Objects.requireNonNull(owner, "owner"), limit, leaseTtl, ordered, 1,
+  static ReadRequest claim(String owner, int limit, Duration leaseTtl, boolean ordered, Set<String> pausedTopics) {
+    return new ReadRequest(Objects.requireNonNull(owner, "owner"), limit, leaseTtl, ordered, 1,
         List.copyOf(pausedTopics), true);
   }
 
-  static ClaimRequest runs(String owner, int limit, Duration leaseTtl, int runLength, Set<String> pausedTopics) {
-    return new ClaimRequest(Objects.requireNonNull(owner, "owner"), limit, leaseTtl, true, Math.max(1, runLength),
+  static ReadRequest runs(String owner, int limit, Duration leaseTtl, int runLength, Set<String> pausedTopics) {
+    return new ReadRequest(Objects.requireNonNull(owner, "owner"), limit, leaseTtl, true, Math.max(1, runLength),
         List.copyOf(pausedTopics), true);
   }
 
   /** The same request, not reading the control table. */
-  ClaimRequest withoutControl() {
+  ReadRequest withoutControl() {
     return withoutControl(pausedTopics);
   }
 
   /** The same request skipping {@code topics}, the control table read already. */
-  ClaimRequest withoutControl(List<String> topics) {
-    return new ClaimRequest(owner, limit, leaseTtl, ordered, runLength, topics, false);
+  ReadRequest withoutControl(List<String> topics) {
+    return new ReadRequest(owner, limit, leaseTtl, ordered, runLength, topics, false);
   }
 
   /** Whether heads carry runs behind them. */

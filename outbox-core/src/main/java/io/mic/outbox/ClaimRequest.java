@@ -1,0 +1,63 @@
+package io.mic.outbox;
+
+import java.time.Duration;
+import java.util.Objects;
+import java.util.Set;
+
+/**
+ * What a dispatcher asks of {@link OutboxStore#claim(ClaimRequest)} in one poll: up to {@code limit} events
+ * leased to {@code owner} for {@code leaseTtl}, in ordered mode each aggregate's head only, or its head with
+ * up to {@code maxRun - 1} due events behind it (a <i>run</i>), skipping the events of {@code pausedTopics}.
+ *
+ * <pre>{@code
+ * store.claim(ClaimRequest.of("worker-1#42", 500, Duration.ofSeconds(30)));                  // throughput mode
+ * store.claim(ClaimRequest.of(owner, 500, ttl).inRuns(100).skipping(Set.of("billing.issued"))); // ordered, runs
+ * }</pre>
+ *
+ * @param owner a token unique to this claim; it fences every later mark of the returned events
+ * @param maxRun 1 for heads only; more claims runs (ordered mode only)
+ */
+public record ClaimRequest(String owner, int limit, Duration leaseTtl, boolean ordered, int maxRun,
+    Set<String> pausedTopics) {
+
+  public ClaimRequest {
+    Objects.requireNonNull(owner, "owner");
+    Objects.requireNonNull(leaseTtl, "leaseTtl");
+    pausedTopics = Set.copyOf(Objects.requireNonNull(pausedTopics, "pausedTopics"));
+    if (limit < 1) {
+      throw new IllegalArgumentException("limit must be at least 1, was " + limit);
+    }
+    if (leaseTtl.isNegative() || leaseTtl.isZero()) {
+      throw new IllegalArgumentException("leaseTtl must be positive, was " + leaseTtl);
+    }
+    if (maxRun < 1 || (!ordered && maxRun > 1)) {
+      throw new IllegalArgumentException("maxRun must be 1, or more in ordered mode only, was " + maxRun
+          + (ordered ? "" : " without ordering"));
+    }
+  }
+
+  /** Throughput mode: any available events, no runs, nothing paused. */
+  public static ClaimRequest of(String owner, int limit, Duration leaseTtl) {
+    return new ClaimRequest(owner, limit, leaseTtl, false, 1, Set.of());
+  }
+
+  /** Ordered mode ({@code true}: each aggregate's head only) or throughput mode. */
+  public ClaimRequest ordered(boolean ordered) {
+    return new ClaimRequest(owner, limit, leaseTtl, ordered, ordered ? maxRun : 1, pausedTopics);
+  }
+
+  /** Ordered mode with runs of up to {@code maxRun} events behind each head. */
+  public ClaimRequest inRuns(int maxRun) {
+    return new ClaimRequest(owner, limit, leaseTtl, true, maxRun, pausedTopics);
+  }
+
+  /** The same request skipping the events of {@code topics}. */
+  public ClaimRequest skipping(Set<String> topics) {
+    return new ClaimRequest(owner, limit, leaseTtl, ordered, maxRun, topics);
+  }
+
+  /** Whether heads carry runs behind them. */
+  public boolean runs() {
+    return maxRun > 1;
+  }
+}
