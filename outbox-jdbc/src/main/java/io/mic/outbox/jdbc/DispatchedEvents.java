@@ -10,10 +10,19 @@ import java.util.Objects;
 import java.util.UUID;
 
 /**
- * Reads and deletes the {@code DISPATCHED} rows of a {@link JdbcOutboxStore}'s table, for the archiver
- * ({@code io.mic.outbox.jdbc.archive.OutboxArchiver}): a page of old dispatched events is read, copied to
- * the archive, and only then deleted by id. Each call is one short transaction; no lock is held between
- * the read and the delete. Immutable and thread-safe.
+ * Reads and deletes the {@code DISPATCHED} rows of a {@link JdbcOutboxStore}'s table: a page of old
+ * dispatched events is read, copied elsewhere, and only then deleted by id. It is the public seam for an
+ * exporter of one's own (a data lake, an audit store); {@code io.mic.outbox.jdbc.archive.OutboxArchiver}
+ * with its JSON Lines and ClickHouse sinks is built on it. Each call is one short transaction; no lock is
+ * held between the read and the delete, and a delete touches only rows still {@code DISPATCHED}.
+ * Immutable and thread-safe.
+ *
+ * <pre>{@code
+ * DispatchedEvents rows = DispatchedEvents.of(store);
+ * List<OutboxEvent> page = rows.oldest(Duration.ofDays(7), 1_000);   // oldest first
+ * exporter.writeDurably(page);
+ * rows.delete(page.stream().map(OutboxEvent::id).toList());
+ * }</pre>
  */
 public final class DispatchedEvents {
   /** The most ids one delete statement binds. */

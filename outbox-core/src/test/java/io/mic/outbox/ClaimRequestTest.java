@@ -1,0 +1,43 @@
+package io.mic.outbox;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.time.Duration;
+import java.util.HashSet;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+
+class ClaimRequestTest {
+  private static final Duration TTL = Duration.ofSeconds(30);
+
+  @Test
+  void buildsEachModeFromOneValue() {
+    ClaimRequest throughput = ClaimRequest.of("w#1", 500, TTL);
+    assertThat(throughput).isEqualTo(new ClaimRequest("w#1", 500, TTL, false, 1, Set.of()));
+    assertThat(throughput.ordered(true)).isEqualTo(new ClaimRequest("w#1", 500, TTL, true, 1, Set.of()));
+    assertThat(throughput.inRuns(100).runs()).isTrue();
+    assertThat(throughput.inRuns(100).ordered(false))
+        .as("throughput mode has no runs").isEqualTo(throughput);
+    assertThat(throughput.skipping(Set.of("billing.issued")).pausedTopics()).containsExactly("billing.issued");
+  }
+
+  @Test
+  void keepsItsOwnCopyOfThePausedTopics() {
+    Set<String> paused = new HashSet<>(Set.of("a"));
+    ClaimRequest r = ClaimRequest.of("w", 1, TTL).skipping(paused);
+    paused.add("b");
+    assertThat(r.pausedTopics()).containsExactly("a");
+  }
+
+  @Test
+  void refusesWhatNoStoreCouldDo() {
+    assertThatThrownBy(() -> ClaimRequest.of("w", 0, TTL)).hasMessage("limit must be at least 1, was 0");
+    assertThatThrownBy(() -> ClaimRequest.of("w", 1, Duration.ZERO)).hasMessage("leaseTtl must be positive, was PT0S");
+    assertThatThrownBy(() -> new ClaimRequest("w", 1, TTL, false, 5, Set.of()))
+        .hasMessage("maxRun must be 1, or more in ordered mode only, was 5 without ordering");
+    assertThatThrownBy(() -> ClaimRequest.of("w", 1, TTL).inRuns(0))
+        .hasMessage("maxRun must be 1, or more in ordered mode only, was 0");
+    assertThatThrownBy(() -> ClaimRequest.of(null, 1, TTL)).hasMessage("owner");
+  }
+}
