@@ -43,8 +43,16 @@ public final class EndToEndBenchmark {
     /** The name of the raw scenario. */
     String raw();
 
-    /** Publishes the events with the raw client, the same window, waiting for every acknowledgement. */
-    void publishRaw(List<OutboxEvent> events) throws Exception;
+    /**
+     * Publishes the events with the raw client as the raw scenario {@code scenario} ({@link #raw()}: the same
+     * window as the publisher; or one of {@link #extraRaw()}), waiting for every acknowledgement.
+     */
+    void publishRaw(List<OutboxEvent> events, String scenario) throws Exception;
+
+    /** Further raw scenarios reported beside the baseline, without a ratio of their own. */
+    default List<String> extraRaw() {
+      return List.of();
+    }
 
     /** The library's publisher, closed after the scenario. */
     Publisher publisher() throws Exception;
@@ -97,7 +105,8 @@ public final class EndToEndBenchmark {
       case "nats" -> new NatsSide(options.getOrDefault("nats", "nats://127.0.0.1:4222"), bench.window);
       case "rabbitmq" -> new RabbitMqSide(options.getOrDefault("rabbitmq", "amqp://guest:guest@127.0.0.1:5672"),
           bench.window);
-      case "kafka" -> new KafkaSide(required(options, "kafka", "--kafka HOST:PORT, e.g. 127.0.0.1:9092"));
+      case "kafka" -> new KafkaSide(required(options, "kafka", "--kafka HOST:PORT, e.g. 127.0.0.1:9092"),
+          bench.window);
       default -> throw new IllegalArgumentException("--broker must be nats, rabbitmq or kafka, was " + name);
     }) {
       bench.run(broker, name, Integer.parseInt(options.getOrDefault("rounds", "3")));
@@ -116,10 +125,13 @@ public final class EndToEndBenchmark {
 
   private void run(Broker broker, String name, int rounds) throws Exception {
     dispatcher(broker, false, 1, true); // warm-up of both paths, not recorded
-    raw(broker);
+    raw(broker, broker.raw());
     for (int round = 1; round <= rounds; round++) {
       System.err.printf("round %d/%d%n", round, rounds);
-      record(broker.raw(), raw(broker));
+      record(broker.raw(), raw(broker, broker.raw()));
+      for (String extra : broker.extraRaw()) {
+        record(extra, raw(broker, extra));
+      }
       for (boolean ordered : new boolean[] {false, true}) {
         for (int workers : new int[] {1, 2}) {
           for (boolean pipelined : new boolean[] {false, true}) {
@@ -153,11 +165,11 @@ public final class EndToEndBenchmark {
     return list;
   }
 
-  private double raw(Broker broker) throws Exception {
+  private double raw(Broker broker, String scenario) throws Exception {
     List<OutboxEvent> list = events("order.raw");
     cpuBefore = CpuSplit.snapshot();
     long t0 = System.nanoTime();
-    broker.publishRaw(list);
+    broker.publishRaw(list, scenario);
     double rate = events / ((System.nanoTime() - t0) / 1e9);
     cpuAfter = CpuSplit.snapshot();
     broker.checkAndReset(events);

@@ -10,6 +10,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.Future;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import org.apache.kafka.clients.admin.Admin;
@@ -24,8 +26,9 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
 
 /**
  * Kafka: one topic of 4 partitions per event topic; the raw producer sends every record with the settings
- * the publisher uses (acks=all, idempotence, 5 in flight, linger 5 ms) and flushes once at the end: the best
- * a hand-written producer loop does.
+ * the publisher uses (acks=all, idempotence, 5 in flight, linger 5 ms) and at most {@code window} records
+ * unacknowledged, like the raw clients of the other brokers. A producer that never waits (send all, flush
+ * once) is reported too, as the ceiling of the client itself.
  */
 final class KafkaSide implements EndToEndBenchmark.Broker {
   private static final int PARTITIONS = 4;
@@ -36,10 +39,13 @@ final class KafkaSide implements EndToEndBenchmark.Broker {
   private final String prefix = "mic-bench-e2e-" + UUID.randomUUID().toString().substring(0, 8) + ".";
   private final Map<String, String> settings = new LinkedHashMap<>();
   private final KafkaProducer<byte[], byte[]> rawProducer;
+  private final int window;
+  private boolean unbounded;
   private long seen;
 
-  KafkaSide(String bootstrap) throws Exception {
+  KafkaSide(String bootstrap, int window) throws Exception {
     this.bootstrap = bootstrap;
+    this.window = window;
     settings.put("bootstrap.servers", bootstrap);
     settings.put("acks", "all");
     settings.put("enable.idempotence", "true");
@@ -61,21 +67,45 @@ final class KafkaSide implements EndToEndBenchmark.Broker {
 
   @Override
   public String raw() {
-    return "raw KafkaProducer, same records and settings, one flush (baseline)";
+    return "raw KafkaProducer, same records and settings, same window (baseline)";
   }
 
   @Override
-  public void publishRaw(List<OutboxEvent> events) throws Exception {
+  public List<String> extraRaw() {
+    return List.of("raw KafkaProducer, no window: send all, flush once (client ceiling)");
+  }
+
+  @Override
+  public void publishRaw(List<OutboxEvent> events, String scenario) throws Exception {
+    boolean bounded = scenario.equals(raw());
+    Semaphore permits = new Semaphore(window);
+    AtomicReference<Exception> failed = new AtomicReference<>();
     List<Future<RecordMetadata>> sent = new ArrayList<>(events.size());
     for (OutboxEvent e : events) {
       RecordHeaders headers = new RecordHeaders();
       OutboxHeaders.of(e).forEach((k, v) -> headers.add(k, utf8(v)));
-      sent.add(rawProducer.send(new ProducerRecord<>(prefix + e.topic(), null, utf8(e.aggregateId()),
-          utf8(e.payload()), headers)));
+      ProducerRecord<byte[], byte[]> record = new ProducerRecord<>(prefix + e.topic(), null, utf8(e.aggregateId()),
+          utf8(e.payload()), headers);
+      if (bounded) {
+        if (!permits.tryAcquire(30, TimeUnit.SECONDS)) {
+          throw new IllegalStateException("no acknowledgement within 30 s");
+        }
+        sent.add(rawProducer.send(record, (metadata, error) -> {
+          if (error != null) {
+            failed.set(error);
+          }
+          permits.release();
+        }));
+      } else {
+        sent.add(rawProducer.send(record));
+      }
     }
     rawProducer.flush();
     for (Future<RecordMetadata> f : sent) {
       f.get(30, TimeUnit.SECONDS);
+    }
+    if (failed.get() != null) {
+      throw failed.get();
     }
   }
 

@@ -45,7 +45,7 @@ final class NatsSide implements EndToEndBenchmark.Broker {
   }
 
   @Override
-  public void publishRaw(List<OutboxEvent> events) throws Exception {
+  public void publishRaw(List<OutboxEvent> events, String scenario) throws Exception {
     JetStream js = nats.jetStream();
     ArrayDeque<CompletableFuture<PublishAck>> inFlight = new ArrayDeque<>();
     for (OutboxEvent e : events) {

@@ -57,7 +57,7 @@ final class RabbitMqSide implements EndToEndBenchmark.Broker {
   }
 
   @Override
-  public void publishRaw(List<OutboxEvent> events) throws Exception {
+  public void publishRaw(List<OutboxEvent> events, String scenario) throws Exception {
     try (Channel ch = rawConnection.createChannel()) {
       ch.confirmSelect();
       ConcurrentNavigableMap<Long, Boolean> outstanding = new ConcurrentSkipListMap<>();
