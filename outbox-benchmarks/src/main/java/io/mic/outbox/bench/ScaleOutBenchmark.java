@@ -31,7 +31,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 
 /**
- * Issue 15 §3: 1, 2 and 4 dispatcher <b>processes</b> (separate JVMs, one {@link AsyncOutboxDispatcher} with
+ * 1, 2 and 4 dispatcher <b>processes</b> (separate JVMs, one {@link AsyncOutboxDispatcher} with
  * one worker each, claim mode, batch 500, no-op publisher) drain one backlog on one PostgreSQL, in throughput
  * and in ordered mode. Reports total and per-process events/s, claims that came back empty, leases lost, and
  * in ordered mode checks every aggregate's publication order across the processes (by the wall clock at

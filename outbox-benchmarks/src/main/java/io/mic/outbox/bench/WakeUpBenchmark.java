@@ -29,7 +29,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 
 /**
- * Issue 15 §2: commit-to-publish latency when the producer is another process, with and without
+ * Commit-to-publish latency when the producer is another process, with and without
  * {@code notifyOnAppend}, and what the notification costs a single-event append.
  *
  * <p><b>Latency.</b> A child JVM ({@link Producer}) commits single-event transactions at a fixed rate

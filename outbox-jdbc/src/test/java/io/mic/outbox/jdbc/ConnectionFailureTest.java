@@ -136,7 +136,7 @@ abstract class ConnectionFailureTest {
   }
 
   /**
-   * A consumer whose database is down while it starts: building the inbox does not fail (issue 16), each
+   * A consumer whose database is down while it starts: building the inbox does not fail, each
    * use while the database is down fails with the driver's reason, and the first use once it is up works.
    */
   @Test

@@ -124,7 +124,7 @@ abstract class JdbcOutboxStoreTest {
 
   /**
    * A dispatcher reads the pauses at the start of a poll, then claims: a pause committed between the two
-   * must still hold, so the claim itself reads the control table (issue 14).
+   * must still hold, so the claim itself reads the control table.
    */
   @Test
   void aClaimStartedAfterAPauseCommittedHonoursItEvenWithAStalePausedSet() throws SQLException {
