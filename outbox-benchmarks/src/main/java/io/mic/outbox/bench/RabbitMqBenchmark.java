@@ -1,6 +1,5 @@
 package io.mic.outbox.bench;
 
-import com.rabbitmq.client.AMQP;
 import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.ConnectionFactory;
@@ -8,21 +7,14 @@ import io.mic.outbox.InMemoryOutboxStore;
 import io.mic.outbox.OutboxDispatcher;
 import io.mic.outbox.OutboxEvent;
 import io.mic.outbox.rabbitmq.RabbitMqPublisher;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Date;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import java.util.concurrent.ConcurrentNavigableMap;
-import java.util.concurrent.ConcurrentSkipListMap;
-import java.util.concurrent.Semaphore;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * RabbitMQ publication rate of OutboxDispatcher + RabbitMqPublisher (events from an InMemoryOutboxStore,
@@ -100,56 +92,15 @@ public final class RabbitMqBenchmark {
     return list;
   }
 
-  /** The same message the publisher builds: persistent, JSON, message id, timestamp, the three headers. */
-  private static AMQP.BasicProperties properties(OutboxEvent e) {
-    Map<String, Object> headers = new LinkedHashMap<>(e.headers());
-    headers.put("x-event-id", e.id().toString());
-    headers.put("x-aggregate-type", e.aggregateType());
-    headers.put("x-aggregate-id", e.aggregateId());
-    return new AMQP.BasicProperties.Builder().messageId(e.id().toString()).contentType("application/json")
-        .deliveryMode(2).timestamp(new Date()).headers(headers).build();
-  }
-
   private double raw(ConnectionFactory factory, Channel admin) throws Exception {
     List<OutboxEvent> list = newEvents();
     try (Connection c = factory.newConnection("mic-bench-raw"); Channel ch = c.createChannel()) {
-      ch.confirmSelect();
-      ConcurrentNavigableMap<Long, Boolean> outstanding = new ConcurrentSkipListMap<>();
-      Semaphore permits = new Semaphore(window);
-      AtomicInteger failed = new AtomicInteger();
-      ch.addReturnListener(r -> failed.incrementAndGet());
-      ch.addConfirmListener((tag, multiple) -> settle(outstanding, permits, tag, multiple),
-          (tag, multiple) -> failed.addAndGet(settle(outstanding, permits, tag, multiple)));
       long t0 = System.nanoTime();
-      for (OutboxEvent e : list) {
-        permits.acquire();
-        outstanding.put(ch.getNextPublishSeqNo(), Boolean.TRUE);
-        ch.basicPublish(exchange, e.topic(), true, properties(e), e.payload().getBytes(StandardCharsets.UTF_8));
-      }
-      if (!permits.tryAcquire(window, 60, TimeUnit.SECONDS)) {
-        throw new IllegalStateException("confirms missing after 60 s");
-      }
+      RabbitMqSide.publishConfirmed(ch, exchange, list, window);
       double rate = list.size() / ((System.nanoTime() - t0) / 1e9);
-      if (failed.get() != 0) {
-        throw new IllegalStateException(failed.get() + " raw publications failed");
-      }
       check(admin);
       return rate;
     }
-  }
-
-  private static int settle(ConcurrentNavigableMap<Long, Boolean> outstanding, Semaphore permits, long tag,
-      boolean multiple) {
-    int n;
-    if (multiple) {
-      Map<Long, Boolean> done = outstanding.headMap(tag, true);
-      n = done.size();
-      done.clear();
-    } else {
-      n = outstanding.remove(tag) == null ? 0 : 1;
-    }
-    permits.release(n);
-    return n;
   }
 
   private double dispatcher(Channel admin) throws Exception {

@@ -59,24 +59,32 @@ final class RabbitMqSide implements EndToEndBenchmark.Broker {
   @Override
   public void publishRaw(List<OutboxEvent> events, String scenario) throws Exception {
     try (Channel ch = rawConnection.createChannel()) {
-      ch.confirmSelect();
-      ConcurrentNavigableMap<Long, Boolean> outstanding = new ConcurrentSkipListMap<>();
-      Semaphore permits = new Semaphore(window);
-      AtomicInteger failed = new AtomicInteger();
-      ch.addReturnListener(r -> failed.incrementAndGet());
-      ch.addConfirmListener((tag, multiple) -> settle(outstanding, permits, tag, multiple),
-          (tag, multiple) -> failed.addAndGet(settle(outstanding, permits, tag, multiple)));
-      for (OutboxEvent e : events) {
-        permits.acquire();
-        outstanding.put(ch.getNextPublishSeqNo(), Boolean.TRUE);
-        ch.basicPublish(exchange, e.topic(), true, properties(e), e.payload().getBytes(StandardCharsets.UTF_8));
-      }
-      if (!permits.tryAcquire(window, 60, TimeUnit.SECONDS)) {
-        throw new IllegalStateException("confirms missing after 60 s");
-      }
-      if (failed.get() != 0) {
-        throw new IllegalStateException(failed.get() + " raw publications failed");
-      }
+      publishConfirmed(ch, exchange, events, window);
+    }
+  }
+
+  /**
+   * The raw client's loop: persistent, mandatory messages with publisher confirms on {@code ch}, at most
+   * {@code window} unconfirmed, each routed by its topic; returns once every confirm has arrived.
+   */
+  static void publishConfirmed(Channel ch, String exchange, List<OutboxEvent> events, int window) throws Exception {
+    ch.confirmSelect();
+    ConcurrentNavigableMap<Long, Boolean> outstanding = new ConcurrentSkipListMap<>();
+    Semaphore permits = new Semaphore(window);
+    AtomicInteger failed = new AtomicInteger();
+    ch.addReturnListener(r -> failed.incrementAndGet());
+    ch.addConfirmListener((tag, multiple) -> settle(outstanding, permits, tag, multiple),
+        (tag, multiple) -> failed.addAndGet(settle(outstanding, permits, tag, multiple)));
+    for (OutboxEvent e : events) {
+      permits.acquire();
+      outstanding.put(ch.getNextPublishSeqNo(), Boolean.TRUE);
+      ch.basicPublish(exchange, e.topic(), true, properties(e), e.payload().getBytes(StandardCharsets.UTF_8));
+    }
+    if (!permits.tryAcquire(window, 60, TimeUnit.SECONDS)) {
+      throw new IllegalStateException("confirms missing after 60 s");
+    }
+    if (failed.get() != 0) {
+      throw new IllegalStateException(failed.get() + " raw publications failed");
     }
   }
 
