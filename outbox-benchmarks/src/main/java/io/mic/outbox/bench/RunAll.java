@@ -40,7 +40,7 @@ import org.openjdk.jmh.runner.options.TimeValue;
  */
 public final class RunAll {
   private static final List<String> ALL = List.of("micro", "postgres", "wake-up", "scale-out", "mariadb",
-      "nats-publish", "nats-end-to-end", "rabbitmq", "rabbitmq-end-to-end", "kafka", "kafka-end-to-end", "replay");
+      "sustained", "nats-publish", "nats-end-to-end", "rabbitmq", "rabbitmq-end-to-end", "kafka", "kafka-end-to-end", "replay");
 
   private final Map<String, String> options;
   private final Path dir;
@@ -76,6 +76,8 @@ public final class RunAll {
         case "micro" -> micro();
         case "postgres" -> child(name, pg, PostgresBenchmark.class, "--url", pg, "--rounds", rounds);
         case "wake-up" -> child(name, pg, WakeUpBenchmark.class, "--url", pg, "--rounds", rounds);
+        case "sustained" -> child(name, pg, SustainedBenchmark.class, "--url", pg, "--minutes",
+            options.getOrDefault("sustained-minutes", "10"));
         case "scale-out" -> child(name, pg, ScaleOutBenchmark.class, "--url", pg);
         case "mariadb" -> child(name, maria, MariaDbBenchmark.class, "--url", maria, "--rounds", rounds);
         case "nats-publish" -> child(name, nats, NatsPublishBenchmark.class, "--nats", nats);

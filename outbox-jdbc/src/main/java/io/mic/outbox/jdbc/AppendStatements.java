@@ -1,6 +1,7 @@
 package io.mic.outbox.jdbc;
 
 import io.mic.outbox.OutboxEvent;
+import io.mic.outbox.jdbc.internal.AppendChannel;
 import io.mic.outbox.jdbc.internal.HeadersJson;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -127,6 +128,16 @@ abstract class AppendStatements {
       bindOne(ps, event);
       requireOneRow(ps.executeUpdate(), event);
     }
+  }
+
+  /**
+   * {@link #appendOne}, then announces the append on {@code channel} in the same transaction (delivered at
+   * commit). The portable form announces with a statement of its own.
+   */
+  void appendOneAnnounced(Connection connection, OutboxEvent event, boolean lock, AppendChannel channel)
+      throws SQLException {
+    appendOne(connection, event, lock);
+    channel.notifyIn(connection);
   }
 
   void appendBatch(Connection connection, Collection<OutboxEvent> events, boolean lock) throws SQLException {

@@ -187,13 +187,16 @@ public final class JdbcOutboxStore implements OutboxStore {
       return;
     }
     try {
-      if (events.size() == 1) {
+      // with notifyOnAppend, one notification per call, delivered at commit: see Builder#notifyOnAppend
+      if (events.size() == 1 && appendChannel != null) {
+        append.appendOneAnnounced(connection, events.iterator().next(), lockAggregateOnAppend, appendChannel);
+      } else if (events.size() == 1) {
         append.appendOne(connection, events.iterator().next(), lockAggregateOnAppend);
       } else {
         append.appendBatch(connection, events, lockAggregateOnAppend);
-      }
-      if (appendChannel != null) {
-        appendChannel.notifyIn(connection); // one per call, delivered at commit: see Builder#notifyOnAppend
+        if (appendChannel != null) {
+          appendChannel.notifyIn(connection);
+        }
       }
     } catch (SQLException e) {
       throw appendFailed(e, events);
@@ -466,8 +469,9 @@ public final class JdbcOutboxStore implements OutboxStore {
      * notifications of one transaction into one. Each {@link io.mic.outbox.AsyncOutboxDispatcher} on such
      * a store listens on that channel over one connection of its own, taken from the {@code DataSource}
      * for as long as it runs (size the pool for it), reconnects with a backoff when it fails, and polls
-     * every {@code pollInterval} as usual meanwhile. It costs each append one more statement, and
-     * PostgreSQL serialises the commits of notifying transactions on one lock.
+     * every {@code pollInterval} as usual meanwhile. A single-event append carries the notification in
+     * its one insert statement; a batch append sends one more statement. PostgreSQL serialises the commits
+     * of notifying transactions on one lock.
      *
      * <pre>{@code
      * JdbcOutboxStore store = JdbcOutboxStore.builder().dataSource(dataSource).notifyOnAppend(true).build();

@@ -1,6 +1,7 @@
 package io.mic.outbox.jdbc;
 
 import io.mic.outbox.OutboxEvent;
+import io.mic.outbox.jdbc.internal.AppendChannel;
 import io.mic.outbox.jdbc.internal.HeadersJson;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -70,12 +71,30 @@ final class PostgresAppend extends AppendStatements {
   }
 
   /**
-   * The values, then the counter upsert, then the row, whose clock_timestamp() is read in a subquery over
-   * the upsert's result, so after the counter row's lock. A volatile target list keeps each subquery from
-   * being flattened.
+   * The same single statement with the notification inside it (parameter 11: the channel): an announced
+   * append costs no round trip of its own.
    */
   @Override
+  void appendOneAnnounced(Connection connection, OutboxEvent event, boolean lock, AppendChannel channel)
+      throws SQLException {
+    try (PreparedStatement ps = connection.prepareStatement(insert(true))) {
+      bindOne(ps, event);
+      ps.setString(11, channel.name());
+      requireOneRow(ps.executeUpdate(), event);
+    }
+  }
+
+  @Override
   String insert() {
+    return insert(false);
+  }
+
+  /**
+   * The values, then the counter upsert, then the row, whose clock_timestamp() is read in a subquery over
+   * the upsert's result, so after the counter row's lock. A volatile target list keeps each subquery from
+   * being flattened; {@code announce} joins a one-row {@code pg_notify} to it, run once per statement.
+   */
+  private String insert(boolean announce) {
     return "WITH v AS (SELECT CAST(? AS uuid) AS id, CAST(? AS varchar) AS aggregate_type,"
         + " CAST(? AS varchar) AS aggregate_id, CAST(? AS varchar) AS topic, CAST(? AS json) AS payload,"
         + " CAST(? AS json) AS headers, CAST(? AS integer) AS priority, CAST(? AS integer) AS schema_version,"
@@ -87,7 +106,8 @@ final class PostgresAppend extends AppendStatements {
         + " INSERT INTO " + tables.outbox() + " (" + Sql.INSERT_COLUMNS + ") SELECT v.id, v.aggregate_type,"
         + " v.aggregate_id, v.topic, v.payload, v.headers, v.priority, c.ts, c.ts, c.last_sequence, v.schema_version,"
         + " COALESCE(v.occurred_at, c.ts), v.trace_parent"
-        + " FROM v, (SELECT n.last_sequence, clock_timestamp() AS ts FROM n) AS c";
+        + " FROM v, (SELECT n.last_sequence, clock_timestamp() AS ts FROM n) AS c"
+        + (announce ? ", (SELECT pg_notify(?, '')) AS announced" : "");
   }
 
   /**

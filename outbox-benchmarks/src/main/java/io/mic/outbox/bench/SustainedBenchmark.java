@@ -1,0 +1,212 @@
+package io.mic.outbox.bench;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import io.mic.outbox.AsyncOutboxDispatcher;
+import io.mic.outbox.OutboxEvent;
+import io.mic.outbox.OutboxListener;
+import io.mic.outbox.OutboxStatus;
+import io.mic.outbox.jdbc.JdbcOutboxStore;
+import io.mic.outbox.jdbc.OutboxMaintenance;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * A table that stays small: a steady stream of appends (one event per transaction, {@code --rate} a second)
+ * drained by an {@link AsyncOutboxDispatcher} (claim mode, 2 workers, a publisher that only counts), with
+ * retention purging what was dispatched more than {@code --retention} ago every 10 s, for
+ * {@code --minutes}. Every {@code --sample-seconds} it records the dead and live tuples of the table, its
+ * heap and index size, the backlog, and the latency of a claim of 100 (released again). The report shows
+ * the samples and whether the first and the last third stay within the same bounds, with the autovacuum
+ * settings in force.
+ *
+ * <pre>
+ * java -cp outbox-benchmarks/target/outbox-benchmarks.jar io.mic.outbox.bench.SustainedBenchmark
+ *      [--url jdbc:postgresql://127.0.0.1:5432/test] [--minutes 10] [--rate 1000] [--retention 60s]
+ *      [--sample-seconds 30] [--out bench-results/sustained.md]
+ * </pre>
+ */
+public final class SustainedBenchmark {
+  private final Map<String, String> options;
+  private final HikariDataSource dataSource;
+  private final String table = "bench_sustained_" + UUID.randomUUID().toString().substring(0, 8);
+  private final List<long[]> samples = new ArrayList<>();
+  private final List<Double> claimMillis = new ArrayList<>();
+
+  private SustainedBenchmark(Map<String, String> options) {
+    this.options = options;
+    HikariConfig config = new HikariConfig();
+    config.setJdbcUrl(options.getOrDefault("url", "jdbc:postgresql://127.0.0.1:5432/test"));
+    config.setUsername(options.getOrDefault("user", "postgres"));
+    config.setPassword(options.getOrDefault("password", ""));
+    config.setMaximumPoolSize(10);
+    this.dataSource = new HikariDataSource(config);
+  }
+
+  public static void main(String[] args) throws Exception {
+    System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn");
+    SustainedBenchmark bench = new SustainedBenchmark(BenchSupport.parse(args));
+    try {
+      bench.run();
+    } finally {
+      bench.dataSource.close();
+    }
+  }
+
+  private void run() throws Exception {
+    int minutes = Integer.parseInt(options.getOrDefault("minutes", "10"));
+    int rate = Integer.parseInt(options.getOrDefault("rate", "1000"));
+    Duration retention = Duration.parse("PT" + options.getOrDefault("retention", "60s").toUpperCase());
+    int sampleSeconds = Integer.parseInt(options.getOrDefault("sample-seconds", "30"));
+    JdbcOutboxStore store = JdbcOutboxStore.builder().dataSource(dataSource).table(table).build();
+    store.createSchema();
+    OutboxMaintenance maintenance = OutboxMaintenance.builder().store(store).build();
+    AtomicLong appended = new AtomicLong();
+    AtomicLong dispatched = new AtomicLong();
+    AtomicLong purged = new AtomicLong();
+    ScheduledExecutorService timers = Executors.newScheduledThreadPool(3);
+    Instant start = Instant.now();
+    try (AsyncOutboxDispatcher dispatcher = AsyncOutboxDispatcher.builder().store(store).dispatchFn(e -> { })
+        .useClaim(true).workers(2).pollInterval(Duration.ofMillis(50)).listener(new OutboxListener() {
+          @Override public void onDispatched(OutboxEvent event, Duration publishTime) {
+            dispatched.incrementAndGet();
+          }
+        }).build()) {
+      dispatcher.start();
+      long periodMicros = 1_000_000L / rate;
+      timers.scheduleAtFixedRate(() -> append(store, appended), 0, periodMicros, TimeUnit.MICROSECONDS);
+      timers.scheduleWithFixedDelay(() -> purged.addAndGet(maintenance.purgeDispatchedOlderThan(retention)),
+          10, 10, TimeUnit.SECONDS);
+      long end = System.nanoTime() + TimeUnit.MINUTES.toNanos(minutes);
+      while (System.nanoTime() < end) {
+        Thread.sleep(TimeUnit.SECONDS.toMillis(sampleSeconds)); // the sampling period itself, not a wait for a condition
+        sample(store, Duration.between(start, Instant.now()).toSeconds(), appended.get(), dispatched.get(),
+            purged.get());
+      }
+    } finally {
+      timers.shutdownNow();
+      timers.awaitTermination(10, TimeUnit.SECONDS);
+    }
+    String report = report(minutes, rate, retention, appended.get(), dispatched.get(), purged.get());
+    System.out.println(report);
+    BenchSupport.write(Path.of(options.getOrDefault("out", "bench-results/sustained.md")), report);
+    drop();
+  }
+
+  private void append(JdbcOutboxStore store, AtomicLong appended) {
+    long n = appended.incrementAndGet();
+    try (Connection c = dataSource.getConnection()) {
+      c.setAutoCommit(false);
+      store.append(c, OutboxEvent.builder().aggregate("order", "o-" + (n % 5_000)).topic("order.changed")
+          .payload("{\"order\":" + n + ",\"note\":\"sustained\"}").build());
+      c.commit();
+    } catch (SQLException | RuntimeException e) {
+      System.err.println("append failed: " + e.getMessage());
+    }
+  }
+
+  /** Seconds, appended, dispatched, purged, live, dead, heap bytes, index bytes, backlog; and a claim's latency. */
+  private void sample(JdbcOutboxStore store, long seconds, long appended, long dispatched, long purged)
+      throws SQLException {
+    long t0 = System.nanoTime();
+    List<OutboxEvent> claimed = store.claim("probe", 100, Duration.ofSeconds(30), false);
+    claimMillis.add((System.nanoTime() - t0) / 1e6);
+    store.release(claimed, Duration.ZERO);
+    long backlog = store.countByStatus().getOrDefault(OutboxStatus.PENDING, 0L);
+    try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(
+        "SELECT n_live_tup, n_dead_tup, pg_relation_size(relid), pg_indexes_size(relid)"
+            + " FROM pg_stat_user_tables WHERE relname = ?")) {
+      ps.setString(1, table);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        long[] s = {seconds, appended, dispatched, purged, rs.getLong(1), rs.getLong(2), rs.getLong(3),
+            rs.getLong(4), backlog};
+        samples.add(s);
+        System.err.printf("  %4d s: appended %,d dispatched %,d purged %,d live %,d dead %,d heap %,d KB"
+            + " indexes %,d KB backlog %,d claim %.1f ms%n", s[0], s[1], s[2], s[3], s[4], s[5], s[6] / 1024,
+            s[7] / 1024, s[8], claimMillis.get(claimMillis.size() - 1));
+      }
+    }
+  }
+
+  private String report(int minutes, int rate, Duration retention, long appended, long dispatched, long purged)
+      throws SQLException {
+    StringBuilder md = new StringBuilder("# Sustained run: a table that stays small\n\n");
+    md.append("Run ").append(Instant.now()).append(", ").append(BenchSupport.postgresSettings(dataSource))
+        .append(", load average ").append(BenchSupport.loadAverage()).append(" at the end. ").append(minutes)
+        .append(" minutes at ").append(rate).append(" single-event transactions/s over 5,000 aggregates;")
+        .append(" AsyncOutboxDispatcher, claim mode, 2 workers, a publisher that only counts; retention ")
+        .append(retention.toSeconds()).append(" s, purged every 10 s. Appended ").append(String.format("%,d", appended))
+        .append(", dispatched ").append(String.format("%,d", dispatched)).append(", purged ")
+        .append(String.format("%,d", purged)).append(".\n\nAutovacuum: ").append(autovacuumSettings())
+        .append(".\n\n| s | live tuples | dead tuples | heap KB | indexes KB | backlog | claim of 100, ms |\n")
+        .append("|---:|---:|---:|---:|---:|---:|---:|\n");
+    for (int i = 0; i < samples.size(); i++) {
+      long[] s = samples.get(i);
+      md.append(String.format("| %d | %,d | %,d | %,d | %,d | %,d | %.1f |%n", s[0], s[4], s[5], s[6] / 1024,
+          s[7] / 1024, s[8], claimMillis.get(i)));
+    }
+    int third = Math.max(1, samples.size() / 3);
+    md.append(String.format("%n| bound | first third (max) | last third (max) |%n|---|---:|---:|%n"));
+    for (int[] col : new int[][] {{5, 0}, {6, 1}, {7, 1}}) {
+      String name = col[0] == 5 ? "dead tuples" : col[0] == 6 ? "heap KB" : "indexes KB";
+      long div = col[1] == 1 ? 1024 : 1;
+      md.append(String.format("| %s | %,d | %,d |%n", name, maxOf(0, third, col[0]) / div,
+          maxOf(samples.size() - third, samples.size(), col[0]) / div));
+    }
+    md.append(String.format("| claim of 100, ms | %.1f | %.1f |%n", maxClaim(0, third),
+        maxClaim(claimMillis.size() - third, claimMillis.size())));
+    return md.toString();
+  }
+
+  private long maxOf(int from, int to, int column) {
+    long max = 0;
+    for (int i = from; i < to; i++) {
+      max = Math.max(max, samples.get(i)[column]);
+    }
+    return max;
+  }
+
+  private double maxClaim(int from, int to) {
+    double max = 0;
+    for (int i = from; i < to; i++) {
+      max = Math.max(max, claimMillis.get(i));
+    }
+    return max;
+  }
+
+  private String autovacuumSettings() throws SQLException {
+    StringBuilder out = new StringBuilder();
+    try (Connection c = dataSource.getConnection(); Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery("SELECT name, setting FROM pg_settings WHERE name IN ('autovacuum',"
+            + " 'autovacuum_naptime', 'autovacuum_vacuum_scale_factor', 'autovacuum_vacuum_threshold',"
+            + " 'autovacuum_vacuum_cost_limit', 'autovacuum_vacuum_cost_delay') ORDER BY name")) {
+      while (rs.next()) {
+        out.append(out.length() == 0 ? "" : ", ").append(rs.getString(1)).append('=').append(rs.getString(2));
+      }
+    }
+    return out.toString();
+  }
+
+  private void drop() throws SQLException {
+    try (Connection c = dataSource.getConnection(); Statement s = c.createStatement()) {
+      for (String t : List.of(table, table + "_sequences", table + "_locks", table + "_control")) {
+        s.execute("DROP TABLE IF EXISTS \"" + t + "\"");
+      }
+    }
+  }
+}
