@@ -45,6 +45,15 @@ final class BenchSupport {
     }
   }
 
+  /** Drops a benchmark's PostgreSQL outbox table and the tables beside it (sequences, locks, control). */
+  static void dropOutbox(DataSource ds, String table) throws SQLException {
+    try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
+      for (String suffix : new String[] {"", "_sequences", "_locks", "_control"}) {
+        s.execute("DROP TABLE IF EXISTS \"" + table + suffix + "\"");
+      }
+    }
+  }
+
   static String postgresSettings(DataSource ds) throws SQLException {
     try (Connection c = ds.getConnection(); Statement s = c.createStatement();
         ResultSet rs = s.executeQuery("SELECT current_setting('server_version'), current_setting('synchronous_commit'),"

@@ -214,11 +214,7 @@ public final class EndToEndBenchmark {
       broker.checkAndReset(events);
       return rate;
     } finally {
-      try (java.sql.Connection c = dataSource.getConnection(); Statement s = c.createStatement()) {
-        for (String suffix : new String[] {"", "_locks", "_sequences", "_control"}) {
-          s.execute("DROP TABLE IF EXISTS " + table + suffix);
-        }
-      }
+      BenchSupport.dropOutbox(dataSource, table);
     }
   }
 

@@ -196,7 +196,7 @@ public final class PostgresBenchmark {
       }
       return check(done, events, t0);
     } finally {
-      drop(table);
+      BenchSupport.dropOutbox(dataSource, table);
     }
   }
 
@@ -221,7 +221,7 @@ public final class PostgresBenchmark {
       }
       return check(done, expected, t0);
     } finally {
-      drop(table);
+      BenchSupport.dropOutbox(dataSource, table);
     }
   }
 
@@ -319,7 +319,7 @@ public final class PostgresBenchmark {
       }
       return list.size() / ((System.nanoTime() - t0) / 1e9);
     } finally {
-      drop(table);
+      BenchSupport.dropOutbox(dataSource, table);
     }
   }
 
@@ -378,7 +378,7 @@ public final class PostgresBenchmark {
       }
       return 0;
     } finally {
-      drop(table);
+      BenchSupport.dropOutbox(dataSource, table);
     }
   }
 
@@ -450,7 +450,7 @@ public final class PostgresBenchmark {
       System.err.printf("  %-40s insert %.1f s, claim %.1f s, mark %.1f s, index %.0f MB, rebuilt %.0f MB per 1M;"
           + " load %.2f%n", schema, run[0], run[1], run[2], run[3], run[4], run[5]);
     } finally {
-      drop(table);
+      BenchSupport.dropOutbox(dataSource, table);
     }
   }
 
@@ -506,7 +506,7 @@ public final class PostgresBenchmark {
           System.err.println("  " + notes.get(notes.size() - 1));
         }
       } finally {
-        drop(table);
+        BenchSupport.dropOutbox(dataSource, table);
       }
     }
   }
@@ -558,7 +558,7 @@ public final class PostgresBenchmark {
       }
       return rate;
     } finally {
-      drop(table);
+      BenchSupport.dropOutbox(dataSource, table);
     }
   }
 
@@ -584,11 +584,6 @@ public final class PostgresBenchmark {
     return rate;
   }
 
-  private void drop(String table) throws SQLException {
-    try (Connection c = dataSource.getConnection(); Statement s = c.createStatement()) {
-      s.execute("DROP TABLE IF EXISTS \"" + table + "\"");
-    }
-  }
 
   private void record(String scenario, double rate) {
     rates.computeIfAbsent(scenario, k -> new ArrayList<>()).add(rate);

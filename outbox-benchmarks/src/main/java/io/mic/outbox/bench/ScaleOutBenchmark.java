@@ -163,7 +163,7 @@ public final class ScaleOutBenchmark {
       rows.add(row);
       System.err.print(row);
     } finally {
-      drop(table);
+      BenchSupport.dropOutbox(dataSource, table);
     }
   }
 
@@ -240,13 +240,6 @@ public final class ScaleOutBenchmark {
     }
   }
 
-  private void drop(String table) throws SQLException {
-    try (Connection c = dataSource.getConnection(); Statement s = c.createStatement()) {
-      for (String t : List.of(table, table + "_sequences", table + "_locks", table + "_control")) {
-        s.execute("DROP TABLE IF EXISTS \"" + t + "\"");
-      }
-    }
-  }
 
   /**
    * One dispatcher process: prints READY, starts at GO, prints {@code E <id> <aggregate> <sequence> <micros>}
@@ -336,11 +329,7 @@ public final class ScaleOutBenchmark {
           }
         }
       } finally {
-        try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
-          for (String t : List.of(table, table + "_sequences", table + "_locks", table + "_control")) {
-            s.execute("DROP TABLE IF EXISTS \"" + t + "\"");
-          }
-        }
+        BenchSupport.dropOutbox(ds, table);
       }
     }
 

@@ -110,7 +110,7 @@ public final class SustainedBenchmark {
     String report = report(minutes, rate, retention, vacuumSeconds, appended.get(), dispatched.get(), purged.get());
     System.out.println(report);
     BenchSupport.write(Path.of(options.getOrDefault("out", "bench-results/sustained.md")), report);
-    drop();
+    BenchSupport.dropOutbox(dataSource, table);
   }
 
   private void vacuum() {
@@ -218,11 +218,4 @@ public final class SustainedBenchmark {
     return out.toString();
   }
 
-  private void drop() throws SQLException {
-    try (Connection c = dataSource.getConnection(); Statement s = c.createStatement()) {
-      for (String t : List.of(table, table + "_sequences", table + "_locks", table + "_control")) {
-        s.execute("DROP TABLE IF EXISTS \"" + t + "\"");
-      }
-    }
-  }
 }

@@ -15,7 +15,6 @@ import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
@@ -129,7 +128,7 @@ public final class WakeUpBenchmark {
         LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(50));
       }
     } finally {
-      drop(table);
+      BenchSupport.dropOutbox(dataSource, table);
     }
     long firstCommit = committed.values().stream().mapToLong(Long::longValue).min().orElse(started);
     List<Double> ms = new ArrayList<>();
@@ -183,7 +182,7 @@ public final class WakeUpBenchmark {
         }
       }
     } finally {
-      drop(table);
+      BenchSupport.dropOutbox(dataSource, table);
     }
   }
 
@@ -240,13 +239,6 @@ public final class WakeUpBenchmark {
     return r.get(r.size() / 2);
   }
 
-  private void drop(String table) throws SQLException {
-    try (Connection c = dataSource.getConnection(); Statement s = c.createStatement()) {
-      for (String t : List.of(table, table + "_sequences", table + "_locks", table + "_control")) {
-        s.execute("DROP TABLE IF EXISTS \"" + t + "\"");
-      }
-    }
-  }
 
   static OutboxEvent event(int aggregate) {
     return OutboxEvent.builder().aggregate("order", "o-" + aggregate).topic("order.changed")
