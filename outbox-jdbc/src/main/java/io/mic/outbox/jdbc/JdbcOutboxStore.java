@@ -218,11 +218,7 @@ public final class JdbcOutboxStore implements OutboxStore {
    */
   @Override
   public List<OutboxEvent> claim(ClaimRequest request) {
-    return claim(request.runs()
-        ? ReadRequest.runs(request.owner(), request.limit(), request.leaseTtl(), request.maxRun(),
-            request.pausedTopics())
-        : ReadRequest.claim(request.owner(), request.limit(), request.leaseTtl(), request.ordered(),
-            request.pausedTopics()));
+    return claim(ReadRequest.claim(request));
   }
 
   private List<OutboxEvent> claim(ReadRequest request) {

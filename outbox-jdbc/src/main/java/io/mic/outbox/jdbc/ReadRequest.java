@@ -1,8 +1,8 @@
 package io.mic.outbox.jdbc;
 
+import io.mic.outbox.ClaimRequest;
 import java.time.Duration;
 import java.util.List;
-import java.util.Objects;
 import java.util.Set;
 
 /**
@@ -23,14 +23,9 @@ record ReadRequest(String owner, int limit, Duration leaseTtl, boolean ordered, 
     return new ReadRequest(null, limit, null, ordered, 1, List.copyOf(pausedTopics), true);
   }
 
-  static ReadRequest claim(String owner, int limit, Duration leaseTtl, boolean ordered, Set<String> pausedTopics) {
-    return new ReadRequest(Objects.requireNonNull(owner, "owner"), limit, leaseTtl, ordered, 1,
-        List.copyOf(pausedTopics), true);
-  }
-
-  static ReadRequest runs(String owner, int limit, Duration leaseTtl, int runLength, Set<String> pausedTopics) {
-    return new ReadRequest(Objects.requireNonNull(owner, "owner"), limit, leaseTtl, true, Math.max(1, runLength),
-        List.copyOf(pausedTopics), true);
+  static ReadRequest claim(ClaimRequest r) {
+    return new ReadRequest(r.owner(), r.limit(), r.leaseTtl(), r.ordered(), r.maxRun(), List.copyOf(r.pausedTopics()),
+        true);
   }
 
   /** The same request, not reading the control table. */
