@@ -13,6 +13,7 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -32,7 +33,13 @@ import java.util.concurrent.TimeUnit;
  *      [--broker nats|rabbitmq|kafka] [--url jdbc:postgresql://127.0.0.1:5432/test]
  *      [--nats nats://127.0.0.1:4222] [--rabbitmq amqp://guest:guest@127.0.0.1:5672] [--kafka HOST:PORT]
  *      [--events 20000] [--batch 500] [--window 256] [--rounds 3] [--out bench-results/end-to-end-BROKER.md]
+ *      [--scenarios "2 workers, pipelined"]
  * </pre>
+ *
+ * <p>{@code --scenarios} runs only the dispatcher scenarios whose name contains one of its texts, separated by
+ * {@code ;} (the raw baseline always runs): with a Flight Recording
+ * ({@code -XX:StartFlightRecording=settings=profile,filename=e2e.jfr}) and {@link JfrSplit}, it profiles one
+ * scenario alone.
  */
 public final class EndToEndBenchmark {
   /** One broker's side of the benchmark: its raw client and the library's publisher for it. */
@@ -78,6 +85,7 @@ public final class EndToEndBenchmark {
   /** Per scenario, CPU ms per 1,000 events of each process group, summed over rounds. */
   private final Map<String, Map<String, Double>> cpu = new LinkedHashMap<>();
   private Map<String, Long> cpuBefore;
+  private boolean warmingUp;
   private Map<String, Long> cpuAfter;
 
   private EndToEndBenchmark(Map<String, String> options) {
@@ -124,8 +132,10 @@ public final class EndToEndBenchmark {
   }
 
   private void run(Broker broker, String name, int rounds) throws Exception {
-    dispatcher(broker, false, 1, true); // warm-up of both paths, not recorded
+    warmingUp = true; // both paths once, not recorded
+    dispatcher(broker, false, 1, true);
     raw(broker, broker.raw());
+    warmingUp = false;
     for (int round = 1; round <= rounds; round++) {
       System.err.printf("round %d/%d%n", round, rounds);
       record(broker.raw(), raw(broker, broker.raw()));
@@ -135,7 +145,10 @@ public final class EndToEndBenchmark {
       for (boolean ordered : new boolean[] {false, true}) {
         for (int workers : new int[] {1, 2}) {
           for (boolean pipelined : new boolean[] {false, true}) {
-            record(scenario(ordered, workers, pipelined), dispatcher(broker, ordered, workers, pipelined));
+            String scenario = scenario(ordered, workers, pipelined);
+            if (selected(scenario)) {
+              record(scenario, dispatcher(broker, ordered, workers, pipelined));
+            }
           }
         }
       }
@@ -148,6 +161,16 @@ public final class EndToEndBenchmark {
     }
     Files.writeString(out, report);
     System.err.println("written to " + out.toAbsolutePath());
+  }
+
+  /** The recording's mark of a scenario's timed part; the warm-up's are named so. */
+  private ScenarioEvent timed(String scenario) {
+    return new ScenarioEvent(warmingUp ? "warm-up: " + scenario : scenario);
+  }
+
+  private boolean selected(String scenario) {
+    String only = options.get("scenarios");
+    return only == null || Arrays.stream(only.split(";")).anyMatch(s -> scenario.contains(s.trim()));
   }
 
   private static String scenario(boolean ordered, int workers, boolean pipelined) {
@@ -167,9 +190,12 @@ public final class EndToEndBenchmark {
 
   private double raw(Broker broker, String scenario) throws Exception {
     List<OutboxEvent> list = events("order.raw");
+    ScenarioEvent timed = timed(scenario);
     cpuBefore = CpuSplit.snapshot();
     long t0 = System.nanoTime();
+    timed.begin();
     broker.publishRaw(list, scenario);
+    timed.commit();
     double rate = events / ((System.nanoTime() - t0) / 1e9);
     cpuAfter = CpuSplit.snapshot();
     broker.checkAndReset(events);
@@ -202,12 +228,15 @@ public final class EndToEndBenchmark {
                   drained.countDown();
                 }
               }).build()) {
+        ScenarioEvent timed = timed(scenario(ordered, workers, pipelined));
         cpuBefore = CpuSplit.snapshot();
         long t0 = System.nanoTime();
+        timed.begin();
         d.start();
         if (!drained.await(5, TimeUnit.MINUTES)) {
           throw new IllegalStateException(drained.getCount() + " events left after 5 minutes");
         }
+        timed.commit();
         rate = events / ((System.nanoTime() - t0) / 1e9);
         cpuAfter = CpuSplit.snapshot();
       }

@@ -34,15 +34,21 @@ import java.util.concurrent.atomic.AtomicLong;
  * the samples and whether the first and the last third stay within the same bounds, with the autovacuum
  * settings in force. Where autovacuum is off on the server, {@code --vacuum-seconds N} runs {@code VACUUM}
  * on the outbox table every N seconds instead, as an operator would schedule it; without either, dead
- * tuples grow without bound, which the report then shows.
+ * tuples grow without bound, which the report then shows. The table gets the per-table autovacuum settings
+ * docs/operations.md recommends ({@link #TABLE_AUTOVACUUM}) unless {@code --table-autovacuum none}.
  *
  * <pre>
  * java -cp outbox-benchmarks/target/outbox-benchmarks.jar io.mic.outbox.bench.SustainedBenchmark
  *      [--url jdbc:postgresql://127.0.0.1:5432/test] [--minutes 10] [--rate 1000] [--retention 60s]
- *      [--sample-seconds 30] [--vacuum-seconds 0] [--out bench-results/sustained.md]
+ *      [--sample-seconds 30] [--vacuum-seconds 0] [--table-autovacuum docs|none]
+ *      [--out bench-results/sustained.md]
  * </pre>
  */
 public final class SustainedBenchmark {
+  /** The per-table settings docs/operations.md recommends for a hot outbox table. */
+  static final String TABLE_AUTOVACUUM = "autovacuum_vacuum_scale_factor = 0.01, autovacuum_vacuum_threshold = 1000,"
+      + " autovacuum_analyze_scale_factor = 0.02, autovacuum_vacuum_cost_delay = 1";
+
   private final Map<String, String> options;
   private final HikariDataSource dataSource;
   private final String table = "bench_sustained_" + UUID.randomUUID().toString().substring(0, 8);
@@ -77,6 +83,12 @@ public final class SustainedBenchmark {
     int vacuumSeconds = Integer.parseInt(options.getOrDefault("vacuum-seconds", "0"));
     JdbcOutboxStore store = JdbcOutboxStore.builder().dataSource(dataSource).table(table).build();
     store.createSchema();
+    boolean tableSettings = !options.getOrDefault("table-autovacuum", "docs").equals("none");
+    if (tableSettings) {
+      try (Connection c = dataSource.getConnection(); Statement st = c.createStatement()) {
+        st.execute("ALTER TABLE \"" + table + "\" SET (" + TABLE_AUTOVACUUM + ")");
+      }
+    }
     OutboxMaintenance maintenance = OutboxMaintenance.builder().store(store).build();
     AtomicLong appended = new AtomicLong();
     AtomicLong dispatched = new AtomicLong();
@@ -107,7 +119,8 @@ public final class SustainedBenchmark {
       timers.shutdownNow();
       timers.awaitTermination(10, TimeUnit.SECONDS);
     }
-    String report = report(minutes, rate, retention, vacuumSeconds, appended.get(), dispatched.get(), purged.get());
+    String report = report(minutes, rate, retention, vacuumSeconds, tableSettings, appended.get(), dispatched.get(),
+        purged.get());
     System.out.println(report);
     BenchSupport.write(Path.of(options.getOrDefault("out", "bench-results/sustained.md")), report);
     BenchSupport.dropOutbox(dataSource, table);
@@ -157,8 +170,8 @@ public final class SustainedBenchmark {
     }
   }
 
-  private String report(int minutes, int rate, Duration retention, int vacuumSeconds, long appended,
-      long dispatched, long purged) throws SQLException {
+  private String report(int minutes, int rate, Duration retention, int vacuumSeconds, boolean tableSettings,
+      long appended, long dispatched, long purged) throws SQLException {
     StringBuilder md = new StringBuilder("# Sustained run: a table that stays small\n\n");
     md.append("Run ").append(Instant.now()).append(", ").append(BenchSupport.postgresSettings(dataSource))
         .append(", load average ").append(BenchSupport.loadAverage()).append(" at the end. ").append(minutes)
@@ -167,7 +180,9 @@ public final class SustainedBenchmark {
         .append(retention.toSeconds()).append(" s, purged every 10 s. Appended ").append(String.format("%,d", appended))
         .append(", dispatched ").append(String.format("%,d", dispatched)).append(", purged ")
         .append(String.format("%,d", purged)).append(".\n\nAutovacuum: ").append(autovacuumSettings())
-        .append(vacuumSeconds > 0 ? "; the benchmark ran VACUUM on the outbox table every " + vacuumSeconds + " s"
+        .append(tableSettings ? "; on the outbox table " + TABLE_AUTOVACUUM : "; no settings on the table")
+        .append("; ").append(vacuumRuns()).append(vacuumSeconds > 0
+            ? "; the benchmark ran VACUUM on the outbox table every " + vacuumSeconds + " s"
             : "; no VACUUM of the benchmark's own")
         .append(".\n\n| s | live tuples | dead tuples | heap KB | indexes KB | backlog | claim of 100, ms |\n")
         .append("|---:|---:|---:|---:|---:|---:|---:|\n");
@@ -203,6 +218,19 @@ public final class SustainedBenchmark {
       max = Math.max(max, claimMillis.get(i));
     }
     return max;
+  }
+
+  /** How often autovacuum (and a manual VACUUM) cleaned the outbox table during the run. */
+  private String vacuumRuns() throws SQLException {
+    try (Connection c = dataSource.getConnection();
+        PreparedStatement ps = c.prepareStatement("SELECT autovacuum_count, vacuum_count FROM pg_stat_user_tables"
+            + " WHERE relname = ?")) {
+      ps.setString(1, table);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() ? "autovacuum ran " + rs.getLong(1) + " times on it, VACUUM " + rs.getLong(2) + " times"
+            : "no statistics for the table";
+      }
+    }
   }
 
   private String autovacuumSettings() throws SQLException {
