@@ -33,7 +33,7 @@ import java.util.concurrent.TimeUnit;
  *      [--broker nats|rabbitmq|kafka] [--url jdbc:postgresql://127.0.0.1:5432/test]
  *      [--nats nats://127.0.0.1:4222] [--rabbitmq amqp://guest:guest@127.0.0.1:5672] [--kafka HOST:PORT]
  *      [--events 20000] [--batch 500] [--window 256] [--rounds 3] [--out bench-results/end-to-end-BROKER.md]
- *      [--scenarios "2 workers, pipelined"]
+ *      [--workers 1,2] [--scenarios "2 workers, pipelined"]
  * </pre>
  *
  * <p>{@code --scenarios} runs only the dispatcher scenarios whose name contains one of its texts, separated by
@@ -80,6 +80,8 @@ public final class EndToEndBenchmark {
   private final int events;
   private final int batch;
   private final int window;
+  /** Workers per dispatcher scenario ({@code --workers}, default 1 and 2). */
+  private final int[] workerCounts;
   private final HikariDataSource dataSource;
   private final Map<String, List<Double>> rates = new LinkedHashMap<>();
   /** Per scenario, CPU ms per 1,000 events of each process group, summed over rounds. */
@@ -93,6 +95,8 @@ public final class EndToEndBenchmark {
     this.events = Integer.parseInt(options.getOrDefault("events", "20000"));
     this.batch = Integer.parseInt(options.getOrDefault("batch", "500"));
     this.window = Integer.parseInt(options.getOrDefault("window", "256"));
+    this.workerCounts = Arrays.stream(options.getOrDefault("workers", "1,2").split(",")).map(String::trim)
+        .mapToInt(Integer::parseInt).toArray();
     HikariConfig config = new HikariConfig();
     config.setJdbcUrl(options.getOrDefault("url", "jdbc:postgresql://127.0.0.1:5432/test"));
     config.setUsername(options.getOrDefault("user", "postgres"));
@@ -143,7 +147,7 @@ public final class EndToEndBenchmark {
         record(extra, raw(broker, extra));
       }
       for (boolean ordered : new boolean[] {false, true}) {
-        for (int workers : new int[] {1, 2}) {
+        for (int workers : workerCounts) {
           for (boolean pipelined : new boolean[] {false, true}) {
             String scenario = scenario(ordered, workers, pipelined);
             if (selected(scenario)) {
