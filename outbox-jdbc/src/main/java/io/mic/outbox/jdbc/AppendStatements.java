@@ -118,8 +118,27 @@ abstract class AppendStatements {
 
   // ------------------------------------------------------------------ the flow
 
-  /** The common case, one event, in as few statements as the database allows. */
-  void appendOne(Connection connection, OutboxEvent event, boolean lock) throws SQLException {
+  /**
+   * Appends {@code events} in the order given and, unless {@code channel} is {@code null}, announces them on
+   * it in the same transaction (delivered at commit, once per call).
+   */
+  void append(Connection connection, Collection<OutboxEvent> events, boolean lock, AppendChannel channel)
+      throws SQLException {
+    if (events.size() == 1) {
+      appendOne(connection, events.iterator().next(), lock, channel);
+      return;
+    }
+    appendBatch(connection, events, lock);
+    if (channel != null) {
+      channel.notifyIn(connection);
+    }
+  }
+
+  /**
+   * The common case, one event, in as few statements as the database allows. The portable form announces
+   * it on {@code channel} (unless {@code null}) with a statement of its own.
+   */
+  void appendOne(Connection connection, OutboxEvent event, boolean lock, AppendChannel channel) throws SQLException {
     if (lock && lockAggregates(1) != null) {
       lockAggregates(connection, List.of(event));
     }
@@ -128,16 +147,9 @@ abstract class AppendStatements {
       bindOne(ps, event);
       requireOneRow(ps.executeUpdate(), event);
     }
-  }
-
-  /**
-   * {@link #appendOne}, then announces the append on {@code channel} in the same transaction (delivered at
-   * commit). The portable form announces with a statement of its own.
-   */
-  void appendOneAnnounced(Connection connection, OutboxEvent event, boolean lock, AppendChannel channel)
-      throws SQLException {
-    appendOne(connection, event, lock);
-    channel.notifyIn(connection);
+    if (channel != null) {
+      channel.notifyIn(connection);
+    }
   }
 
   void appendBatch(Connection connection, Collection<OutboxEvent> events, boolean lock) throws SQLException {

@@ -188,16 +188,7 @@ public final class JdbcOutboxStore implements OutboxStore {
     }
     try {
       // with notifyOnAppend, one notification per call, delivered at commit: see Builder#notifyOnAppend
-      if (events.size() == 1 && appendChannel != null) {
-        append.appendOneAnnounced(connection, events.iterator().next(), lockAggregateOnAppend, appendChannel);
-      } else if (events.size() == 1) {
-        append.appendOne(connection, events.iterator().next(), lockAggregateOnAppend);
-      } else {
-        append.appendBatch(connection, events, lockAggregateOnAppend);
-        if (appendChannel != null) {
-          appendChannel.notifyIn(connection);
-        }
-      }
+      append.append(connection, events, lockAggregateOnAppend, appendChannel);
     } catch (SQLException e) {
       throw appendFailed(e, events);
     }

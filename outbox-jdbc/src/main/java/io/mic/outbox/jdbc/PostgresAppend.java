@@ -61,25 +61,17 @@ final class PostgresAppend extends AppendStatements {
     return null;
   }
 
-  /** One statement: {@link #insert} counts the event itself. */
-  @Override
-  void appendOne(Connection connection, OutboxEvent event, boolean lock) throws SQLException {
-    try (PreparedStatement ps = connection.prepareStatement(insert())) {
-      bindOne(ps, event);
-      requireOneRow(ps.executeUpdate(), event);
-    }
-  }
-
   /**
-   * The same single statement with the notification inside it (parameter 11: the channel): an announced
-   * append costs no round trip of its own.
+   * One statement: {@link #insert} counts the event itself, and carries the notification when there is a
+   * {@code channel} (parameter 11: its name), so an announced append costs no round trip of its own.
    */
   @Override
-  void appendOneAnnounced(Connection connection, OutboxEvent event, boolean lock, AppendChannel channel)
-      throws SQLException {
-    try (PreparedStatement ps = connection.prepareStatement(insert(true))) {
+  void appendOne(Connection connection, OutboxEvent event, boolean lock, AppendChannel channel) throws SQLException {
+    try (PreparedStatement ps = connection.prepareStatement(insert(channel != null))) {
       bindOne(ps, event);
-      ps.setString(11, channel.name());
+      if (channel != null) {
+        ps.setString(11, channel.name());
+      }
       requireOneRow(ps.executeUpdate(), event);
     }
   }
