@@ -24,8 +24,14 @@ final class PostgresAppend extends AppendStatements {
   private static final String[] ARRAY_TYPES = {"uuid", "varchar", "varchar", "varchar", "text", "text", "int4",
       "int8", "int4", "varchar", "varchar"};
 
+  /** The single-event statements, built once: an append is hot, and the driver's statement cache keys on the text. */
+  private final String insert;
+  private final String insertAnnounced;
+
   PostgresAppend(Dialect dialect, Tables tables) {
     super(dialect, tables);
+    this.insert = insert(false);
+    this.insertAnnounced = insert(true);
   }
 
   /** None: the counter's row lock is the aggregate lock (see the class). */
@@ -67,7 +73,7 @@ final class PostgresAppend extends AppendStatements {
    */
   @Override
   void appendOne(Connection connection, OutboxEvent event, boolean lock, AppendChannel channel) throws SQLException {
-    try (PreparedStatement ps = connection.prepareStatement(insert(channel != null))) {
+    try (PreparedStatement ps = connection.prepareStatement(channel == null ? insert : insertAnnounced)) {
       bindOne(ps, event);
       if (channel != null) {
         ps.setString(11, channel.name());
@@ -78,7 +84,7 @@ final class PostgresAppend extends AppendStatements {
 
   @Override
   String insert() {
-    return insert(false);
+    return insert;
   }
 
   /**
