@@ -46,7 +46,7 @@ import java.util.concurrent.ThreadLocalRandom;
  * </pre>
  */
 public final class PostgresBenchmark {
-  private static final int BATCH = 500;
+  private static final int BATCH = BenchSupport.DRAIN_BATCH;
   private static final Duration LEASE = Duration.ofMinutes(1);
   private static final String DRAIN_BASELINE = "drain: store.claim + store.markDispatched, no dispatcher (baseline)";
   private static final int APPEND_BATCH = 1_000;
@@ -168,10 +168,7 @@ public final class PostgresBenchmark {
     String table = "bench_outbox_" + UUID.randomUUID().toString().substring(0, 8);
     JdbcOutboxStore.builder().dataSource(dataSource).table(table).build().createSchema();
     try (Connection c = dataSource.getConnection(); Statement s = c.createStatement()) {
-      s.execute("INSERT INTO " + table + " (id, aggregate_type, aggregate_id, topic, payload, headers, priority,"
-          + " created_at, next_attempt_at) SELECT gen_random_uuid(), 'order', 'agg-' || (g % " + aggregates + "),"
-          + " 'order.changed', json_build_object('order', g % " + aggregates + ", 'n', g, 'note', 'benchmark'),"
-          + " '{}', 0, clock_timestamp(), clock_timestamp() FROM generate_series(1, " + events + ") AS g");
+      BenchSupport.insertPending(s, table, "gen_random_uuid()", events, aggregates);
       s.execute("VACUUM ANALYZE " + table);
     }
     return table;
@@ -194,7 +191,7 @@ public final class PostgresBenchmark {
         }
         done += store.markDispatched(claimed).size();
       }
-      return check(done, events, t0);
+      return BenchSupport.checkedRate(done, events, t0);
     } finally {
       BenchSupport.dropOutbox(dataSource, table);
     }
@@ -211,15 +208,9 @@ public final class PostgresBenchmark {
   private double drain(String table, boolean ordered, int run, int expected) throws SQLException {
     try {
       JdbcOutboxStore store = JdbcOutboxStore.builder().dataSource(dataSource).table(table).build();
-      OutboxDispatcher dispatcher = OutboxDispatcher.builder().store(store).dispatchFn(e -> {})
-          .useClaim(true).preserveAggregateOrder(ordered).aggregateRun(run).batchSize(BATCH).build();
-      long t0 = System.nanoTime();
-      int done = 0;
-      int n;
-      while ((n = dispatcher.dispatchOnce().dispatched()) > 0) {
-        done += n;
-      }
-      return check(done, expected, t0);
+      OutboxDispatcher dispatcher = BenchSupport.drainDispatcher(store).preserveAggregateOrder(ordered)
+          .aggregateRun(run).build();
+      return BenchSupport.drainAll(dispatcher, expected);
     } finally {
       BenchSupport.dropOutbox(dataSource, table);
     }
@@ -398,9 +389,6 @@ public final class PostgresBenchmark {
   }
 
   private final Map<Schema, List<double[]>> schemaRuns = new LinkedHashMap<>();
-  /** A time-ordered id like the store's UUIDv7 (the milliseconds, version 7, then the row number). */
-  private static final String V7 = "CAST(lpad(to_hex(CAST(extract(epoch FROM clock_timestamp()) * 1000 AS bigint)), 12,"
-      + " '0') || '7' || lpad(to_hex(g), 19, '0') AS uuid)";
 
   /**
    * Loads {@code --schema-events} pending rows with one INSERT … SELECT, drains them with the store's claim
@@ -419,10 +407,7 @@ public final class PostgresBenchmark {
         minimal(table);
       }
       long t0 = System.nanoTime();
-      s.execute("INSERT INTO \"" + table + "\" (id, aggregate_type, aggregate_id, topic, payload, headers, priority,"
-          + " created_at, next_attempt_at) SELECT " + V7 + ", 'order', 'agg-' || (g % " + aggregates + "),"
-          + " 'order.changed', json_build_object('order', g % " + aggregates + ", 'n', g, 'note', 'benchmark'),"
-          + " '{}', 0, clock_timestamp(), clock_timestamp() FROM generate_series(1, " + n + ") AS g");
+      BenchSupport.insertPending(s, table, BenchSupport.V7, n, aggregates);
       double insert = (System.nanoTime() - t0) / 1e9;
       s.execute("VACUUM ANALYZE \"" + table + "\"");
       long claimNanos = 0;
@@ -439,7 +424,7 @@ public final class PostgresBenchmark {
         done += store.markDispatched(claimed).size();
         markNanos += System.nanoTime() - c1;
       }
-      check(done, n, System.nanoTime());
+      BenchSupport.checkedRate(done, n, System.nanoTime());
       double indexBytes = indexBytes(s, table);
       s.execute("REINDEX TABLE \"" + table + "\"");
       double rebuiltBytes = indexBytes(s, table); // what the indexes hold once vacuum has recycled the dead entries
@@ -465,17 +450,8 @@ public final class PostgresBenchmark {
       JdbcOutboxStore store = JdbcOutboxStore.builder().dataSource(dataSource).table(table).build();
       store.createSchema();
       try (Connection c = dataSource.getConnection(); Statement s = c.createStatement()) {
-        if (dispatched > 0) {
-          s.execute("INSERT INTO \"" + table + "\" (id, aggregate_type, aggregate_id, topic, payload, headers,"
-              + " priority, status, lease_owner, created_at, next_attempt_at, dispatched_at) SELECT " + V7 + ","
-              + " 'order', 'agg-' || (g % 10000), 'order.changed', json_build_object('n', g), '{}', 0, 'DISPATCHED',"
-              + " 'w', t, t, t + interval '1 second' FROM (SELECT g, now() - interval '2 days' + g * interval '50"
-              + " microseconds' AS t FROM generate_series(1, " + dispatched + ") AS g) AS x");
-        }
-        s.execute("INSERT INTO \"" + table + "\" (id, aggregate_type, aggregate_id, topic, payload, headers, priority,"
-            + " created_at, next_attempt_at) SELECT " + V7 + ", 'order', 'agg-' || (g % 1000), 'order.changed',"
-            + " json_build_object('n', g), '{}', 0, clock_timestamp(), clock_timestamp()"
-            + " FROM generate_series(1, 10000) AS g");
+        BenchSupport.insertDispatched(s, table, dispatched);
+        BenchSupport.insertPending(s, table, BenchSupport.V7, 10_000, 1_000);
         s.execute("VACUUM ANALYZE \"" + table + "\"");
         List<Double> latencies = new ArrayList<>();
         for (boolean ordered : new boolean[] {false, true}) {
@@ -531,15 +507,7 @@ public final class PostgresBenchmark {
         }
       }
       JdbcOutboxStore store = JdbcOutboxStore.builder().dataSource(dataSource).table(table).build();
-      OutboxDispatcher dispatcher = OutboxDispatcher.builder().store(store).dispatchFn(e -> {})
-          .useClaim(true).batchSize(BATCH).build();
-      long t0 = System.nanoTime();
-      int done = 0;
-      int n;
-      while ((n = dispatcher.dispatchOnce().dispatched()) > 0) {
-        done += n;
-      }
-      double rate = check(done, events, t0);
+      double rate = BenchSupport.drainAll(BenchSupport.drainDispatcher(store).build(), events);
       java.util.Optional<java.time.Duration> age = io.mic.outbox.jdbc.OutboxMaintenance.builder().store(store).build()
           .oldestTransactionAge();
       try (Connection c = dataSource.getConnection(); Statement s = c.createStatement()) {
@@ -575,15 +543,6 @@ public final class PostgresBenchmark {
   }
 
   // ------------------------------------------------------------------ reporting
-
-  private double check(int done, int expected, long t0) {
-    double rate = done / ((System.nanoTime() - t0) / 1e9);
-    if (done != expected) {
-      throw new IllegalStateException("drained " + done + " of " + expected + " events");
-    }
-    return rate;
-  }
-
 
   private void record(String scenario, double rate) {
     rates.computeIfAbsent(scenario, k -> new ArrayList<>()).add(rate);
