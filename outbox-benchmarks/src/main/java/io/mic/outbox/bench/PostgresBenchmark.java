@@ -31,14 +31,17 @@ import java.util.concurrent.ThreadLocalRandom;
  * mvn -B -q -DskipTests package -pl outbox-benchmarks -am
  * java -jar outbox-benchmarks/target/outbox-benchmarks.jar [--url U] [--user U] [--password P]
  *      [--events 200000] [--aggregates 10000] [--rounds 3] [--out bench-results/postgres.md]
- *      [--only drain,hot,append,locks,schema,retained,horizon] [--schema-events 200000] [--retained 2000000]
+ *      [--only drain,hot,append,locks,schema,retained,horizon,purge-drain] [--schema-events 200000]
+ *      [--retained 2000000] [--purge-rows 1000000] [--purge-pending 100000]
  * </pre>
  *
  * <p>{@code schema} loads the same rows into the schema before the lean indexes, the lean schema and the
  * minimal table, drains them with the store's claim and mark statements, and reports per million rows the
  * insert and mark time and the index size once every row is dispatched. {@code retained} measures claim
  * latency with 10,000 pending rows beside 0 and {@code --retained} dispatched rows, then the purge rate of
- * those rows in bounded batches.
+ * those rows in bounded batches. {@code purge-drain} ({@link PurgeDrainScenario}; only with {@code --only},
+ * being the longest) drains {@code --purge-pending} events beside {@code --purge-rows} dispatched ones, alone
+ * and while {@code OutboxMaintenance} purges the dispatched rows.
  *
  * <p>The append baseline is the best hand-written JDBC for the same job: one prepared statement per
  * connection, a batch of 1,000 rows per transaction with the driver's defaults, into a minimal outbox
@@ -61,6 +64,8 @@ public final class PostgresBenchmark {
   private static final String SINGLE_NO_LOCK =
       "append: JdbcOutboxStore.append(c, event), lockAggregateOnAppend(false), 1 per tx";
   private static final String SINGLE_STORE = "append: JdbcOutboxStore.append(c, event), defaults, 1 per tx";
+  /** Groups that run only when {@code --only} names them: two loads of a million rows per round. */
+  private static final List<String> OPT_IN = List.of("purge-drain");
   private final List<String> notes = new ArrayList<>();
   private static final String HOT = "hot aggregates (10 x 300 events): ";
   private static final int HOT_AGGREGATES = 10;
@@ -131,6 +136,20 @@ public final class PostgresBenchmark {
     }
     if (runs("retained")) {
       retained();
+    }
+    if (runs("purge-drain")) {
+      PurgeDrainScenario scenario = new PurgeDrainScenario(dataSource,
+          Integer.parseInt(options.getOrDefault("purge-rows", "1000000")),
+          Integer.parseInt(options.getOrDefault("purge-pending", "100000")), aggregates);
+      scenario.warmUp();
+      for (int round = 1; round <= rounds; round++) {
+        System.err.printf("purge-drain round %d/%d%n", round, rounds);
+        PurgeDrainScenario.Round r = scenario.round(round);
+        record(PurgeDrainScenario.ALONE, r.alone().rate());
+        record(PurgeDrainScenario.DURING, r.during().drain().rate());
+        notes.add(scenario.describe(r));
+        System.err.println("  " + notes.get(notes.size() - 1));
+      }
     }
     if (runs("horizon")) {
       for (int round = 1; round <= rounds; round++) {
@@ -583,6 +602,7 @@ public final class PostgresBenchmark {
         {"plain batch: lean / before the lean indexes", APPEND_SHIPPED, APPEND_OLD},
         {"append batch with / without the advisory lock", APPEND_STORE, APPEND_NO_LOCK},
         {"drain while a snapshot is held / without", HORIZON_HELD, HORIZON_FREE},
+        {"drain during a purge / drain alone", PurgeDrainScenario.DURING, PurgeDrainScenario.ALONE},
         {"single append / plain INSERT (goal: time within 1.10x, rate >= 0.91)", SINGLE_STORE, SINGLE_BASELINE},
         {"single append without the advisory lock / plain INSERT", SINGLE_NO_LOCK, SINGLE_BASELINE}};
     // under a drifting machine load, the ratio of the same round (the two scenarios ran seconds apart) is
@@ -631,9 +651,10 @@ public final class PostgresBenchmark {
     return md.toString();
   }
 
+  /** Without {@code --only}, every group but {@link #OPT_IN}'s; with it, the groups it names. */
   private boolean runs(String group) {
     String only = options.get("only");
-    return only == null || List.of(only.split(",")).contains(group);
+    return only == null ? !OPT_IN.contains(group) : List.of(only.split(",")).contains(group);
   }
 
   private String setting(String name) throws SQLException {
