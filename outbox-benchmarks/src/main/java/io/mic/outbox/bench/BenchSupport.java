@@ -1,5 +1,7 @@
 package io.mic.outbox.bench;
 
+import io.mic.outbox.OutboxDispatcher;
+import io.mic.outbox.OutboxStore;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -11,8 +13,17 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import javax.sql.DataSource;
 
-/** What the benchmark mains share: {@code --option value} arguments, the report file, the machine's state. */
+/**
+ * What the benchmark mains share: {@code --option value} arguments, the report file, the machine's state,
+ * and the PostgreSQL rows and drain the scenarios start from.
+ */
 final class BenchSupport {
+  /** The batch of the drain scenarios. */
+  static final int DRAIN_BATCH = 500;
+  /** A time-ordered id like the store's UUIDv7 (the milliseconds, version 7, then the row number). */
+  static final String V7 = "CAST(lpad(to_hex(CAST(extract(epoch FROM clock_timestamp()) * 1000 AS bigint)), 12,"
+      + " '0') || '7' || lpad(to_hex(g), 19, '0') AS uuid)";
+
   private BenchSupport() {}
 
   static Map<String, String> parse(String[] args) {
@@ -52,6 +63,55 @@ final class BenchSupport {
         s.execute("DROP TABLE IF EXISTS \"" + table + suffix + "\"");
       }
     }
+  }
+
+  /**
+   * Inserts {@code n} PENDING rows due now over {@code aggregates} aggregates with one INSERT … SELECT; {@code id}
+   * is the SQL giving row {@code g} its id ({@link #V7}, time-ordered as the store's, or {@code gen_random_uuid()}).
+   */
+  static void insertPending(Statement s, String table, String id, int n, int aggregates) throws SQLException {
+    s.execute("INSERT INTO \"" + table + "\" (id, aggregate_type, aggregate_id, topic, payload, headers, priority,"
+        + " created_at, next_attempt_at) SELECT " + id + ", 'order', 'agg-' || (g % " + aggregates + "),"
+        + " 'order.changed', json_build_object('order', g % " + aggregates + ", 'n', g, 'note', 'benchmark'),"
+        + " '{}', 0, clock_timestamp(), clock_timestamp() FROM generate_series(1, " + n + ") AS g");
+  }
+
+  /**
+   * Inserts {@code n} DISPATCHED rows as retention leaves them: created two days ago, one every 50 µs,
+   * dispatched a second later, their {@link #V7} ids ahead of any row inserted after them, so a purge by
+   * primary key meets them first.
+   */
+  static void insertDispatched(Statement s, String table, int n) throws SQLException {
+    s.execute("INSERT INTO \"" + table + "\" (id, aggregate_type, aggregate_id, topic, payload, headers,"
+        + " priority, status, lease_owner, created_at, next_attempt_at, dispatched_at) SELECT " + V7 + ","
+        + " 'order', 'agg-' || (g % 10000), 'order.changed', json_build_object('n', g), '{}', 0, 'DISPATCHED',"
+        + " 'w', t, t, t + interval '1 second' FROM (SELECT g, now() - interval '2 days' + g * interval '50"
+        + " microseconds' AS t FROM generate_series(1, " + n + ") AS g) AS x");
+  }
+
+  /** The drain scenarios' dispatcher: claim mode, batches of {@link #DRAIN_BATCH}, a publisher that does nothing. */
+  static OutboxDispatcher.Builder drainDispatcher(OutboxStore store) {
+    return OutboxDispatcher.builder().store(store).dispatchFn(e -> {}).useClaim(true).batchSize(DRAIN_BATCH);
+  }
+
+  /** Dispatches until a pass finds nothing due; returns events/s, and fails unless {@code expected} went. */
+  static double drainAll(OutboxDispatcher dispatcher, int expected) {
+    long t0 = System.nanoTime();
+    int done = 0;
+    int n;
+    while ((n = dispatcher.dispatchOnce().dispatched()) > 0) {
+      done += n;
+    }
+    return checkedRate(done, expected, t0);
+  }
+
+  /** {@code done} per second since {@code t0}; throws unless {@code done} is what was {@code expected}. */
+  static double checkedRate(int done, int expected, long t0) {
+    double rate = done / ((System.nanoTime() - t0) / 1e9);
+    if (done != expected) {
+      throw new IllegalStateException("drained " + done + " of " + expected + " events");
+    }
+    return rate;
   }
 
   static String postgresSettings(DataSource ds) throws SQLException {

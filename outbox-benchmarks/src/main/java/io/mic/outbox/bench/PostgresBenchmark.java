@@ -31,14 +31,17 @@ import java.util.concurrent.ThreadLocalRandom;
  * mvn -B -q -DskipTests package -pl outbox-benchmarks -am
  * java -jar outbox-benchmarks/target/outbox-benchmarks.jar [--url U] [--user U] [--password P]
  *      [--events 200000] [--aggregates 10000] [--rounds 3] [--out bench-results/postgres.md]
- *      [--only drain,hot,append,locks,schema,retained,horizon] [--schema-events 200000] [--retained 2000000]
+ *      [--only drain,hot,append,locks,schema,retained,horizon,purge-drain] [--schema-events 200000]
+ *      [--retained 2000000] [--purge-rows 1000000] [--purge-pending 100000]
  * </pre>
  *
  * <p>{@code schema} loads the same rows into the schema before the lean indexes, the lean schema and the
  * minimal table, drains them with the store's claim and mark statements, and reports per million rows the
  * insert and mark time and the index size once every row is dispatched. {@code retained} measures claim
  * latency with 10,000 pending rows beside 0 and {@code --retained} dispatched rows, then the purge rate of
- * those rows in bounded batches.
+ * those rows in bounded batches. {@code purge-drain} ({@link PurgeDrainScenario}; only with {@code --only},
+ * being the longest) drains {@code --purge-pending} events beside {@code --purge-rows} dispatched ones, alone
+ * and while {@code OutboxMaintenance} purges the dispatched rows.
  *
  * <p>The append baseline is the best hand-written JDBC for the same job: one prepared statement per
  * connection, a batch of 1,000 rows per transaction with the driver's defaults, into a minimal outbox
@@ -46,7 +49,7 @@ import java.util.concurrent.ThreadLocalRandom;
  * </pre>
  */
 public final class PostgresBenchmark {
-  private static final int BATCH = 500;
+  private static final int BATCH = BenchSupport.DRAIN_BATCH;
   private static final Duration LEASE = Duration.ofMinutes(1);
   private static final String DRAIN_BASELINE = "drain: store.claim + store.markDispatched, no dispatcher (baseline)";
   private static final int APPEND_BATCH = 1_000;
@@ -61,6 +64,8 @@ public final class PostgresBenchmark {
   private static final String SINGLE_NO_LOCK =
       "append: JdbcOutboxStore.append(c, event), lockAggregateOnAppend(false), 1 per tx";
   private static final String SINGLE_STORE = "append: JdbcOutboxStore.append(c, event), defaults, 1 per tx";
+  /** Groups that run only when {@code --only} names them: two loads of a million rows per round. */
+  private static final List<String> OPT_IN = List.of("purge-drain");
   private final List<String> notes = new ArrayList<>();
   private static final String HOT = "hot aggregates (10 x 300 events): ";
   private static final int HOT_AGGREGATES = 10;
@@ -132,6 +137,20 @@ public final class PostgresBenchmark {
     if (runs("retained")) {
       retained();
     }
+    if (runs("purge-drain")) {
+      PurgeDrainScenario scenario = new PurgeDrainScenario(dataSource,
+          Integer.parseInt(options.getOrDefault("purge-rows", "1000000")),
+          Integer.parseInt(options.getOrDefault("purge-pending", "100000")), aggregates);
+      scenario.warmUp();
+      for (int round = 1; round <= rounds; round++) {
+        System.err.printf("purge-drain round %d/%d%n", round, rounds);
+        PurgeDrainScenario.Round r = scenario.round(round);
+        record(PurgeDrainScenario.ALONE, r.alone().rate());
+        record(PurgeDrainScenario.DURING, r.during().drain().rate());
+        notes.add(scenario.describe(r));
+        System.err.println("  " + notes.get(notes.size() - 1));
+      }
+    }
     if (runs("horizon")) {
       for (int round = 1; round <= rounds; round++) {
         System.err.printf("horizon round %d/%d%n", round, rounds);
@@ -168,10 +187,7 @@ public final class PostgresBenchmark {
     String table = "bench_outbox_" + UUID.randomUUID().toString().substring(0, 8);
     JdbcOutboxStore.builder().dataSource(dataSource).table(table).build().createSchema();
     try (Connection c = dataSource.getConnection(); Statement s = c.createStatement()) {
-      s.execute("INSERT INTO " + table + " (id, aggregate_type, aggregate_id, topic, payload, headers, priority,"
-          + " created_at, next_attempt_at) SELECT gen_random_uuid(), 'order', 'agg-' || (g % " + aggregates + "),"
-          + " 'order.changed', json_build_object('order', g % " + aggregates + ", 'n', g, 'note', 'benchmark'),"
-          + " '{}', 0, clock_timestamp(), clock_timestamp() FROM generate_series(1, " + events + ") AS g");
+      BenchSupport.insertPending(s, table, "gen_random_uuid()", events, aggregates);
       s.execute("VACUUM ANALYZE " + table);
     }
     return table;
@@ -194,7 +210,7 @@ public final class PostgresBenchmark {
         }
         done += store.markDispatched(claimed).size();
       }
-      return check(done, events, t0);
+      return BenchSupport.checkedRate(done, events, t0);
     } finally {
       BenchSupport.dropOutbox(dataSource, table);
     }
@@ -211,15 +227,9 @@ public final class PostgresBenchmark {
   private double drain(String table, boolean ordered, int run, int expected) throws SQLException {
     try {
       JdbcOutboxStore store = JdbcOutboxStore.builder().dataSource(dataSource).table(table).build();
-      OutboxDispatcher dispatcher = OutboxDispatcher.builder().store(store).dispatchFn(e -> {})
-          .useClaim(true).preserveAggregateOrder(ordered).aggregateRun(run).batchSize(BATCH).build();
-      long t0 = System.nanoTime();
-      int done = 0;
-      int n;
-      while ((n = dispatcher.dispatchOnce().dispatched()) > 0) {
-        done += n;
-      }
-      return check(done, expected, t0);
+      OutboxDispatcher dispatcher = BenchSupport.drainDispatcher(store).preserveAggregateOrder(ordered)
+          .aggregateRun(run).build();
+      return BenchSupport.drainAll(dispatcher, expected);
     } finally {
       BenchSupport.dropOutbox(dataSource, table);
     }
@@ -398,9 +408,6 @@ public final class PostgresBenchmark {
   }
 
   private final Map<Schema, List<double[]>> schemaRuns = new LinkedHashMap<>();
-  /** A time-ordered id like the store's UUIDv7 (the milliseconds, version 7, then the row number). */
-  private static final String V7 = "CAST(lpad(to_hex(CAST(extract(epoch FROM clock_timestamp()) * 1000 AS bigint)), 12,"
-      + " '0') || '7' || lpad(to_hex(g), 19, '0') AS uuid)";
 
   /**
    * Loads {@code --schema-events} pending rows with one INSERT … SELECT, drains them with the store's claim
@@ -419,10 +426,7 @@ public final class PostgresBenchmark {
         minimal(table);
       }
       long t0 = System.nanoTime();
-      s.execute("INSERT INTO \"" + table + "\" (id, aggregate_type, aggregate_id, topic, payload, headers, priority,"
-          + " created_at, next_attempt_at) SELECT " + V7 + ", 'order', 'agg-' || (g % " + aggregates + "),"
-          + " 'order.changed', json_build_object('order', g % " + aggregates + ", 'n', g, 'note', 'benchmark'),"
-          + " '{}', 0, clock_timestamp(), clock_timestamp() FROM generate_series(1, " + n + ") AS g");
+      BenchSupport.insertPending(s, table, BenchSupport.V7, n, aggregates);
       double insert = (System.nanoTime() - t0) / 1e9;
       s.execute("VACUUM ANALYZE \"" + table + "\"");
       long claimNanos = 0;
@@ -439,7 +443,7 @@ public final class PostgresBenchmark {
         done += store.markDispatched(claimed).size();
         markNanos += System.nanoTime() - c1;
       }
-      check(done, n, System.nanoTime());
+      BenchSupport.checkedRate(done, n, System.nanoTime());
       double indexBytes = indexBytes(s, table);
       s.execute("REINDEX TABLE \"" + table + "\"");
       double rebuiltBytes = indexBytes(s, table); // what the indexes hold once vacuum has recycled the dead entries
@@ -465,17 +469,8 @@ public final class PostgresBenchmark {
       JdbcOutboxStore store = JdbcOutboxStore.builder().dataSource(dataSource).table(table).build();
       store.createSchema();
       try (Connection c = dataSource.getConnection(); Statement s = c.createStatement()) {
-        if (dispatched > 0) {
-          s.execute("INSERT INTO \"" + table + "\" (id, aggregate_type, aggregate_id, topic, payload, headers,"
-              + " priority, status, lease_owner, created_at, next_attempt_at, dispatched_at) SELECT " + V7 + ","
-              + " 'order', 'agg-' || (g % 10000), 'order.changed', json_build_object('n', g), '{}', 0, 'DISPATCHED',"
-              + " 'w', t, t, t + interval '1 second' FROM (SELECT g, now() - interval '2 days' + g * interval '50"
-              + " microseconds' AS t FROM generate_series(1, " + dispatched + ") AS g) AS x");
-        }
-        s.execute("INSERT INTO \"" + table + "\" (id, aggregate_type, aggregate_id, topic, payload, headers, priority,"
-            + " created_at, next_attempt_at) SELECT " + V7 + ", 'order', 'agg-' || (g % 1000), 'order.changed',"
-            + " json_build_object('n', g), '{}', 0, clock_timestamp(), clock_timestamp()"
-            + " FROM generate_series(1, 10000) AS g");
+        BenchSupport.insertDispatched(s, table, dispatched);
+        BenchSupport.insertPending(s, table, BenchSupport.V7, 10_000, 1_000);
         s.execute("VACUUM ANALYZE \"" + table + "\"");
         List<Double> latencies = new ArrayList<>();
         for (boolean ordered : new boolean[] {false, true}) {
@@ -531,15 +526,7 @@ public final class PostgresBenchmark {
         }
       }
       JdbcOutboxStore store = JdbcOutboxStore.builder().dataSource(dataSource).table(table).build();
-      OutboxDispatcher dispatcher = OutboxDispatcher.builder().store(store).dispatchFn(e -> {})
-          .useClaim(true).batchSize(BATCH).build();
-      long t0 = System.nanoTime();
-      int done = 0;
-      int n;
-      while ((n = dispatcher.dispatchOnce().dispatched()) > 0) {
-        done += n;
-      }
-      double rate = check(done, events, t0);
+      double rate = BenchSupport.drainAll(BenchSupport.drainDispatcher(store).build(), events);
       java.util.Optional<java.time.Duration> age = io.mic.outbox.jdbc.OutboxMaintenance.builder().store(store).build()
           .oldestTransactionAge();
       try (Connection c = dataSource.getConnection(); Statement s = c.createStatement()) {
@@ -575,15 +562,6 @@ public final class PostgresBenchmark {
   }
 
   // ------------------------------------------------------------------ reporting
-
-  private double check(int done, int expected, long t0) {
-    double rate = done / ((System.nanoTime() - t0) / 1e9);
-    if (done != expected) {
-      throw new IllegalStateException("drained " + done + " of " + expected + " events");
-    }
-    return rate;
-  }
-
 
   private void record(String scenario, double rate) {
     rates.computeIfAbsent(scenario, k -> new ArrayList<>()).add(rate);
@@ -624,6 +602,7 @@ public final class PostgresBenchmark {
         {"plain batch: lean / before the lean indexes", APPEND_SHIPPED, APPEND_OLD},
         {"append batch with / without the advisory lock", APPEND_STORE, APPEND_NO_LOCK},
         {"drain while a snapshot is held / without", HORIZON_HELD, HORIZON_FREE},
+        {"drain during a purge / drain alone", PurgeDrainScenario.DURING, PurgeDrainScenario.ALONE},
         {"single append / plain INSERT (goal: time within 1.10x, rate >= 0.91)", SINGLE_STORE, SINGLE_BASELINE},
         {"single append without the advisory lock / plain INSERT", SINGLE_NO_LOCK, SINGLE_BASELINE}};
     // under a drifting machine load, the ratio of the same round (the two scenarios ran seconds apart) is
@@ -672,9 +651,10 @@ public final class PostgresBenchmark {
     return md.toString();
   }
 
+  /** Without {@code --only}, every group but {@link #OPT_IN}'s; with it, the groups it names. */
   private boolean runs(String group) {
     String only = options.get("only");
-    return only == null || List.of(only.split(",")).contains(group);
+    return only == null ? !OPT_IN.contains(group) : List.of(only.split(",")).contains(group);
   }
 
   private String setting(String name) throws SQLException {
