@@ -11,7 +11,8 @@ import java.util.concurrent.atomic.LongAdder;
 
 /**
  * A health summary operators can expose: how far behind the outbox is ({@code lag}), how much is waiting
- * ({@code pending}), how much is dead-lettered ({@code dlq}), and when an event last went out.
+ * ({@code pending}), how much is dead-lettered ({@code dlq}), when an event last went out, and how long the
+ * database's oldest open transaction has been holding back the cleanup of the outbox's dead rows.
  *
  * <p>Register it as the dispatcher's listener so it sees successful dispatches; {@link #snapshot()} then
  * reads the store and combines both. Thread-safe: one instance can listen to several dispatchers.
@@ -25,10 +26,11 @@ import java.util.concurrent.atomic.LongAdder;
  * int status = s.isHealthy(Duration.ofMinutes(5)) ? 200 : 503;
  * }</pre>
  *
- * <p>{@code snapshot()} asks the store twice ({@link OutboxStore#countByStatus()} and
- * {@link OutboxStore#oldestPendingAge()}), once each, and nothing is cached: on a SQL store that is two
- * queries per call, so poll it every few seconds, not in a tight loop. A store that cannot be read makes
- * {@code snapshot()} throw its exception, which a health endpoint reports as unhealthy.
+ * <p>{@code snapshot()} asks the store three times ({@link OutboxStore#countByStatus()},
+ * {@link OutboxStore#oldestPendingAge()} and {@link OutboxStore#oldestTransactionAge()}), once each, and
+ * nothing is cached: on a SQL store that is three queries per call, so poll it every few seconds, not in a
+ * tight loop. A store that cannot be read makes {@code snapshot()} throw its exception, which a health
+ * endpoint reports as unhealthy.
  */
 public final class OutboxHealth implements OutboxListener {
   private final OutboxStore store;
@@ -50,15 +52,16 @@ public final class OutboxHealth implements OutboxListener {
   }
 
   /**
-   * Reads the store (each of its two counting methods once) and returns what it found together with what
-   * this listener has seen since it was created.
+   * Reads the store (each of its three reads once) and returns what it found together with what this
+   * listener has seen since it was created.
    *
    * @throws RuntimeException whatever the store throws when it cannot be read
    */
   public Snapshot snapshot() {
     Map<OutboxStatus, Long> counts = store.countByStatus();
     Optional<Duration> lag = store.oldestPendingAge();
-    return new Snapshot(clock.instant(), lag,
+    Optional<Duration> oldestTransactionAge = store.oldestTransactionAge();
+    return new Snapshot(clock.instant(), lag, oldestTransactionAge,
         count(counts, OutboxStatus.PENDING) + count(counts, OutboxStatus.PROCESSING),
         count(counts, OutboxStatus.DLQ), Optional.ofNullable(lastSuccessfulDispatch.get()),
         dispatched.sum(), retried.sum(), deadLettered.sum(), leaseLost.sum(), pollFailures.sum());
@@ -99,12 +102,17 @@ public final class OutboxHealth implements OutboxListener {
   }
 
   /**
-   * The outbox at one moment. The first four values come from the store (shared by every dispatcher on
-   * it); the counters are what the dispatchers this listener is registered with did since it was created.
+   * The outbox at one moment. {@code lag}, {@code oldestTransactionAge}, {@code pending} and {@code dlq}
+   * come from the store (shared by every dispatcher on it); the counters are what the dispatchers this
+   * listener is registered with did since it was created.
    *
    * @param takenAt when the snapshot was taken, by the health's clock
    * @param lag age of the oldest {@code PENDING} or {@code PROCESSING} event (retry-waiting ones included);
    *     empty when nothing is waiting
+   * @param oldestTransactionAge {@link OutboxStore#oldestTransactionAge()}: how long the database's oldest
+   *     open transaction has been holding back the cleanup of dead rows; empty when none is open or the
+   *     store cannot tell (always, in memory). It does not enter {@link #isHealthy(Duration)}: alert on it
+   *     separately
    * @param pending events {@code PENDING} or {@code PROCESSING}
    * @param dlq events in the {@code DLQ} now, waiting for an operator's redrive or purge
    * @param lastSuccessfulDispatch when a dispatcher this listener sees last marked an event dispatched;
@@ -115,14 +123,23 @@ public final class OutboxHealth implements OutboxListener {
    * @param leaseLost marks that found their lease taken over since start
    * @param pollFailures polls that failed since start (e.g. database unreachable)
    */
-  public record Snapshot(Instant takenAt, Optional<Duration> lag, long pending, long dlq,
-      Optional<Instant> lastSuccessfulDispatch, long dispatched, long retried, long deadLettered,
-      long leaseLost, long pollFailures) {
+  public record Snapshot(Instant takenAt, Optional<Duration> lag, Optional<Duration> oldestTransactionAge,
+      long pending, long dlq, Optional<Instant> lastSuccessfulDispatch, long dispatched, long retried,
+      long deadLettered, long leaseLost, long pollFailures) {
 
     public Snapshot {
       Objects.requireNonNull(takenAt, "takenAt");
       Objects.requireNonNull(lag, "lag");
+      Objects.requireNonNull(oldestTransactionAge, "oldestTransactionAge");
       Objects.requireNonNull(lastSuccessfulDispatch, "lastSuccessfulDispatch");
+    }
+
+    /** A snapshot without {@code oldestTransactionAge} (empty), as before the store reported it. */
+    public Snapshot(Instant takenAt, Optional<Duration> lag, long pending, long dlq,
+        Optional<Instant> lastSuccessfulDispatch, long dispatched, long retried, long deadLettered,
+        long leaseLost, long pollFailures) {
+      this(takenAt, lag, Optional.empty(), pending, dlq, lastSuccessfulDispatch, dispatched, retried,
+          deadLettered, leaseLost, pollFailures);
     }
 
     /**

@@ -128,6 +128,24 @@ public interface OutboxStore {
   Optional<Duration> oldestPendingAge();
 
   /**
+   * How long the oldest open transaction of the store's database (other than this call's) has been
+   * running, among those that hold back the cleanup of deleted and updated rows. A queue table turns
+   * over every row it holds, so while such a transaction lasts its dead rows pile up and every claim
+   * walks through more of them: the outbox slows down although nothing in it is wrong. Watch it next to
+   * the lag and end the transaction when it grows (docs/operations.md).
+   *
+   * <p>Empty when no such transaction is open, or when the store cannot tell. Stores without transactions
+   * of their own, such as {@link InMemoryOutboxStore}, keep this default, which is always empty. The JDBC
+   * store reads the PostgreSQL xmin horizon (sessions holding a snapshot or a transaction id, and
+   * prepared transactions) or the oldest InnoDB transaction on MariaDB; H2 cannot tell.
+   *
+   * @return the age, or empty when none is open or the store cannot tell
+   */
+  default Optional<Duration> oldestTransactionAge() {
+    return Optional.empty();
+  }
+
+  /**
    * Lets a dispatcher hear of events committed by any process, so it need not wait for its next poll:
    * {@code wakeUp} runs (on a thread of the store's) soon after such a commit, possibly more often than
    * there are commits, never with the store's locks held. Delivery is best effort: a dispatcher keeps

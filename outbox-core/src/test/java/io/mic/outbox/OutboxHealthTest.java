@@ -128,10 +128,51 @@ class OutboxHealthTest {
     h.snapshot();
     assertThat(counting.countByStatus.get()).isEqualTo(1);
     assertThat(counting.oldestPendingAge.get()).isEqualTo(1);
+    assertThat(counting.oldestTransactionAge.get()).isEqualTo(1);
     h.snapshot().isHealthy(Duration.ofMinutes(1));
     assertThat(counting.countByStatus.get()).isEqualTo(2);
     assertThat(counting.oldestPendingAge.get()).isEqualTo(2);
+    assertThat(counting.oldestTransactionAge.get()).isEqualTo(2);
     assertThat(counting.others.get()).isZero();
+  }
+
+  @Test
+  void theInMemoryStoreHasNoTransactionToReport() {
+    store.append(event("order.created", "1"));
+    clock.advance(Duration.ofMinutes(3));
+
+    assertThat(store.oldestTransactionAge()).isEmpty();
+    OutboxHealth.Snapshot s = health.snapshot();
+    assertThat(s.oldestTransactionAge()).isEmpty();
+    assertThat(s.lag()).contains(Duration.ofMinutes(3));
+  }
+
+  @Test
+  void theSnapshotCarriesTheStoresOldestTransactionAgeWithoutJudgingIt() {
+    CountingStore reporting = new CountingStore(store);
+    reporting.transactionAge = Optional.of(Duration.ofMinutes(42));
+    OutboxHealth h = OutboxHealth.builder().store(reporting).clock(clock).build();
+
+    OutboxHealth.Snapshot s = h.snapshot();
+    assertThat(s.oldestTransactionAge()).contains(Duration.ofMinutes(42));
+    assertThat(s.lag()).isEmpty();
+    assertThat(s.isHealthy(Duration.ZERO)).as("only the lag decides").isTrue();
+  }
+
+  @Test
+  void theSnapshotConstructorWithoutTheTransactionAgeStillWorks() {
+    OutboxHealth.Snapshot s = new OutboxHealth.Snapshot(T0, Optional.of(Duration.ofSeconds(5)), 2, 1,
+        Optional.of(T0.minusSeconds(1)), 7, 3, 1, 0, 0);
+    assertThat(s.oldestTransactionAge()).isEmpty();
+    assertThat(s.lag()).contains(Duration.ofSeconds(5));
+    assertThat(s.pending()).isEqualTo(2);
+    assertThat(s.dlq()).isEqualTo(1);
+    assertThat(s.sinceLastDispatch()).contains(Duration.ofSeconds(1));
+    assertThat(s.dispatched()).isEqualTo(7);
+    assertThat(s.retried()).isEqualTo(3);
+    assertThat(s.deadLettered()).isEqualTo(1);
+    assertThatThrownBy(() -> new OutboxHealth.Snapshot(T0, Optional.empty(), null, 0, 0, Optional.empty(),
+        0, 0, 0, 0, 0)).isInstanceOf(NullPointerException.class).hasMessage("oldestTransactionAge");
   }
 
   @Test
@@ -202,9 +243,12 @@ class OutboxHealthTest {
   static final class CountingStore implements OutboxStore {
     final AtomicInteger countByStatus = new AtomicInteger();
     final AtomicInteger oldestPendingAge = new AtomicInteger();
+    final AtomicInteger oldestTransactionAge = new AtomicInteger();
     final AtomicInteger others = new AtomicInteger();
     final AtomicInteger failNextClaims = new AtomicInteger();
     volatile boolean failCounts;
+    /** What {@link #oldestTransactionAge()} reports; the in-memory store has no transactions. */
+    volatile Optional<Duration> transactionAge = Optional.empty();
     private final OutboxStore delegate;
 
     CountingStore(OutboxStore delegate) {
@@ -275,6 +319,12 @@ class OutboxHealthTest {
     public Optional<Duration> oldestPendingAge() {
       oldestPendingAge.incrementAndGet();
       return delegate.oldestPendingAge();
+    }
+
+    @Override
+    public Optional<Duration> oldestTransactionAge() {
+      oldestTransactionAge.incrementAndGet();
+      return transactionAge;
     }
   }
 }

@@ -40,7 +40,6 @@ import io.mic.replay.NatsReplaySink;
 import io.mic.replay.ReplayResult;
 import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Delivery;
-import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -48,6 +47,7 @@ import java.nio.file.Path;
 import java.sql.Connection;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -108,10 +108,9 @@ final class DocSamples {
 
   static void operationsHorizon(JdbcOutboxStore store, MeterRegistry registry) {
     // docs/operations.md 3 begin
-    OutboxMaintenance maintenance = OutboxMaintenance.builder().store(store).build();
-    Gauge.builder("mic.outbox.oldest.transaction.age", maintenance,
-            m -> m.oldestTransactionAge().map(d -> d.toMillis() / 1000.0).orElse(0.0))
-        .baseUnit("seconds").register(registry);        // alert when it stays above a few minutes
+    MicrometerOutboxMetrics metrics = MicrometerOutboxMetrics.builder().registry(registry).store(store).build();
+    // among its gauges: mic.outbox.oldest.transaction.age, in seconds, 0 when none is open
+    Optional<Duration> age = store.oldestTransactionAge();   // the same, read once; empty when none is open
     // docs/operations.md 3 end
   }
 

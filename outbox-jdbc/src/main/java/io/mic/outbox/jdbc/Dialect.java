@@ -204,6 +204,14 @@ public interface Dialect {
     return null;
   }
 
+  /**
+   * Whether {@code e}, thrown by {@link #oldestTransactionMicros()}, means the role may not see the
+   * database's transactions: the store then cannot tell, which is not a failure of the store.
+   */
+  default boolean cannotSeeTransactions(SQLException e) {
+    return false;
+  }
+
   /** A cheap filter on live rows that lets the claim index be used, or an empty string. */
   default String liveRows() {
     return "";

@@ -4,6 +4,7 @@ import io.mic.outbox.OutboxEvent;
 import io.mic.outbox.OutboxStatus;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
+import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.time.temporal.ChronoUnit;
@@ -11,12 +12,18 @@ import java.util.EnumMap;
 import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /** The store's reads for operators and tests; the same on every database. */
 final class EventQueries {
+  private static final Logger LOG = LoggerFactory.getLogger(EventQueries.class);
+
   private final TableAccess access;
   private final Dialect dialect;
   private final String table;
+  private final AtomicBoolean transactionsHidden = new AtomicBoolean();
 
   EventQueries(TableAccess access) {
     this.access = access;
@@ -58,6 +65,36 @@ final class EventQueries {
         long micros = rs.getLong(1);
         return rs.wasNull() ? Optional.<Duration>empty()
             : Optional.of(Duration.of(Math.max(0, micros), ChronoUnit.MICROS));
+      }
+    });
+  }
+
+  /**
+   * {@link Dialect#oldestTransactionMicros()} read once; empty when none is open or the database cannot
+   * tell, which includes a role the database refuses to show its transactions to (said once at WARN).
+   */
+  Optional<Duration> oldestTransactionAge() {
+    String sql = dialect.oldestTransactionMicros();
+    if (sql == null) {
+      return Optional.empty();
+    }
+    return access.inAutoCommit(c -> {
+      try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
+        if (!rs.next()) {
+          return Optional.<Duration>empty();
+        }
+        long micros = rs.getLong(1);
+        return rs.wasNull() ? Optional.<Duration>empty()
+            : Optional.of(Duration.of(Math.max(0, micros), ChronoUnit.MICROS));
+      } catch (SQLException e) {
+        if (!dialect.cannotSeeTransactions(e)) {
+          throw e;
+        }
+        if (transactionsHidden.compareAndSet(false, true)) {
+          LOG.warn("outbox table {}: the database does not show this role its open transactions ({}), so"
+              + " oldestTransactionAge() reports none; on MariaDB grant it PROCESS", table, e.getMessage());
+        }
+        return Optional.<Duration>empty();
       }
     });
   }

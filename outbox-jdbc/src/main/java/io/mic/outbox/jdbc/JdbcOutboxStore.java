@@ -266,6 +266,20 @@ public final class JdbcOutboxStore implements OutboxStore {
     return bind().queries().oldestPendingAge();
   }
 
+  /**
+   * {@inheritDoc}
+   *
+   * <p>One query per call, on a connection of the store's: on PostgreSQL {@code pg_stat_activity} and
+   * {@code pg_prepared_xacts} of this database, on MariaDB {@code information_schema.innodb_trx} (the
+   * server's InnoDB transactions, since the undo history is shared); always empty on H2. PostgreSQL shows
+   * other roles' sessions only to a role with {@code pg_read_all_stats}; MariaDB needs the PROCESS
+   * privilege, without which only this role's own transactions are seen.
+   */
+  @Override
+  public Optional<Duration> oldestTransactionAge() {
+    return bind().queries().oldestTransactionAge();
+  }
+
   // ------------------------------------------------------------------ cluster-wide pauses
 
   /**

@@ -97,11 +97,21 @@ public class MariaDbDialect implements Dialect {
     return "DATE_FORMAT(" + ts + ", '%Y-%m-%dT%H:%i:%s.%fZ')";
   }
 
-  /** InnoDB keeps undo (the history list) for the oldest open transaction; reading it needs PROCESS. */
+  /**
+   * InnoDB keeps undo (the history list) for the oldest open transaction; reading it needs PROCESS.
+   * {@code trx_started} is in the server's system time zone, whatever the session's, so the clock it is
+   * compared with is taken there too.
+   */
   @Override
   public String oldestTransactionMicros() {
-    return "SELECT TIMESTAMPDIFF(MICROSECOND, MIN(trx_started), NOW(6)) FROM information_schema.innodb_trx"
-        + " WHERE trx_mysql_thread_id <> CONNECTION_ID()";
+    return "SELECT TIMESTAMPDIFF(MICROSECOND, MIN(trx_started), CONVERT_TZ(NOW(6), @@session.time_zone, 'SYSTEM'))"
+        + " FROM information_schema.innodb_trx WHERE trx_mysql_thread_id <> CONNECTION_ID()";
+  }
+
+  /** ER_SPECIFIC_ACCESS_DENIED_ERROR: the role lacks PROCESS. */
+  @Override
+  public boolean cannotSeeTransactions(SQLException e) {
+    return e.getErrorCode() == 1227;
   }
 
   @Override

@@ -3,6 +3,7 @@ package io.mic.outbox.jdbc;
 import io.mic.outbox.InvalidConfigurationException;
 import java.time.Duration;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.function.LongConsumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -32,11 +33,13 @@ public final class OutboxMaintenance {
 
   private static final Logger LOG = LoggerFactory.getLogger(OutboxMaintenance.class);
 
+  private final JdbcOutboxStore store;
   private final TableAccess access;
   private final RetentionStatements statements;
   private final int batchSize;
 
-  private OutboxMaintenance(TableAccess access, int batchSize) {
+  private OutboxMaintenance(JdbcOutboxStore store, TableAccess access, int batchSize) {
+    this.store = store;
     this.access = access;
     this.statements = new RetentionStatements(access);
     this.batchSize = batchSize;
@@ -80,28 +83,13 @@ public final class OutboxMaintenance {
 
   /**
    * How long the oldest open transaction of the database (other than this call's) has been running, among
-   * those that keep dead rows from being cleaned up: on PostgreSQL a session holding a snapshot or a
-   * transaction id, or a prepared transaction (the xmin horizon); on MariaDB the oldest InnoDB
-   * transaction (the undo history). Empty when there is none, or on H2. While it grows, no purge, no mark
-   * and no claim leaves garbage that can be reclaimed, and a queue table slows down with every dead row:
-   * alert on it (docs/operations.md). PostgreSQL shows other roles' sessions only to a role with
-   * {@code pg_read_all_stats}; MariaDB needs the PROCESS privilege.
+   * those that keep dead rows from being cleaned up: the store's {@link JdbcOutboxStore#oldestTransactionAge()},
+   * which the health summary and the Micrometer gauge {@code mic.outbox.oldest.transaction.age} report
+   * too. While it grows, no purge, no mark and no claim leaves garbage that can be reclaimed, and a queue
+   * table slows down with every dead row: alert on it (docs/operations.md).
    */
-  public java.util.Optional<Duration> oldestTransactionAge() {
-    String sql = access.dialect.oldestTransactionMicros();
-    if (sql == null) {
-      return java.util.Optional.empty();
-    }
-    return access.inAutoCommit(c -> {
-      try (java.sql.Statement s = c.createStatement(); java.sql.ResultSet rs = s.executeQuery(sql)) {
-        if (!rs.next()) {
-          return java.util.Optional.<Duration>empty();
-        }
-        long micros = rs.getLong(1);
-        return rs.wasNull() ? java.util.Optional.<Duration>empty()
-            : java.util.Optional.of(Duration.ofNanos(Math.max(0, micros) * 1_000));
-      }
-    });
+  public Optional<Duration> oldestTransactionAge() {
+    return store.oldestTransactionAge();
   }
 
   /** One purge statement: at most {@code batchSize} rows. */
@@ -137,7 +125,7 @@ public final class OutboxMaintenance {
         throw new InvalidConfigurationException("batchSize must be between 1 and " + MAX_BATCH_SIZE
             + ", was " + batchSize);
       }
-      return new OutboxMaintenance(store.access(), batchSize);
+      return new OutboxMaintenance(store, store.access(), batchSize);
     }
   }
 }

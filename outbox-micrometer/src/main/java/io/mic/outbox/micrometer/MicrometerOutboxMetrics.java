@@ -20,15 +20,19 @@ import java.util.regex.Pattern;
  *       {@code .events.released}, {@code .publish.stalled} (tag {@code topic}), {@code .poll.failed}; timers
  *       {@code mic.outbox.publish} (per event, tag {@code topic}) and {@code mic.outbox.batch}.</li>
  *   <li>From the store, when a {@link Builder#store(OutboxStore) store} is given: gauges
- *       {@code mic.outbox.events} (tag {@code status}, one per {@link io.mic.outbox.OutboxStatus}) and
- *       {@code mic.outbox.oldest.pending.age} (seconds, 0 when nothing waits).</li>
+ *       {@code mic.outbox.events} (tag {@code status}, one per {@link io.mic.outbox.OutboxStatus}),
+ *       {@code mic.outbox.oldest.pending.age} (seconds, 0 when nothing waits: the lag) and
+ *       {@code mic.outbox.oldest.transaction.age} (seconds: how long the database's oldest open
+ *       transaction has been holding back the cleanup of dead rows, see
+ *       {@link OutboxStore#oldestTransactionAge()}; 0 when none is open or the store cannot tell).</li>
  * </ul>
  *
  * <p>No meter carries an aggregate type or id, nor anything from a payload or header. The gauges read
  * the store lazily: the first gauge read after {@link Builder#gaugeRefresh(Duration) gaugeRefresh} has
- * passed runs {@code countByStatus()} (resp. {@code oldestPendingAge()}) once on the scraping thread, and
- * every other read until then, from any gauge or scrape, gets the remembered value. A store that cannot be
- * read makes the gauges report {@code NaN} until a later read works.
+ * passed runs {@code countByStatus()} (resp. {@code oldestPendingAge()}, {@code oldestTransactionAge()})
+ * once on the scraping thread, and every other read until then, from any gauge or scrape, gets the
+ * remembered value. A store that cannot be read makes the gauges report {@code NaN} until a later read
+ * works.
  *
  * <pre>{@code
  * MicrometerOutboxMetrics metrics = MicrometerOutboxMetrics.builder()

@@ -15,7 +15,10 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 
-/** The gauges over the store: rows per status and the age of the oldest waiting event. */
+/**
+ * The gauges over the store: rows per status, the age of the oldest waiting event and the age of the
+ * database's oldest open transaction.
+ */
 final class StoreGauges {
   private final MeterRegistry registry;
   private final List<Meter> meters = new ArrayList<>();
@@ -27,6 +30,8 @@ final class StoreGauges {
         new CachedRead<>("countByStatus()", store::countByStatus, refresh, clock::monotonicTime);
     CachedRead<Optional<Duration>> oldest =
         new CachedRead<>("oldestPendingAge()", store::oldestPendingAge, refresh, clock::monotonicTime);
+    CachedRead<Optional<Duration>> transaction =
+        new CachedRead<>("oldestTransactionAge()", store::oldestTransactionAge, refresh, clock::monotonicTime);
 
     // the age gauge first: if it already exists, another binding owns these names and would win every read
     List<Meter> before = List.copyOf(registry.find(prefix + ".oldest.pending.age").meters());
@@ -41,6 +46,13 @@ final class StoreGauges {
           + ".* with tags " + tags + ": give each store its own .prefix(...) or .tag(...)");
     }
     meters.add(age);
+    meters.add(TimeGauge.builder(prefix + ".oldest.transaction.age", transaction, TimeUnit.SECONDS,
+            t -> seconds(t.get()))
+        .description("Age of the database's oldest open transaction, which holds back the cleanup of the"
+            + " outbox's dead rows (0 when none or when the store cannot tell)")
+        .tags(tags)
+        .strongReference(true)
+        .register(registry));
     for (OutboxStatus status : OutboxStatus.values()) {
       // strong references: the registry must keep reading these even if the caller drops the binding
       meters.add(Gauge.builder(prefix + ".events", counts, c -> count(c.get(), status))

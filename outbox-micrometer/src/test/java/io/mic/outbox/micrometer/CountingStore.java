@@ -18,6 +18,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 final class CountingStore implements OutboxStore {
   final AtomicInteger countByStatus = new AtomicInteger();
   final AtomicInteger oldestPendingAge = new AtomicInteger();
+  final AtomicInteger oldestTransactionAge = new AtomicInteger();
   volatile boolean failReads;
   private final OutboxStore delegate;
 
@@ -41,6 +42,15 @@ final class CountingStore implements OutboxStore {
       throw new OutboxException("database down");
     }
     return delegate.oldestPendingAge();
+  }
+
+  @Override
+  public Optional<Duration> oldestTransactionAge() {
+    oldestTransactionAge.incrementAndGet();
+    if (failReads) {
+      throw new OutboxException("database down");
+    }
+    return delegate.oldestTransactionAge();
   }
 
   @Override

@@ -50,12 +50,19 @@ final class Meters {
     return g.value(TimeUnit.SECONDS);
   }
 
+  double oldestTransactionAgeSeconds() {
+    TimeGauge g = registry.find("mic.outbox.oldest.transaction.age").timeGauge();
+    assertThat(g).as("gauge mic.outbox.oldest.transaction.age").isNotNull();
+    return g.value(TimeUnit.SECONDS);
+  }
+
   /** Reads every gauge once, like one scrape. */
   void scrape() {
     for (OutboxStatus s : OutboxStatus.values()) {
       status(s);
     }
     oldestPendingAgeSeconds();
+    oldestTransactionAgeSeconds();
   }
 
   /** Fails if a meter carries a tag other than the binding's own, or any of the given values. */

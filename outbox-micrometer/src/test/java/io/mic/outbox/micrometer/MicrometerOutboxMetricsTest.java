@@ -84,6 +84,7 @@ class MicrometerOutboxMetricsTest {
     assertThat(meters.status(DLQ)).isZero();
     // the oldest pending event is the 4th of the batch, which the store placed 3 µs after the first
     assertThat(meters.oldestPendingAgeSeconds()).isEqualTo(42.0 - 0.000_003);
+    assertThat(meters.oldestTransactionAgeSeconds()).as("the in-memory store has no transactions").isZero();
 
     storeClock.advance(Duration.ofHours(1));
     assertThat(dispatcher.dispatchOnce()).isEqualTo(new DispatchResult(3, 1, 0, 2, 0, 0));
@@ -204,6 +205,7 @@ class MicrometerOutboxMetricsTest {
     }
     assertThat(counting.countByStatus.get()).isEqualTo(1);
     assertThat(counting.oldestPendingAge.get()).isEqualTo(1);
+    assertThat(counting.oldestTransactionAge.get()).isEqualTo(1);
 
     meterClock.add(REFRESH.minusMillis(1));
     meters.scrape();
@@ -214,6 +216,7 @@ class MicrometerOutboxMetricsTest {
     meters.scrape();
     assertThat(counting.countByStatus.get()).isEqualTo(2);
     assertThat(counting.oldestPendingAge.get()).isEqualTo(2);
+    assertThat(counting.oldestTransactionAge.get()).isEqualTo(2);
   }
 
   @Test
@@ -223,15 +226,18 @@ class MicrometerOutboxMetricsTest {
 
     assertThat(meters.status(PENDING)).isNaN();
     assertThat(meters.oldestPendingAgeSeconds()).isNaN();
+    assertThat(meters.oldestTransactionAgeSeconds()).isNaN();
     meters.scrape();
     assertThat(counting.countByStatus.get()).isEqualTo(1);
     assertThat(counting.oldestPendingAge.get()).isEqualTo(1);
+    assertThat(counting.oldestTransactionAge.get()).isEqualTo(1);
 
     counting.failReads = false;
     assertThat(meters.status(PENDING)).as("the failure is remembered for one interval").isNaN();
     meterClock.add(REFRESH);
     assertThat(meters.status(PENDING)).isEqualTo(1);
     assertThat(meters.oldestPendingAgeSeconds()).isZero();
+    assertThat(meters.oldestTransactionAgeSeconds()).isZero();
   }
 
   @Test
@@ -245,6 +251,7 @@ class MicrometerOutboxMetricsTest {
 
     assertThat(registry.find("mic.outbox.events").gauges()).isEmpty();
     assertThat(registry.find("mic.outbox.oldest.pending.age").meters()).isEmpty();
+    assertThat(registry.find("mic.outbox.oldest.transaction.age").meters()).isEmpty();
     assertThat(meters.count("mic.outbox.events.dispatched", "order.created")).isEqualTo(1);
     assertThat(counting.countByStatus.get()).isZero();
     // the names are free again for a new binding
@@ -283,8 +290,10 @@ class MicrometerOutboxMetricsTest {
         "shop.outbox.events.dispatched", "shop.outbox.events.retried", "shop.outbox.events.dead.lettered",
         "shop.outbox.events.lease.lost", "shop.outbox.events.released", "shop.outbox.publish.stalled",
         "shop.outbox.publish", "shop.outbox.batch", "shop.outbox.poll.failed", "shop.outbox.events",
-        "shop.outbox.oldest.pending.age");
+        "shop.outbox.oldest.pending.age", "shop.outbox.oldest.transaction.age");
     assertThat(own.find("shop.outbox.oldest.pending.age").meter().getId().getType()).isEqualTo(Meter.Type.GAUGE);
+    assertThat(own.find("shop.outbox.oldest.transaction.age").meter().getId().getType())
+        .isEqualTo(Meter.Type.GAUGE);
     orders.close();
   }
 

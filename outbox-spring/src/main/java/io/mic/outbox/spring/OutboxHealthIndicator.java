@@ -9,7 +9,9 @@ import org.springframework.boot.health.contributor.Health;
 /**
  * The outbox in Spring Boot's health endpoint (as {@code outbox}): down when the oldest waiting event is
  * older than {@code mic.outbox.health.max-lag} or the store cannot be read. Dead letters do not make it
- * down (dispatch goes on around them): they are reported as the {@code dlq} detail to alert on.
+ * down (dispatch goes on around them): they are reported as the {@code dlq} detail to alert on. Neither
+ * does an old transaction: {@code oldestTransactionAge} (a duration, or {@code none}) shows how long the
+ * database's oldest open transaction has been holding back the cleanup of the outbox's dead rows.
  */
 public final class OutboxHealthIndicator extends AbstractHealthIndicator {
   private final OutboxHealth health;
@@ -26,6 +28,7 @@ public final class OutboxHealthIndicator extends AbstractHealthIndicator {
     OutboxHealth.Snapshot s = health.snapshot();
     (s.isHealthy(maxLag) ? builder.up() : builder.down())
         .withDetail("lag", s.lag().map(Duration::toString).orElse("none"))
+        .withDetail("oldestTransactionAge", s.oldestTransactionAge().map(Duration::toString).orElse("none"))
         .withDetail("maxLag", maxLag.toString())
         .withDetail("pending", s.pending())
         .withDetail("dlq", s.dlq())

@@ -292,6 +292,30 @@ class OutboxAutoConfigurationTest {
   }
 
   @Test
+  void theHealthIndicatorShowsTheAgeOfATransactionLeftOpen() {
+    runner.withUserConfiguration(Recording.class).run(context -> {
+      OutboxHealthIndicator indicator = context.getBean(OutboxHealthIndicator.class);
+      await().atMost(Duration.ofSeconds(20))
+          .until(() -> "none".equals(indicator.health().getDetails().get("oldestTransactionAge")));
+      try (Connection c = DB.dataSource().getConnection()) {
+        c.setAutoCommit(false);
+        try (Statement s = c.createStatement()) {
+          s.execute("SELECT txid_current()"); // a transaction id, held until the commit
+        }
+        await().atMost(Duration.ofSeconds(20)).until(() -> indicator.health().getDetails()
+            .get("oldestTransactionAge") instanceof String age && !age.equals("none")
+            && Duration.parse(age).compareTo(Duration.ofMillis(300)) >= 0);
+        Health health = indicator.health();
+        assertThat(health.getStatus()).as("an old transaction alone does not make the outbox down")
+            .isEqualTo(Status.UP);
+        c.commit();
+      }
+      await().atMost(Duration.ofSeconds(20))
+          .until(() -> "none".equals(indicator.health().getDetails().get("oldestTransactionAge")));
+    });
+  }
+
+  @Test
   void theHealthIndicatorIsDownWhenTheStoreCannotBeRead() {
     runner.withUserConfiguration(Recording.class).run(context -> {
       DB.dropStore(table);
