@@ -10,8 +10,14 @@ import java.util.List;
  * ({@link ControlStatements#merge}).
  */
 final class PostgresClaim extends ClaimStatement {
+  /**
+   * The lease on the picked rows, found by primary key: {@code id = ANY(ARRAY(…))} and not a join with
+   * {@code picked}, for which the planner, expecting 500 rows against a table of some tens of thousands,
+   * hashed a sequential scan of the whole table, dead row versions included, on every claim.
+   */
   private static final String LEASE = " UPDATE %s t SET status = 'PROCESSING', attempts = t.attempts + 1,"
-      + " lease_owner = ?, lease_until = now() + ? * interval '1 microsecond' FROM picked WHERE t.id = picked.id";
+      + " lease_owner = ?, lease_until = now() + ? * interval '1 microsecond'"
+      + " WHERE t.id = ANY(ARRAY(SELECT id FROM picked))";
 
   PostgresClaim(TableAccess access, DispatchSql sql) {
     super(access, sql);
