@@ -24,8 +24,9 @@ import picocli.CommandLine.ParentCommand;
 
 @Command(name = "status", sortOptions = false,
     description = {"Counts per status, the lag (age of the oldest PENDING or PROCESSING event) and that event,",
-        "the dead letters and the cluster-wide pauses. With --max-lag or --max-dlq it is a check: exit 1 when",
-        "a limit is exceeded."})
+        "the dead letters, the cluster-wide pauses and the oldest open transaction of the database (it holds",
+        "back the cleanup of dead rows). With --max-lag, --max-dlq or --max-transaction-age it is a check:",
+        "exit 1 when a limit is exceeded."})
 final class StatusCommand implements Callable<Integer> {
   @ParentCommand
   private MicOutbox root;
@@ -40,17 +41,23 @@ final class StatusCommand implements Callable<Integer> {
   @Option(names = "--max-dlq", paramLabel = "N", description = "exit 1 when there are more dead letters")
   private Long maxDlq;
 
+  @Option(names = "--max-transaction-age", paramLabel = "DURATION", converter = Durations.class,
+      description = "exit 1 when a transaction of the database has been open longer, e.g. 10m")
+  private Duration maxTransactionAge;
+
   @Override
   public Integer call() {
     Database db = root.database();
     JdbcOutboxStore store = db.store();
     Map<OutboxStatus, Long> counts;
     Optional<Duration> lag;
+    Optional<Duration> oldestTransaction;
     Optional<OutboxEvent> oldest;
     List<OutboxControl.Pause> pauses;
     try {
       counts = store.countByStatus();
       lag = store.oldestPendingAge();
+      oldestTransaction = store.oldestTransactionAge();
       oldest = oldestLive(db);
       pauses = db.control().pauses();
     } catch (OutboxStoreException e) {
@@ -64,13 +71,23 @@ final class StatusCommand implements Callable<Integer> {
     if (maxDlq != null && dlq > maxDlq) {
       failed.add(dlq + " dead letter(s), over --max-dlq " + maxDlq);
     }
+    if (maxTransactionAge != null && oldestTransaction.isPresent()
+        && oldestTransaction.get().compareTo(maxTransactionAge) > 0) {
+      failed.add("a transaction open for " + Durations.format(oldestTransaction.get()) + " is over"
+          + " --max-transaction-age " + Durations.format(maxTransactionAge));
+    }
+    Status status = new Status(counts, lag, oldestTransaction, oldest, pauses, failed);
     if (root.json || jsonFlag.json) {
-      json(db, counts, lag, oldest, pauses, failed);
+      json(db, status);
     } else {
-      text(db, counts, lag, oldest, pauses, failed);
+      text(db, status);
     }
     return failed.isEmpty() ? MicOutbox.OK : MicOutbox.CHECK_FAILED;
   }
+
+  /** What one run read, and the checks it failed. */
+  private record Status(Map<OutboxStatus, Long> counts, Optional<Duration> lag, Optional<Duration> oldestTransaction,
+      Optional<OutboxEvent> oldest, List<OutboxControl.Pause> pauses, List<String> failed) {}
 
   private static Optional<OutboxEvent> oldestLive(Database db) {
     String sql = "SELECT id FROM " + db.quotedTable() + " WHERE status IN ('PENDING', 'PROCESSING')"
@@ -90,38 +107,37 @@ final class StatusCommand implements Callable<Integer> {
     return db.store().find(id);
   }
 
-  private void text(Database db, Map<OutboxStatus, Long> counts, Optional<Duration> lag, Optional<OutboxEvent> oldest,
-      List<OutboxControl.Pause> pauses, List<String> failed) {
+  private void text(Database db, Status st) {
     PrintWriter out = root.out;
     out.println("outbox " + db.store().table() + " on " + db.dialect().name());
     for (OutboxStatus s : OutboxStatus.values()) {
-      out.printf("  %-11s %d%n", s, counts.get(s));
+      out.printf("  %-11s %d%n", s, st.counts().get(s));
     }
-    out.println("lag: " + lag.map(Durations::format).orElse("none (no live event)"));
-    oldest.ifPresent(e -> out.println("oldest live event: " + e.id() + " topic " + e.topic() + ", aggregate "
+    out.println("lag: " + st.lag().map(Durations::format).orElse("none (no live event)"));
+    st.oldest().ifPresent(e -> out.println("oldest live event: " + e.id() + " topic " + e.topic() + ", aggregate "
         + e.aggregateType() + "/" + e.aggregateId() + ", " + e.status() + ", attempts " + e.attempts()
         + ", created " + e.createdAt() + (e.lastError() == null ? "" : ", last error: " + firstLine(e.lastError()))));
-    out.println("dead letters: " + counts.get(OutboxStatus.DLQ));
-    if (pauses.isEmpty()) {
+    out.println("dead letters: " + st.counts().get(OutboxStatus.DLQ));
+    if (st.pauses().isEmpty()) {
       out.println("pauses: none");
     }
-    for (OutboxControl.Pause p : pauses) {
+    for (OutboxControl.Pause p : st.pauses()) {
       out.println("paused: " + (p.allTopics() ? "every topic" : "topic " + p.topic()) + " since " + p.pausedAt()
           + ": " + p.reason());
     }
-    failed.forEach(f -> out.println("check failed: " + f));
+    out.println("oldest open transaction: " + st.oldestTransaction().map(Durations::format).orElse("none seen"));
+    st.failed().forEach(f -> out.println("check failed: " + f));
   }
 
-  private void json(Database db, Map<OutboxStatus, Long> counts, Optional<Duration> lag, Optional<OutboxEvent> oldest,
-      List<OutboxControl.Pause> pauses, List<String> failed) {
+  private void json(Database db, Status st) {
     try (Json j = new Json(root.out)) {
       j.begin().field("table", db.store().table()).field("database", db.dialect().name()).beginObject("counts");
       for (OutboxStatus s : OutboxStatus.values()) {
-        j.field(s.name(), counts.get(s));
+        j.field(s.name(), st.counts().get(s));
       }
-      j.end().seconds("lagSeconds", lag.orElse(null));
-      if (oldest.isPresent()) {
-        OutboxEvent e = oldest.get();
+      j.end().seconds("lagSeconds", st.lag().orElse(null));
+      if (st.oldest().isPresent()) {
+        OutboxEvent e = st.oldest().get();
         j.beginObject("oldestLive").field("id", e.id().toString()).field("topic", e.topic())
             .field("aggregateType", e.aggregateType()).field("aggregateId", e.aggregateId())
             .field("status", e.status().name()).field("attempts", e.attempts()).field("createdAt", e.createdAt())
@@ -129,12 +145,12 @@ final class StatusCommand implements Callable<Integer> {
       } else {
         j.nullField("oldestLive");
       }
-      j.field("deadLetters", counts.get(OutboxStatus.DLQ)).beginArray("pauses");
-      for (OutboxControl.Pause p : pauses) {
+      j.field("deadLetters", st.counts().get(OutboxStatus.DLQ)).beginArray("pauses");
+      for (OutboxControl.Pause p : st.pauses()) {
         j.begin().field("topic", p.topic()).field("reason", p.reason()).field("pausedAt", p.pausedAt()).end();
       }
-      j.endArray().beginArray("failedChecks");
-      failed.forEach(j::value);
+      j.endArray().seconds("oldestTransactionSeconds", st.oldestTransaction().orElse(null)).beginArray("failedChecks");
+      st.failed().forEach(j::value);
       j.endArray().end();
     }
   }

@@ -5,10 +5,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.mic.outbox.OutboxEvent;
 import io.mic.outbox.OutboxHeaders;
 import io.mic.outbox.jdbc.JdbcOutboxStore;
+import io.mic.outbox.test.OutboxTestDatabase;
 import io.mic.outbox.kafka.KafkaPublisher;
 import io.mic.outbox.kafka.KafkaTestBroker;
 import java.nio.charset.StandardCharsets;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -35,7 +35,8 @@ import org.junit.jupiter.api.Test;
  */
 class KafkaReconcileTest {
   private final String suffix = UUID.randomUUID().toString().replace("-", "").substring(0, 10);
-  private final String table = "outbox_krc_" + suffix;
+  private final OutboxTestDatabase postgres = OutboxTestDatabase.postgres();
+  private final String table = postgres.newTable();
   private final String topic = "krc" + suffix + ".created";
   private String bootstrap;
   private String url;
@@ -45,9 +46,9 @@ class KafkaReconcileTest {
 
   @BeforeEach
   void connect() throws Exception {
-    url = System.getenv().getOrDefault("MIC_TEST_POSTGRES_URL", "jdbc:postgresql://127.0.0.1:5432/test");
-    user = System.getenv().getOrDefault("MIC_TEST_POSTGRES_USER", "postgres");
-    password = System.getenv().getOrDefault("MIC_TEST_POSTGRES_PASSWORD", "");
+    url = postgres.url();
+    user = postgres.user();
+    password = postgres.password();
     db = Database.connect(url, user, password, table);
     db.store().createSchema();
     bootstrap = KafkaTestBroker.bootstrap();
@@ -64,11 +65,7 @@ class KafkaReconcileTest {
       }
     }
     if (db != null) {
-      try (java.sql.Connection c = db.dataSource().getConnection(); Statement s = c.createStatement()) {
-        for (String t : List.of(table, table + "_locks", table + "_control", table + "_sequences")) {
-          s.execute("DROP TABLE IF EXISTS " + t);
-        }
-      }
+      postgres.dropStore(table);
     }
   }
 

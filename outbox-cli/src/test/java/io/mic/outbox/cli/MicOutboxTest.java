@@ -72,10 +72,11 @@ class MicOutboxTest {
         lag: none (no live event)
         dead letters: 0
         pauses: none
+        oldest open transaction: none seen
         """);
     assertThat(run("status", "--json").stdout()).isEqualTo("{\"table\":\"outbox\",\"database\":\"H2\",\"counts\":"
         + "{\"PENDING\":0,\"PROCESSING\":0,\"DISPATCHED\":0,\"DLQ\":0},\"lagSeconds\":null,\"oldestLive\":null,"
-        + "\"deadLetters\":0,\"pauses\":[],\"failedChecks\":[]}\n");
+        + "\"deadLetters\":0,\"pauses\":[],\"oldestTransactionSeconds\":null,\"failedChecks\":[]}\n");
   }
 
   @Test

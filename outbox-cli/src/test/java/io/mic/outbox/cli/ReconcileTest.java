@@ -6,6 +6,7 @@ import io.mic.outbox.OutboxEvent;
 import io.mic.outbox.OutboxHeaders;
 import io.mic.outbox.jdbc.JdbcInbox;
 import io.mic.outbox.jdbc.JdbcOutboxStore;
+import io.mic.outbox.test.OutboxTestDatabase;
 import io.nats.client.Connection;
 import io.nats.client.JetStreamManagement;
 import io.nats.client.Nats;
@@ -33,7 +34,8 @@ import org.junit.jupiter.api.Test;
 class ReconcileTest {
   private static final String NATS = System.getenv().getOrDefault("MIC_TEST_NATS_URL", "nats://127.0.0.1:4222");
   private final String suffix = UUID.randomUUID().toString().replace("-", "").substring(0, 10);
-  private final String table = "outbox_rc_" + suffix;
+  private final OutboxTestDatabase postgres = OutboxTestDatabase.postgres();
+  private final String table = postgres.newTable();
   private final String inbox = "inbox_rc_" + suffix;
   private final String orders = "orders_rc_" + suffix;
   private final String stream = "RC_" + suffix;
@@ -46,10 +48,9 @@ class ReconcileTest {
 
   @BeforeEach
   void connect() throws Exception {
-    // the project's discovery: MIC_TEST_POSTGRES_URL, else the local server (a missing server fails the test)
-    url = System.getenv().getOrDefault("MIC_TEST_POSTGRES_URL", "jdbc:postgresql://127.0.0.1:5432/test");
-    user = System.getenv().getOrDefault("MIC_TEST_POSTGRES_USER", "postgres");
-    password = System.getenv().getOrDefault("MIC_TEST_POSTGRES_PASSWORD", "");
+    url = postgres.url();
+    user = postgres.user();
+    password = postgres.password();
     db = Database.connect(url, user, password, table);
     db.store().createSchema();
     nats = Nats.connect(NATS);
@@ -64,11 +65,9 @@ class ReconcileTest {
       nats.close();
     }
     if (db != null) {
-      try (java.sql.Connection c = db.dataSource().getConnection(); Statement s = c.createStatement()) {
-        for (String t : List.of(table, table + "_locks", table + "_control", inbox, orders)) {
-          s.execute("DROP TABLE IF EXISTS " + t);
-        }
-      }
+      postgres.dropStore(table);
+      postgres.execute("DROP TABLE IF EXISTS " + inbox);
+      postgres.execute("DROP TABLE IF EXISTS " + orders);
     }
   }
 

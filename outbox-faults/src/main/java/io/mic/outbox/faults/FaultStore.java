@@ -86,4 +86,9 @@ final class FaultStore implements OutboxStore {
   public Optional<Duration> oldestPendingAge() {
     return store.oldestPendingAge();
   }
+
+  @Override
+  public Optional<Duration> oldestTransactionAge() {
+    return store.oldestTransactionAge();
+  }
 }
