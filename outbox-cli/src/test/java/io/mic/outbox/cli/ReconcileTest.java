@@ -67,6 +67,7 @@ class ReconcileTest {
     if (db != null) {
       postgres.dropStore(table);
       postgres.execute("DROP TABLE IF EXISTS " + inbox);
+      postgres.execute("DROP TABLE IF EXISTS " + inbox + "_sequences");
       postgres.execute("DROP TABLE IF EXISTS " + orders);
     }
   }
