@@ -76,6 +76,7 @@ class NatsConsumerInboxTest {
     if (db != null) {
       try (java.sql.Connection c = db.getConnection(); Statement s = c.createStatement()) {
         s.execute("DROP TABLE IF EXISTS " + name + "_inbox");
+        s.execute("DROP TABLE IF EXISTS " + name + "_inbox_sequences");
       }
       db.close();
     }

@@ -68,6 +68,7 @@ class RabbitMqConsumerInboxTest {
     if (db != null) {
       try (java.sql.Connection c = db.getConnection(); Statement s = c.createStatement()) {
         s.execute("DROP TABLE IF EXISTS " + table());
+        s.execute("DROP TABLE IF EXISTS " + table() + "_sequences");
       }
       db.close();
     }

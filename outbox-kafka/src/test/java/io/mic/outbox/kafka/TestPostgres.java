@@ -44,8 +44,9 @@ final class TestPostgres {
   static void drop(HikariDataSource ds, String... tables) throws SQLException {
     try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
       for (String t : tables) {
-        s.execute("DROP TABLE IF EXISTS " + t);
-        s.execute("DROP TABLE IF EXISTS " + t + "_locks");
+        for (String beside : new String[] {"", "_locks", "_sequences", "_control"}) {
+          s.execute("DROP TABLE IF EXISTS " + t + beside);
+        }
       }
     }
   }
