@@ -6,12 +6,15 @@ import java.util.ArrayDeque;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
  * A bounded window of JetStream publications waiting for their PubAck, settled oldest first: the live
  * publisher's batches and the replay ({@code outbox-replay}'s {@code NatsReplaySink}) publish through it.
- * Every wait is bounded by the ack timeout: no PubAck in time completes the publication with a
- * {@link java.util.concurrent.TimeoutException}. One window per batch, on one thread.
+ * Every wait is bounded by the ack timeout, counted from the publication: no PubAck in time fails it with a
+ * {@link TimeoutException}. The deadline is checked when the publication is settled, not by a timer per
+ * publication (a timer task each, scheduled and cancelled on a shared scheduler, cost more CPU than the
+ * window's own work). One window per batch, on one thread.
  *
  * <pre>{@code
  * PubAckWindow<OutboxEvent> window = new PubAckWindow<>(256, Duration.ofSeconds(5), outcomes);
@@ -35,14 +38,15 @@ public final class PubAckWindow<K> {
     void acknowledged(K key, PublishAck ack);
 
     /**
-     * @param cause why: what JetStream answered, a {@link java.util.concurrent.TimeoutException} when no PubAck
+     * @param cause why: what JetStream answered, a {@link TimeoutException} when no PubAck
      *     came within the ack timeout, or the client's error (unwrapped from the client's plain
      *     {@code RuntimeException} wrappers)
      */
     void failed(K key, Throwable cause);
   }
 
-  private record InFlight<K>(K key, CompletableFuture<PublishAck> ack) {}
+  /** A publication, its PubAck, and the {@link System#nanoTime()} by which the PubAck must have come. */
+  private record InFlight<K>(K key, CompletableFuture<PublishAck> ack, long deadline) {}
 
   public PubAckWindow(int maxPending, Duration ackTimeout, Outcomes<K> outcomes) {
     this.maxPending = maxPending;
@@ -57,9 +61,9 @@ public final class PubAckWindow<K> {
     }
   }
 
-  /** Adds a publication just sent; its PubAck is awaited at most the ack timeout. */
+  /** Adds a publication just sent; its PubAck is awaited until the ack timeout from now has passed. */
   public void add(K key, CompletableFuture<PublishAck> ack) {
-    inFlight.add(new InFlight<>(key, ack.orTimeout(ackTimeout.toMillis(), TimeUnit.MILLISECONDS)));
+    inFlight.add(new InFlight<>(key, ack, System.nanoTime() + ackTimeout.toNanos()));
   }
 
   /** Waits for every publication still in the window, oldest first. */
@@ -76,7 +80,10 @@ public final class PubAckWindow<K> {
   private void settle(InFlight<K> f) throws InterruptedException {
     PublishAck ack;
     try {
-      ack = f.ack.get(); // bounded: orTimeout completes it after the ack timeout
+      ack = f.ack.get(Math.max(0, f.deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+    } catch (TimeoutException e) {
+      outcomes.failed(f.key, new TimeoutException("no PubAck within " + ackTimeout.toMillis() + " ms"));
+      return;
     } catch (ExecutionException e) {
       Throwable cause = e.getCause();
       while (cause.getClass() == RuntimeException.class && cause.getCause() != null) {
