@@ -2,6 +2,8 @@ package io.mic.outbox.bench;
 
 import io.mic.outbox.OutboxDispatcher;
 import io.mic.outbox.OutboxStore;
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -35,6 +37,21 @@ final class BenchSupport {
       options.put(args[i].substring(2), args[i + 1]);
     }
     return options;
+  }
+
+  /** The PostgreSQL URL of {@code --url}, by default the local server's {@code test} database. */
+  static String postgresUrl(Map<String, String> options) {
+    return options.getOrDefault("url", "jdbc:postgresql://127.0.0.1:5432/test");
+  }
+
+  /** A pool of {@code size} connections to {@link #postgresUrl} as {@code --user} / {@code --password}. */
+  static HikariDataSource postgresPool(Map<String, String> options, int size) {
+    HikariConfig config = new HikariConfig();
+    config.setJdbcUrl(postgresUrl(options));
+    config.setUsername(options.getOrDefault("user", "postgres"));
+    config.setPassword(options.getOrDefault("password", ""));
+    config.setMaximumPoolSize(size);
+    return new HikariDataSource(config);
   }
 
   /** Writes the report, creating the directory; says where on stderr. */

@@ -1,6 +1,5 @@
 package io.mic.outbox.bench;
 
-import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import io.mic.outbox.AsyncOutboxDispatcher;
 import io.mic.outbox.BatchDispatchFn;
@@ -97,20 +96,12 @@ public final class EndToEndBenchmark {
     this.window = Integer.parseInt(options.getOrDefault("window", "256"));
     this.workerCounts = Arrays.stream(options.getOrDefault("workers", "1,2").split(",")).map(String::trim)
         .mapToInt(Integer::parseInt).toArray();
-    HikariConfig config = new HikariConfig();
-    config.setJdbcUrl(options.getOrDefault("url", "jdbc:postgresql://127.0.0.1:5432/test"));
-    config.setUsername(options.getOrDefault("user", "postgres"));
-    config.setPassword(options.getOrDefault("password", ""));
-    config.setMaximumPoolSize(8);
-    this.dataSource = new HikariDataSource(config);
+    this.dataSource = BenchSupport.postgresPool(options, 8);
   }
 
   public static void main(String[] args) throws Exception {
     System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn");
-    Map<String, String> options = new LinkedHashMap<>();
-    for (int i = 0; i + 1 < args.length; i += 2) {
-      options.put(args[i].replaceFirst("^--", ""), args[i + 1]);
-    }
+    Map<String, String> options = BenchSupport.parse(args);
     String name = options.getOrDefault("broker", "nats");
     EndToEndBenchmark bench = new EndToEndBenchmark(options);
     try (Broker broker = switch (name) {

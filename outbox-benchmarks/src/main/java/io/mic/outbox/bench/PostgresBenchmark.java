@@ -1,6 +1,5 @@
 package io.mic.outbox.bench;
 
-import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import io.mic.outbox.OutboxDispatcher;
 import io.mic.outbox.OutboxEvent;
@@ -78,22 +77,11 @@ public final class PostgresBenchmark {
     this.options = options;
     this.events = Integer.parseInt(options.getOrDefault("events", "200000"));
     this.aggregates = Integer.parseInt(options.getOrDefault("aggregates", "10000"));
-    HikariConfig config = new HikariConfig();
-    config.setJdbcUrl(options.getOrDefault("url", "jdbc:postgresql://127.0.0.1:5432/test"));
-    config.setUsername(options.getOrDefault("user", "postgres"));
-    config.setPassword(options.getOrDefault("password", ""));
-    config.setMaximumPoolSize(4);
-    this.dataSource = new HikariDataSource(config);
+    this.dataSource = BenchSupport.postgresPool(options, 4);
   }
 
   public static void main(String[] args) throws Exception {
-    Map<String, String> options = new LinkedHashMap<>();
-    for (int i = 0; i + 1 < args.length; i += 2) {
-      if (!args[i].startsWith("--")) {
-        throw new IllegalArgumentException("expected --option value, got " + args[i]);
-      }
-      options.put(args[i].substring(2), args[i + 1]);
-    }
+    Map<String, String> options = BenchSupport.parse(args);
     PostgresBenchmark bench = new PostgresBenchmark(options);
     try (bench.dataSource) {
       bench.run(Integer.parseInt(options.getOrDefault("rounds", "3")));

@@ -55,7 +55,7 @@ public final class ScaleOutBenchmark {
 
   private ScaleOutBenchmark(Map<String, String> options) {
     this.options = options;
-    this.dataSource = WakeUpBenchmark.pool(options, 4);
+    this.dataSource = BenchSupport.postgresPool(options, 4);
     this.events = Integer.parseInt(options.getOrDefault("events", "60000"));
     this.aggregates = Integer.parseInt(options.getOrDefault("aggregates", "3000"));
   }
@@ -110,7 +110,7 @@ public final class ScaleOutBenchmark {
       for (int i = 0; i < processes; i++) {
         List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java")
             .toString(), "-Xmx256m", "-cp", System.getProperty("java.class.path"), Worker.class.getName(),
-            "--url", WakeUpBenchmark.url(options), "--user", options.getOrDefault("user", "postgres"),
+            "--url", BenchSupport.postgresUrl(options), "--user", options.getOrDefault("user", "postgres"),
             "--password", options.getOrDefault("password", ""), "--table", table, "--ordered",
             String.valueOf(ordered)));
         Process child = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT).start();
@@ -256,7 +256,7 @@ public final class ScaleOutBenchmark {
       AtomicLong empty = new AtomicLong();
       AtomicLong lost = new AtomicLong();
       AtomicLong dispatched = new AtomicLong();
-      try (HikariDataSource ds = WakeUpBenchmark.pool(options, 4)) {
+      try (HikariDataSource ds = BenchSupport.postgresPool(options, 4)) {
         warmUp(ds, options.get("table") + "_warm_" + ProcessHandle.current().pid(), ordered);
         JdbcOutboxStore jdbc = JdbcOutboxStore.builder().dataSource(ds).table(options.get("table")).build();
         OutboxStore counted = countingClaims(jdbc, claims, empty);

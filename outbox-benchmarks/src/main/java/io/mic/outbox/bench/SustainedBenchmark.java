@@ -1,6 +1,5 @@
 package io.mic.outbox.bench;
 
-import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import io.mic.outbox.AsyncOutboxDispatcher;
 import io.mic.outbox.OutboxEvent;
@@ -57,12 +56,7 @@ public final class SustainedBenchmark {
 
   private SustainedBenchmark(Map<String, String> options) {
     this.options = options;
-    HikariConfig config = new HikariConfig();
-    config.setJdbcUrl(options.getOrDefault("url", "jdbc:postgresql://127.0.0.1:5432/test"));
-    config.setUsername(options.getOrDefault("user", "postgres"));
-    config.setPassword(options.getOrDefault("password", ""));
-    config.setMaximumPoolSize(10);
-    this.dataSource = new HikariDataSource(config);
+    this.dataSource = BenchSupport.postgresPool(options, 10);
   }
 
   public static void main(String[] args) throws Exception {

@@ -1,6 +1,5 @@
 package io.mic.outbox.bench;
 
-import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import io.mic.outbox.AsyncOutboxDispatcher;
 import io.mic.outbox.OutboxEvent;
@@ -61,7 +60,7 @@ public final class WakeUpBenchmark {
 
   private WakeUpBenchmark(Map<String, String> options) {
     this.options = options;
-    this.dataSource = pool(options, 4);
+    this.dataSource = BenchSupport.postgresPool(options, 4);
   }
 
   public static void main(String[] args) throws Exception {
@@ -106,7 +105,7 @@ public final class WakeUpBenchmark {
       dispatcher.start();
       List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java")
           .toString(), "-Xmx256m", "-cp", System.getProperty("java.class.path"), Producer.class.getName(),
-          "--url", url(options), "--user", options.getOrDefault("user", "postgres"), "--password",
+          "--url", BenchSupport.postgresUrl(options), "--user", options.getOrDefault("user", "postgres"), "--password",
           options.getOrDefault("password", ""), "--table", table, "--rate", String.valueOf(rate),
           "--seconds", String.valueOf(seconds), "--notify", String.valueOf(notify)));
       Process child = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT).start();
@@ -250,19 +249,6 @@ public final class WakeUpBenchmark {
     return now.getEpochSecond() * 1_000_000 + now.getNano() / 1_000;
   }
 
-  static String url(Map<String, String> options) {
-    return options.getOrDefault("url", "jdbc:postgresql://127.0.0.1:5432/test");
-  }
-
-  static HikariDataSource pool(Map<String, String> options, int size) {
-    HikariConfig config = new HikariConfig();
-    config.setJdbcUrl(url(options));
-    config.setUsername(options.getOrDefault("user", "postgres"));
-    config.setPassword(options.getOrDefault("password", ""));
-    config.setMaximumPoolSize(size);
-    return new HikariDataSource(config);
-  }
-
   /**
    * The producer process: {@code threads} threads (default 4), each with its own connection, commit one event
    * per transaction on a fixed schedule that adds up to {@code rate} per second, and print
@@ -274,7 +260,7 @@ public final class WakeUpBenchmark {
       int rate = Integer.parseInt(options.get("rate"));
       int seconds = Integer.parseInt(options.get("seconds"));
       int threads = Integer.parseInt(options.getOrDefault("threads", "4"));
-      try (HikariDataSource ds = pool(options, threads)) {
+      try (HikariDataSource ds = BenchSupport.postgresPool(options, threads)) {
         JdbcOutboxStore store = JdbcOutboxStore.builder().dataSource(ds).table(options.get("table"))
             .notifyOnAppend(Boolean.parseBoolean(options.get("notify"))).build();
         long periodNanos = TimeUnit.SECONDS.toNanos(1) * threads / rate;
