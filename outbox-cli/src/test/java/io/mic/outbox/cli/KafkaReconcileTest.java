@@ -39,17 +39,11 @@ class KafkaReconcileTest {
   private final String table = postgres.newTable();
   private final String topic = "krc" + suffix + ".created";
   private String bootstrap;
-  private String url;
-  private String user;
-  private String password;
   private Database db;
 
   @BeforeEach
   void connect() throws Exception {
-    url = postgres.url();
-    user = postgres.user();
-    password = postgres.password();
-    db = Database.connect(url, user, password, table);
+    db = Database.connect(postgres.url(), postgres.user(), postgres.password(), table);
     db.store().createSchema();
     bootstrap = KafkaTestBroker.bootstrap();
     try (Admin admin = admin()) {
@@ -111,10 +105,10 @@ class KafkaReconcileTest {
     assertThat(store.release(claimed.stream().filter(e -> e.id().equals(unmarked.id())).toList(), Duration.ZERO))
         .containsExactly(unmarked.id()); // published, but the mark was lost
 
-    String[] args = {"--jdbc-url", url, "--user", user, "--table", table, "reconcile", "--topic", topic,
+    String[] args = {"reconcile", "--topic", topic,
         "--from", events.get(0).createdAt().toString(), "--to", events.get(5).createdAt().toString(),
         "--kafka-bootstrap", bootstrap};
-    Run text = Run.of(Map.of(MicOutbox.PASSWORD_ENV, password), args);
+    Run text = Run.on(postgres, table, args);
     assertThat(text.exitCode()).as(text.stderr()).isEqualTo(1);
     assertThat(text.stdout()).isEqualTo("topic " + topic + ", created " + events.get(0).createdAt() + " .. "
         + events.get(5).createdAt() + "\n"
@@ -129,7 +123,7 @@ class KafkaReconcileTest {
 
     String[] json = java.util.stream.Stream.concat(java.util.Arrays.stream(args),
         java.util.stream.Stream.of("--json", "--tolerance", "1")).toArray(String[]::new);
-    Run j = Run.of(Map.of(MicOutbox.PASSWORD_ENV, password), json);
+    Run j = Run.on(postgres, table, json);
     assertThat(j.exitCode()).as(j.stderr()).isZero();
     assertThat(j.stdout()).contains("\"dispatched\":5,\"live\":1,\"deadLetters\":0,\"onBroker\":5,\"tolerance\":1")
         .contains("\"dispatchedNotOnBroker\":{\"count\":1,\"overTolerance\":false,")
@@ -140,8 +134,7 @@ class KafkaReconcileTest {
 
   @Test
   void aTopicKafkaDoesNotHaveIsABadArgument() {
-    Run run = Run.of(Map.of(MicOutbox.PASSWORD_ENV, password), "--jdbc-url", url, "--user", user, "--table", table,
-        "reconcile", "--topic", topic, "--from", "2026-01-01T00:00:00Z", "--to", "2026-01-02T00:00:00Z",
+    Run run = Run.on(postgres, table, "reconcile", "--topic", topic, "--from", "2026-01-01T00:00:00Z", "--to", "2026-01-02T00:00:00Z",
         "--kafka-bootstrap", bootstrap, "--kafka-topic", "krc-missing-" + suffix);
     assertThat(run.exitCode()).isEqualTo(2);
     assertThat(run.stderr()).contains("Kafka topic krc-missing-" + suffix + " does not exist on " + bootstrap
@@ -150,8 +143,7 @@ class KafkaReconcileTest {
 
   @Test
   void anUnreachableBrokerIsExit2SayingWhatToCheck() {
-    Run run = Run.of(Map.of(MicOutbox.PASSWORD_ENV, password), "--jdbc-url", url, "--user", user, "--table", table,
-        "reconcile", "--topic", topic, "--from", "2026-01-01T00:00:00Z", "--to", "2026-01-02T00:00:00Z",
+    Run run = Run.on(postgres, table, "reconcile", "--topic", topic, "--from", "2026-01-01T00:00:00Z", "--to", "2026-01-02T00:00:00Z",
         "--kafka-bootstrap", "127.0.0.1:1", "--kafka-property", "default.api.timeout.ms=1500");
     assertThat(run.exitCode()).isEqualTo(2);
     assertThat(run.stderr()).contains("mic-outbox: cannot read Kafka topic " + topic + " at 127.0.0.1:1: ")
@@ -160,8 +152,7 @@ class KafkaReconcileTest {
 
   @Test
   void oneBrokerPerTopic() {
-    Run run = Run.of(Map.of(MicOutbox.PASSWORD_ENV, password), "--jdbc-url", url, "--user", user, "--table", table,
-        "reconcile", "--topic", topic, "--from", "2026-01-01T00:00:00Z", "--to", "2026-01-02T00:00:00Z",
+    Run run = Run.on(postgres, table, "reconcile", "--topic", topic, "--from", "2026-01-01T00:00:00Z", "--to", "2026-01-02T00:00:00Z",
         "--kafka-bootstrap", bootstrap, "--rabbitmq");
     assertThat(run.exitCode()).isEqualTo(2);
     assertThat(run.stderr()).contains("--nats-url, --kafka-bootstrap and --rabbitmq exclude each other");

@@ -40,18 +40,12 @@ class ReconcileTest {
   private final String orders = "orders_rc_" + suffix;
   private final String stream = "RC_" + suffix;
   private final String topic = "rc" + suffix + ".created";
-  private String url;
-  private String user;
-  private String password;
   private Database db;
   private Connection nats;
 
   @BeforeEach
   void connect() throws Exception {
-    url = postgres.url();
-    user = postgres.user();
-    password = postgres.password();
-    db = Database.connect(url, user, password, table);
+    db = Database.connect(postgres.url(), postgres.user(), postgres.password(), table);
     db.store().createSchema();
     nats = Nats.connect(NATS);
     nats.jetStreamManagement().addStream(StreamConfiguration.builder().name(stream).subjects(topic)
@@ -115,11 +109,11 @@ class ReconcileTest {
       c.commit();
     }
 
-    String[] args = {"--jdbc-url", url, "--user", user, "--table", table, "reconcile", "--topic", topic,
+    String[] args = {"reconcile", "--topic", topic,
         "--from", events.get(0).createdAt().toString(), "--to", events.get(5).createdAt().toString(),
         "--nats-url", NATS, "--nats-stream", stream, "--consumer", "billing", "--inbox-table", inbox,
         "--domain-sql", "SELECT id FROM " + orders};
-    Run text = Run.of(Map.of(MicOutbox.PASSWORD_ENV, password), args);
+    Run text = Run.on(postgres, table, args);
     assertThat(text.exitCode()).as(text.stderr()).isEqualTo(1);
     assertThat(text.stdout()).isEqualTo("topic " + topic + ", created " + events.get(0).createdAt() + " .. "
         + events.get(5).createdAt() + "\n"
@@ -138,7 +132,7 @@ class ReconcileTest {
 
     String[] tolerant = java.util.stream.Stream.concat(java.util.Arrays.stream(args),
         java.util.stream.Stream.of("--tolerance", "1", "--json")).toArray(String[]::new);
-    Run json = Run.of(Map.of(MicOutbox.PASSWORD_ENV, password), tolerant);
+    Run json = Run.on(postgres, table, tolerant);
     assertThat(json.exitCode()).as(json.stderr()).isZero();
     assertThat(json.stdout()).contains("\"dispatched\":5,\"live\":1,\"deadLetters\":0,\"onBroker\":5,\"tolerance\":1")
         .contains("\"dispatchedNotOnBroker\":{\"count\":1,\"overTolerance\":false,")
@@ -146,8 +140,8 @@ class ReconcileTest {
 
     // the range is inclusive at both ends: without the first event, its message is left out of every count
     String[] later = args.clone();
-    later[10] = events.get(1).createdAt().toString();
-    Run narrow = Run.of(Map.of(MicOutbox.PASSWORD_ENV, password), later);
+    later[4] = events.get(1).createdAt().toString();
+    Run narrow = Run.on(postgres, table, later);
     assertThat(narrow.stdout().lines().skip(1).limit(2).collect(Collectors.joining("\n")))
         .isEqualTo("outbox: 4 dispatched, 1 live, 0 in the DLQ\nbroker: 4 message(s) of these events");
   }

@@ -7,7 +7,8 @@ import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.Statement;
 import java.time.Duration;
-import java.util.Map;
+import java.util.Arrays;
+import java.util.stream.Stream;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -47,10 +48,7 @@ class StatusTransactionAgeTest {
   }
 
   private Run status(String... options) {
-    String[] args = new String[7 + options.length];
-    String[] common = {"--jdbc-url", postgres.url(), "--user", postgres.user(), "--table", table, "status"};
-    System.arraycopy(common, 0, args, 0, common.length);
-    System.arraycopy(options, 0, args, common.length, options.length);
-    return Run.of(Map.of(MicOutbox.PASSWORD_ENV, postgres.password()), args);
+    return Run.on(postgres, table, Stream.concat(Stream.of("status"), Arrays.stream(options)).toArray(String[]::new));
   }
+
 }
