@@ -11,7 +11,9 @@ import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import javax.sql.DataSource;
 
@@ -52,6 +54,18 @@ final class BenchSupport {
     config.setPassword(options.getOrDefault("password", ""));
     config.setMaximumPoolSize(size);
     return new HikariDataSource(config);
+  }
+
+  /** The middle value (the upper one of the two middle values of an even count); the list is left as it is. */
+  static double median(List<Double> values) {
+    List<Double> sorted = new ArrayList<>(values);
+    sorted.sort(null);
+    return sorted.get(sorted.size() / 2);
+  }
+
+  /** The nearest-rank {@code q}-quantile of an ascending, non-empty list, e.g. {@code 0.99} for p99. */
+  static double percentile(List<Double> sorted, double q) {
+    return sorted.get(Math.min(sorted.size() - 1, Math.max(0, (int) Math.ceil(q * sorted.size()) - 1)));
   }
 
   /** Writes the report, creating the directory; says where on stderr. */

@@ -251,9 +251,7 @@ public final class EndToEndBenchmark {
   }
 
   private double median(String scenario) {
-    List<Double> v = new ArrayList<>(rates.get(scenario));
-    v.sort(Double::compare);
-    return v.get(v.size() / 2);
+    return BenchSupport.median(rates.get(scenario));
   }
 
   private String report(Broker broker) {

@@ -171,9 +171,7 @@ public final class KafkaBenchmark {
   }
 
   private double median(String scenario) {
-    List<Double> r = new ArrayList<>(rates.get(scenario));
-    r.sort(null);
-    return r.get(r.size() / 2);
+    return BenchSupport.median(rates.get(scenario));
   }
 
   private String report() {

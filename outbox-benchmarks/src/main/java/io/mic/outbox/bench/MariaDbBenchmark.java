@@ -147,9 +147,7 @@ public final class MariaDbBenchmark {
   }
 
   private double median(String scenario) {
-    List<Double> r = new ArrayList<>(rates.get(scenario));
-    r.sort(null);
-    return r.get(r.size() / 2);
+    return BenchSupport.median(rates.get(scenario));
   }
 
   private String report() throws SQLException {

@@ -131,7 +131,8 @@ final class PurgeDrainScenario {
       }
     }).build(), expected);
     passes.sort(null);
-    return new Drain(rate, percentile(passes, 0.50), percentile(passes, 0.99));
+    return passes.isEmpty() ? new Drain(rate, 0, 0)
+        : new Drain(rate, BenchSupport.percentile(passes, 0.50), BenchSupport.percentile(passes, 0.99));
   }
 
   /** Starts the purge on a thread of its own, drains meanwhile, then waits for the purge to finish. */
@@ -163,9 +164,5 @@ final class PurgeDrainScenario {
     } finally {
       purger.shutdownNow();
     }
-  }
-
-  private static double percentile(List<Double> sorted, double q) {
-    return sorted.isEmpty() ? 0 : sorted.get(Math.min(sorted.size() - 1, (int) (sorted.size() * q)));
   }
 }

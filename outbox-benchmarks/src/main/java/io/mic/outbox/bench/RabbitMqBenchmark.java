@@ -138,9 +138,7 @@ public final class RabbitMqBenchmark {
   }
 
   private double median(String scenario) {
-    List<Double> r = new ArrayList<>(rates.get(scenario));
-    r.sort(null);
-    return r.get(r.size() / 2);
+    return BenchSupport.median(rates.get(scenario));
   }
 
   private String report(Object version) {

@@ -146,7 +146,8 @@ public final class WakeUpBenchmark {
     ms.sort(null);
     long lastCommit = committed.values().stream().mapToLong(Long::longValue).max().orElse(firstCommit);
     double achieved = (committed.size() - 1) / Math.max(1e-6, (lastCommit - firstCommit) / 1e6);
-    double[] figures = {percentile(ms, 0.50), percentile(ms, 0.99), ms.get(ms.size() - 1), ms.size(), achieved};
+    double[] figures = {BenchSupport.percentile(ms, 0.50), BenchSupport.percentile(ms, 0.99), ms.get(ms.size() - 1),
+        ms.size(), achieved};
     String key = notify ? "notifyOnAppend(true): woken up at commit" : "notifyOnAppend(false): polling only (baseline)";
     latencies.computeIfAbsent(key, k -> new ArrayList<>()).add(figures);
     System.err.printf("  %-50s p50 %7.1f ms  p99 %7.1f ms  max %7.1f ms  (%d events, %.0f commits/s, %d missing)%n",
@@ -156,9 +157,6 @@ public final class WakeUpBenchmark {
     }
   }
 
-  private static double percentile(List<Double> sorted, double q) {
-    return sorted.get(Math.min(sorted.size() - 1, (int) Math.ceil(q * sorted.size()) - 1));
-  }
 
   // ------------------------------------------------------------------ cost
 
@@ -223,20 +221,15 @@ public final class WakeUpBenchmark {
         .append(" events per round over 1,000 aggregates, interleaved rounds, a listener on the channel.\n\n")
         .append("| scenario | median events/s | all rounds |\n|---|---:|---|\n");
     costRates.forEach((notify, r) -> md.append(String.format("| notifyOnAppend(%s)%s | %,.0f | %s |%n", notify,
-        notify ? "" : " (baseline)", median(r), r.stream().map(x -> String.format("%,.0f", x)).toList())));
+        notify ? "" : " (baseline)", BenchSupport.median(r), r.stream().map(x -> String.format("%,.0f", x)).toList())));
     if (costRates.size() == 2) {
-      double ratio = median(costRates.get(true)) / median(costRates.get(false));
+      double ratio = BenchSupport.median(costRates.get(true)) / BenchSupport.median(costRates.get(false));
       md.append(String.format("%nRatio with / without: **%.2f** (cost %.0f %%; goal: cost <= 10 %%).%n", ratio,
           (1 - ratio) * 100));
     }
     return md.toString();
   }
 
-  private static double median(List<Double> values) {
-    List<Double> r = new ArrayList<>(values);
-    r.sort(null);
-    return r.get(r.size() / 2);
-  }
 
 
   static OutboxEvent event(int aggregate) {
