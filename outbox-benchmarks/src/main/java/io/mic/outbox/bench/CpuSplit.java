@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
 
@@ -35,16 +36,11 @@ final class CpuSplit {
     if (!available()) {
       return ticks;
     }
-    long self = ProcessHandle.current().pid();
-    try (Stream<Path> entries = Files.list(PROC)) {
-      entries.filter(p -> p.getFileName().toString().chars().allMatch(Character::isDigit)).forEach(p -> {
-        long used = ticksOf(p);
-        if (used > 0) {
-          ticks.merge(groupOf(p, Long.parseLong(p.getFileName().toString()) == self), used, Long::sum);
-        }
-      });
-    } catch (IOException e) {
-      // /proc vanished under us: the figures are as far as they got
+    for (long pid : processes()) {
+      long used = ticksOf(PROC.resolve(Long.toString(pid)));
+      if (used > 0) {
+        ticks.merge(groupOf(pid), used, Long::sum);
+      }
     }
     return ticks;
   }
@@ -57,10 +53,22 @@ final class CpuSplit {
     return ms;
   }
 
-  private static String groupOf(Path process, boolean self) {
-    if (self) {
+  /** The process ids running now, from {@code /proc}. */
+  static List<Long> processes() {
+    try (Stream<Path> entries = Files.list(PROC)) {
+      return entries.map(p -> p.getFileName().toString()).filter(n -> n.chars().allMatch(Character::isDigit))
+          .map(Long::valueOf).toList();
+    } catch (IOException e) {
+      return List.of();
+    }
+  }
+
+  /** The group of a process: this JVM, the database server, the broker, or other. */
+  static String groupOf(long pid) {
+    if (pid == ProcessHandle.current().pid()) {
       return JVM;
     }
+    Path process = PROC.resolve(Long.toString(pid));
     String comm = read(process.resolve("comm")).trim();
     if (comm.equals("postgres")) {
       return DATABASE;

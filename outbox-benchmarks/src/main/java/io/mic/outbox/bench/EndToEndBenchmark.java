@@ -33,13 +33,17 @@ import java.util.concurrent.TimeUnit;
  *      [--broker nats|rabbitmq|kafka] [--url jdbc:postgresql://127.0.0.1:5432/test]
  *      [--nats nats://127.0.0.1:4222] [--rabbitmq amqp://guest:guest@127.0.0.1:5672] [--kafka HOST:PORT]
  *      [--events 100000] [--batch 500] [--window 256] [--rounds 3] [--out bench-results/end-to-end-BROKER.md]
- *      [--workers 1,2] [--scenarios "2 workers, pipelined"]
+ *      [--workers 1,2] [--scenarios "2 workers, pipelined"] [--database-cpus 0]
  * </pre>
  *
  * <p>{@code --scenarios} runs only the dispatcher scenarios whose name contains one of its texts, separated by
  * {@code ;} (the raw baseline always runs): with a Flight Recording
  * ({@code -XX:StartFlightRecording=settings=profile,filename=e2e.jfr}) and {@link JfrSplit}, it profiles one
  * scenario alone.
+ *
+ * <p>{@code --database-cpus} gives the local PostgreSQL those CPUs alone and the broker and this JVM the rest
+ * for the run ({@link CpuPinning}, as root), as a database server has cores of its own in production; without
+ * it every process shares every core, and on a small machine the database's share is what the outbox loses.
  */
 public final class EndToEndBenchmark {
   /** One broker's side of the benchmark: its raw client and the library's publisher for it. */
@@ -89,6 +93,9 @@ public final class EndToEndBenchmark {
   private Map<String, Long> cpuBefore;
   private boolean warmingUp;
   private Map<String, Long> cpuAfter;
+  /** The machine's cores, counted before any pinning. */
+  private final int cores = Runtime.getRuntime().availableProcessors();
+  private String placement = "every process on every core";
 
   private EndToEndBenchmark(Map<String, String> options) {
     this.options = options;
@@ -107,7 +114,9 @@ public final class EndToEndBenchmark {
     Map<String, String> options = BenchSupport.parse(args);
     String name = options.getOrDefault("broker", "nats");
     EndToEndBenchmark bench = new EndToEndBenchmark(options);
-    try (Broker broker = switch (name) {
+    String databaseCpus = options.get("database-cpus");
+    try (CpuPinning pinning = databaseCpus == null ? null : CpuPinning.pin(databaseCpus);
+        Broker broker = switch (name) {
       case "nats" -> new NatsSide(options.getOrDefault("nats", "nats://127.0.0.1:4222"), bench.window);
       case "rabbitmq" -> new RabbitMqSide(options.getOrDefault("rabbitmq", "amqp://guest:guest@127.0.0.1:5672"),
           bench.window);
@@ -115,6 +124,9 @@ public final class EndToEndBenchmark {
           bench.window);
       default -> throw new IllegalArgumentException("--broker must be nats, rabbitmq or kafka, was " + name);
     }) {
+      if (pinning != null) {
+        bench.placement = pinning.describe();
+      }
       bench.run(broker, name, Integer.parseInt(options.getOrDefault("rounds", "3")));
     } finally {
       bench.dataSource.close();
@@ -270,8 +282,8 @@ public final class EndToEndBenchmark {
 
   private String report(Broker broker) {
     StringBuilder md = new StringBuilder("# End to end: PostgreSQL to ").append(broker.describe()).append("\n\n");
-    md.append("Run ").append(Instant.now()).append(" on ").append(Runtime.getRuntime().availableProcessors())
-        .append(" cores, Java ").append(System.getProperty("java.version")).append(", load average ")
+    md.append("Run ").append(Instant.now()).append(" on ").append(cores).append(" cores (").append(placement)
+        .append("), Java ").append(System.getProperty("java.version")).append(", load average ")
         .append(BenchSupport.loadAverage()).append(" at the end. ").append(events)
         .append(" events over as many aggregates, batch ").append(batch).append(", window ").append(window)
         .append("; time from start until the last mark (the raw client: until the last acknowledgement).\n\n");
