@@ -12,7 +12,8 @@ import java.util.concurrent.TimeUnit;
 /**
  * Gives the database server CPUs of its own for a run, as a database server has in production, and puts
  * the broker and this JVM on the others; afterwards every process gets back the CPUs it had, also when the
- * run fails or is interrupted. Linux only, through {@code taskset}, as root (or with {@code CAP_SYS_NICE}).
+ * run fails or is interrupted (a shutdown hook; only {@code kill -9} leaves them pinned). Linux only, through
+ * {@code taskset}, as root (or with {@code CAP_SYS_NICE}).
  *
  * <p>On a machine whose few cores the database, the broker and the JVM share, the outbox is bound by CPU:
  * the raw client spends every cycle on publishing, the outbox also pays the database for its claims and
