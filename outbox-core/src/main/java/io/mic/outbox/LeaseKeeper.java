@@ -30,11 +30,19 @@ final class LeaseKeeper {
 
   private LeaseKeeper() {}
 
-  /** Starts renewing the leases of {@code claimed}; close the returned lease when the batch is done. */
-  static Lease keep(OutboxStore store, List<OutboxEvent> claimed, Duration leaseTtl, String worker) {
-    Lease lease = new Lease(store, claimed, leaseTtl, worker);
+  /**
+   * Starts renewing the leases of {@code claimed}; close the returned lease when the batch is done.
+   *
+   * @param claimedAtNanos {@link System#nanoTime()} when the claim was sent: the leases run from then, not
+   *     from when the answer arrived, which may be a lease later (a process frozen while the answer waited)
+   */
+  static Lease keep(OutboxStore store, List<OutboxEvent> claimed, Duration leaseTtl, String worker,
+      long claimedAtNanos) {
+    Lease lease = new Lease(store, claimed, leaseTtl, worker, claimedAtNanos);
     long period = Math.max(1, leaseTtl.toMillis() / 3);
-    lease.task = TIMER.scheduleWithFixedDelay(lease::renew, period, period, TimeUnit.MILLISECONDS);
+    long sinceClaim = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - claimedAtNanos);
+    lease.task = TIMER.scheduleWithFixedDelay(lease::renew, Math.max(0, period - sinceClaim), period,
+        TimeUnit.MILLISECONDS);
     return lease;
   }
 
@@ -59,14 +67,19 @@ final class LeaseKeeper {
     private final Map<UUID, OutboxEvent> held = new LinkedHashMap<>();
     private final Set<UUID> lost = ConcurrentHashMap.newKeySet();
     private volatile long renewals;
-    /** When the store last confirmed the leases (the claim, then each renewal), by the monotonic clock. */
-    private volatile long confirmedNanos = System.nanoTime();
+    /**
+     * When the store last confirmed the leases, by the monotonic clock: when the claim was sent, then when
+     * each renewal was.
+     */
+    private volatile long confirmedNanos;
     private ScheduledFuture<?> task;
 
-    private Lease(OutboxStore store, List<OutboxEvent> claimed, Duration leaseTtl, String worker) {
+    private Lease(OutboxStore store, List<OutboxEvent> claimed, Duration leaseTtl, String worker,
+        long claimedAtNanos) {
       this.store = store;
       this.leaseTtl = leaseTtl;
       this.worker = worker;
+      this.confirmedNanos = claimedAtNanos;
       claimed.forEach(e -> held.put(e.id(), e));
     }
 

@@ -131,7 +131,7 @@ public final class OutboxDispatcher {
     }
     Batch batch = new Batch(events, start);
     if (useClaim) {
-      batch.lease = LeaseKeeper.keep(store, events, leaseTtl, worker);
+      batch.lease = LeaseKeeper.keep(store, events, leaseTtl, worker, start);
     }
     return batch;
   }

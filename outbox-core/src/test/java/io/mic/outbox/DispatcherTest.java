@@ -265,6 +265,44 @@ class DispatcherTest {
     assertThat(stalls).containsExactly("wd-dispatcher-1 slow true");
   }
 
+  /**
+   * The answer to a claim arrives after its lease ran out, and another worker took the events over
+   * meanwhile: what a worker frozen (SIGSTOP, a long GC pause) while its claim-ahead was answered sees when it
+   * thaws. It must find out before it publishes, and publish none of them.
+   */
+  @Test
+  void aClaimAnsweredAfterItsLeaseRanOutPublishesNothingTakenOver() {
+    OffsetClock clock = new OffsetClock();
+    InMemoryOutboxStore memory = new InMemoryOutboxStore(clock);
+    Duration lease = Duration.ofMillis(300);
+    List<OutboxEvent> appended = List.of(event("a"), event("b"), event("c"));
+    appended.forEach(memory::append);
+    OutboxStore answeredLate = new DelegatingStore(memory) {
+      @Override public List<OutboxEvent> claim(ClaimRequest request) {
+        List<OutboxEvent> claimed = super.claim(request);
+        clock.advance(lease); // in the store's time the leases run out,
+        memory.claim(ClaimRequest.of("thief", 10, Duration.ofMinutes(1))); // another worker takes them over,
+        try {
+          Thread.sleep(lease.toMillis()); // and the answer reaches the worker a lease later: the delay itself
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+        return claimed;
+      }
+    };
+    List<String> published = new CopyOnWriteArrayList<>();
+    DispatchResult result = OutboxDispatcher.builder().store(answeredLate).useClaim(true).leaseTtl(lease)
+        .dispatchFn(e -> published.add(e.aggregateId())).build().dispatchOnce();
+
+    assertThat(published).as("events another worker owns, published again").isEmpty();
+    assertThat(result.leaseLost()).isEqualTo(3);
+    for (OutboxEvent e : appended) {
+      OutboxEvent now = memory.find(e.id()).orElseThrow();
+      assertThat(now.status()).isEqualTo(OutboxStatus.PROCESSING);
+      assertThat(now.leaseOwner()).isEqualTo("thief");
+    }
+  }
+
   @Test
   void aFailingStoreNeverKillsTheWorker() {
     AtomicInteger failuresLeft = new AtomicInteger(2);
