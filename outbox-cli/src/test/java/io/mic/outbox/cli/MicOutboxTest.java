@@ -157,6 +157,26 @@ class MicOutboxTest {
   }
 
   @Test
+  void everyDeadLetterIsPurgedOrRedrivenWithAllAndYes() {
+    OutboxEvent a = dead("billing.issued", "1", "timeout");
+    OutboxEvent b = dead("order.created", "2", "401 Unauthorized");
+    Run yesAlone = run("dlq", "purge", "--topic", "billing.issued", "--yes");
+    assertThat(yesAlone.exitCode()).isEqualTo(2);
+    assertThat(yesAlone.stderr()).isEqualTo("mic-outbox: --yes confirms --all only; filtered purges need no"
+        + " confirmation\n");
+    assertThat(run("dlq", "purge", "--all", "--yes", "--json").stdout()).isEqualTo("{\"purged\":2}\n");
+    assertThat(store.find(a.id())).isEmpty();
+    assertThat(store.find(b.id())).isEmpty();
+
+    OutboxEvent c = dead("billing.issued", "3", "timeout");
+    OutboxEvent d = dead("order.created", "4", "timeout");
+    assertThat(run("dlq", "redrive", "--all", "--yes").stdout())
+        .isEqualTo("redriven: 2 dead letter(s), PENDING again with their attempts reset\n");
+    assertThat(store.find(c.id()).orElseThrow().status()).isEqualTo(OutboxStatus.PENDING);
+    assertThat(store.find(d.id()).orElseThrow().status()).isEqualTo(OutboxStatus.PENDING);
+  }
+
+  @Test
   void purgeDeletesOnlyOldDispatchedEvents() {
     OutboxEvent e = append("order.created", "1");
     store.markDispatched(store.claim("t", 1, Duration.ofMinutes(1), false));
