@@ -92,18 +92,15 @@ final class DlqCommand implements Callable<Integer> {
     @Mixin
     private DlqFilter filter;
 
-    @Option(names = "--all", description = "every dead letter; needs --yes as well")
-    private boolean all;
-
-    @Option(names = "--yes", description = "confirms --all")
-    private boolean yes;
+    @Mixin
+    private Selection selection;
 
     @Mixin
     private JsonFlag jsonFlag;
 
     @Override
     public Integer call() {
-      Selection.check("redrive", id != null, filter.any(), all, yes);
+      selection.check("redrive", id != null, filter.any());
       Database db = dlq.root.database();
       long redriven;
       try {
@@ -115,7 +112,7 @@ final class DlqCommand implements Callable<Integer> {
           }
           redriven = 1;
         } else {
-          redriven = all ? letters.redriveAll() : letters.redrive(filter.query().build());
+          redriven = selection.all ? letters.redriveAll() : letters.redrive(filter.query().build());
         }
       } catch (OutboxStoreException e) {
         throw db.failed("redrive dead letters", e);
@@ -140,22 +137,20 @@ final class DlqCommand implements Callable<Integer> {
     @Mixin
     private DlqFilter filter;
 
-    @Option(names = "--all", description = "every dead letter; needs --yes as well")
-    private boolean all;
-
-    @Option(names = "--yes", description = "confirms --all")
-    private boolean yes;
+    @Mixin
+    private Selection selection;
 
     @Mixin
     private JsonFlag jsonFlag;
 
     @Override
     public Integer call() {
-      Selection.check("purge", false, filter.any(), all, yes);
+      selection.check("purge", false, filter.any());
       Database db = dlq.root.database();
       long purged;
       try {
-        purged = dlq.deadLetters().purgeDeadLetters(all ? DeadLetterQuery.all() : filter.query().build());
+        DeadLetterQuery which = selection.all ? DeadLetterQuery.all() : filter.query().build();
+        purged = dlq.deadLetters().purgeDeadLetters(which);
       } catch (OutboxStoreException e) {
         throw db.failed("purge dead letters", e);
       }
@@ -170,11 +165,18 @@ final class DlqCommand implements Callable<Integer> {
     }
   }
 
-  /** Which dead letters a change applies to: exactly one of an id, filters, or all with a confirmation. */
+  /**
+   * Which dead letters a change applies to: exactly one of an id, filters, or every one with a confirmation
+   * ({@code --all --yes}, the options this mixin adds).
+   */
   static final class Selection {
-    private Selection() {}
+    @Option(names = "--all", description = "every dead letter; needs --yes as well")
+    boolean all;
 
-    static void check(String verb, boolean id, boolean filters, boolean all, boolean yes) {
+    @Option(names = "--yes", description = "confirms --all")
+    boolean yes;
+
+    void check(String verb, boolean id, boolean filters) {
       int chosen = (id ? 1 : 0) + (filters ? 1 : 0) + (all ? 1 : 0);
       String how = (verb.equals("redrive") ? "--id UUID, " : "") + "filters (--topic, --aggregate-type, …)";
       if (chosen == 0) {
