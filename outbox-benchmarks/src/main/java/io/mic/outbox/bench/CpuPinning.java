@@ -25,7 +25,7 @@ final class CpuPinning implements AutoCloseable {
   private final String otherCpus;
   /** Each pinned process's CPUs before, in {@code taskset}'s list form. */
   private final Map<Long, String> before = new LinkedHashMap<>();
-  /** What a database process started during the run gets back: the postmaster's CPUs before. */
+  /** What a database process started during the run gets back: the first database process's CPUs before. */
   private String databaseBefore;
   private final Thread onExit = new Thread(this::restore, "bench-cpu-restore");
 
@@ -58,7 +58,10 @@ final class CpuPinning implements AutoCloseable {
       for (long pid : CpuSplit.processes()) {
         String group = CpuSplit.groupOf(pid);
         if (group.equals(CpuSplit.DATABASE)) {
-          pinning.move(pid, pinning.databaseCpus);
+          String was = pinning.move(pid, pinning.databaseCpus);
+          if (pinning.databaseBefore == null) {
+            pinning.databaseBefore = was;
+          }
         } else if (group.equals(CpuSplit.BROKER) || group.equals(CpuSplit.JVM)) {
           pinning.move(pid, pinning.otherCpus);
         }
@@ -102,13 +105,11 @@ final class CpuPinning implements AutoCloseable {
     before.clear();
   }
 
-  private void move(long pid, String cpus) {
+  /** @return the process's CPUs before, or null when it has ended meanwhile */
+  private String move(long pid, String cpus) {
     String was = allowed(pid);
     if (was == null) {
-      return; // ended meanwhile
-    }
-    if (databaseBefore == null && CpuSplit.groupOf(pid).equals(CpuSplit.DATABASE)) {
-      databaseBefore = was;
+      return null;
     }
     before.put(pid, was);
     String failure = set(pid, cpus);
@@ -116,6 +117,7 @@ final class CpuPinning implements AutoCloseable {
       throw new IllegalStateException("taskset could not pin process " + pid + " to CPU " + cpus
           + " (root or CAP_SYS_NICE is needed): " + failure);
     }
+    return was;
   }
 
   private static void trySet(long pid, String cpus) {
