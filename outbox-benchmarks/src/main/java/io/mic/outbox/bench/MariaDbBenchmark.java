@@ -8,7 +8,6 @@ import io.mic.outbox.jdbc.JdbcOutboxStore;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;

@@ -4,7 +4,6 @@ import com.zaxxer.hikari.HikariDataSource;
 import io.mic.outbox.OutboxDispatcher;
 import io.mic.outbox.OutboxEvent;
 import io.mic.outbox.jdbc.JdbcOutboxStore;
-import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;

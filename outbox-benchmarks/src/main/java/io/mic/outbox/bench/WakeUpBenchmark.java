@@ -6,13 +6,10 @@ import io.mic.outbox.OutboxEvent;
 import io.mic.outbox.OutboxStore;
 import io.mic.outbox.jdbc.JdbcOutboxStore;
 import java.io.BufferedReader;
-import java.io.IOException;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
@@ -157,7 +154,6 @@ public final class WakeUpBenchmark {
     }
   }
 
-
   // ------------------------------------------------------------------ cost
 
   private void cost() throws SQLException {
@@ -229,8 +225,6 @@ public final class WakeUpBenchmark {
     }
     return md.toString();
   }
-
-
 
   static OutboxEvent event(int aggregate) {
     return OutboxEvent.builder().aggregate("order", "o-" + aggregate).topic("order.changed")

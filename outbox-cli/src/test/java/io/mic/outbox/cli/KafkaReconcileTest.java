@@ -105,8 +105,8 @@ class KafkaReconcileTest {
     assertThat(store.release(claimed.stream().filter(e -> e.id().equals(unmarked.id())).toList(), Duration.ZERO))
         .containsExactly(unmarked.id()); // published, but the mark was lost
 
-    String[] args = {"reconcile", "--topic", topic,
-        "--from", events.get(0).createdAt().toString(), "--to", events.get(5).createdAt().toString(),
+    String[] args = {"reconcile", "--topic", topic, "--from", events.get(0).createdAt().toString(),
+        "--to", events.get(5).createdAt().toString(),
         "--kafka-bootstrap", bootstrap};
     Run text = Run.on(postgres, table, args);
     assertThat(text.exitCode()).as(text.stderr()).isEqualTo(1);
@@ -134,8 +134,8 @@ class KafkaReconcileTest {
 
   @Test
   void aTopicKafkaDoesNotHaveIsABadArgument() {
-    Run run = Run.on(postgres, table, "reconcile", "--topic", topic, "--from", "2026-01-01T00:00:00Z", "--to", "2026-01-02T00:00:00Z",
-        "--kafka-bootstrap", bootstrap, "--kafka-topic", "krc-missing-" + suffix);
+    Run run = Run.on(postgres, table, "reconcile", "--topic", topic, "--from", "2026-01-01T00:00:00Z",
+        "--to", "2026-01-02T00:00:00Z", "--kafka-bootstrap", bootstrap, "--kafka-topic", "krc-missing-" + suffix);
     assertThat(run.exitCode()).isEqualTo(2);
     assertThat(run.stderr()).contains("Kafka topic krc-missing-" + suffix + " does not exist on " + bootstrap
         + ": check --kafka-topic");
@@ -143,8 +143,9 @@ class KafkaReconcileTest {
 
   @Test
   void anUnreachableBrokerIsExit2SayingWhatToCheck() {
-    Run run = Run.on(postgres, table, "reconcile", "--topic", topic, "--from", "2026-01-01T00:00:00Z", "--to", "2026-01-02T00:00:00Z",
-        "--kafka-bootstrap", "127.0.0.1:1", "--kafka-property", "default.api.timeout.ms=1500");
+    Run run = Run.on(postgres, table, "reconcile", "--topic", topic, "--from", "2026-01-01T00:00:00Z",
+        "--to", "2026-01-02T00:00:00Z", "--kafka-bootstrap", "127.0.0.1:1",
+        "--kafka-property", "default.api.timeout.ms=1500");
     assertThat(run.exitCode()).isEqualTo(2);
     assertThat(run.stderr()).contains("mic-outbox: cannot read Kafka topic " + topic + " at 127.0.0.1:1: ")
         .endsWith("; check --kafka-bootstrap, and --kafka-property for a secured cluster\n");
@@ -152,8 +153,8 @@ class KafkaReconcileTest {
 
   @Test
   void oneBrokerPerTopic() {
-    Run run = Run.on(postgres, table, "reconcile", "--topic", topic, "--from", "2026-01-01T00:00:00Z", "--to", "2026-01-02T00:00:00Z",
-        "--kafka-bootstrap", bootstrap, "--rabbitmq");
+    Run run = Run.on(postgres, table, "reconcile", "--topic", topic, "--from", "2026-01-01T00:00:00Z",
+        "--to", "2026-01-02T00:00:00Z", "--kafka-bootstrap", bootstrap, "--rabbitmq");
     assertThat(run.exitCode()).isEqualTo(2);
     assertThat(run.stderr()).contains("--nats-url, --kafka-bootstrap and --rabbitmq exclude each other");
   }

@@ -109,8 +109,8 @@ class ReconcileTest {
       c.commit();
     }
 
-    String[] args = {"reconcile", "--topic", topic,
-        "--from", events.get(0).createdAt().toString(), "--to", events.get(5).createdAt().toString(),
+    String[] args = {"reconcile", "--topic", topic, "--from", events.get(0).createdAt().toString(),
+        "--to", events.get(5).createdAt().toString(),
         "--nats-url", NATS, "--nats-stream", stream, "--consumer", "billing", "--inbox-table", inbox,
         "--domain-sql", "SELECT id FROM " + orders};
     Run text = Run.on(postgres, table, args);

@@ -48,7 +48,7 @@ class StatusTransactionAgeTest {
   }
 
   private Run status(String... options) {
-    return Run.on(postgres, table, Stream.concat(Stream.of("status"), Arrays.stream(options)).toArray(String[]::new));
+    return Run.on(postgres, table, Stream.concat(Stream.of("status"), Arrays.stream(options))
+        .toArray(String[]::new));
   }
-
 }
