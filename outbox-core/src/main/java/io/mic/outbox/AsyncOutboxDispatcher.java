@@ -92,12 +92,12 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
     this.leaseTtl = b.leaseTtl;
     this.pollInterval = b.pollInterval;
     this.shutdownTimeout = b.shutdownTimeout;
-    this.pipelined = b.pipelined && b.useClaim;
+    this.pipelined = b.pipelined;
     this.listener = OutboxListeners.of(b.listener);
     this.store = b.store;
     List<OutboxDispatcher> list = new ArrayList<>();
     for (int i = 1; i <= b.workers; i++) {
-      list.add(new OutboxDispatcher(b, name + "-dispatcher-" + i, pausedTopics));
+      list.add(new OutboxDispatcher(b, name + "-dispatcher-" + i, pausedTopics, pipelined));
     }
     this.dispatchers = List.copyOf(list);
     this.ownExecutor = b.executor == null;
@@ -283,8 +283,8 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
 
   /**
    * One worker's batches. Pipelined, a worker publishes batch N while its own background thread marks
-   * batch N-1 and claims batch N+1 (only after a full batch: more is probably waiting), so database
-   * round trips overlap broker round trips. The background thread runs its tasks in order, and a worker that
+   * batch N-1 and claims (or reads, leaving batch N out) batch N+1 (only after a full batch: more is
+   * probably waiting), so database round trips overlap broker round trips. The background thread runs its tasks in order, and a worker that
    * published a batch waits for the mark of the batch before: at most one mark and one batch claimed ahead
    * wait at any time, so a worker has published and not marked at most two batches (what a crash may
    * repeat). Without pipelining each step waits for the last.
@@ -295,6 +295,8 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
     private Future<OutboxDispatcher.Batch> ahead;
     /** The mark of the batch published last, running in the background. */
     private Future<?> marking;
+    /** That batch: without claims its events stay {@code PENDING} until the mark, so a read leaves them out. */
+    private OutboxDispatcher.Batch beingMarked;
 
     Pipeline(OutboxDispatcher dispatcher, int index) {
       this.dispatcher = dispatcher;
@@ -304,7 +306,8 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
 
     /** @return whether the batch was full */
     boolean dispatchOnce() {
-      OutboxDispatcher.Batch batch = ahead != null ? take() : dispatcher.next();
+      OutboxDispatcher.Batch batch = ahead != null ? take()
+          : dispatcher.next(marking != null && !marking.isDone() ? beingMarked : null);
       if (batch == null) {
         return false;
       }
@@ -315,10 +318,11 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
         return full;
       }
       if (full && running && !paused && dispatcher.outagePause() == null) {
-        ahead = io.submit(dispatcher::next);
+        ahead = io.submit(() -> dispatcher.next(batch));
       }
       dispatcher.publish(batch);
       awaitLastMark(); // one mark overlaps one publication, no more: a crash repeats at most two batches
+      beingMarked = batch;
       marking = io.submit(() -> finish(batch));
       return full;
     }
@@ -461,10 +465,11 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
     private Builder() {}
 
     /**
-     * In claim mode, let each worker claim its next batch and mark its last one in the background while it
-     * publishes the current one (default {@value AsyncOutboxDispatcher#DEFAULT_PIPELINED}): database and
-     * broker round trips overlap. A crash then republishes at most two batches per worker instead of
-     * one. Without claims there is no pipelining.
+     * Let each worker claim (or, without claims, read) its next batch and mark its last one in the background
+     * while it publishes the current one (default {@value AsyncOutboxDispatcher#DEFAULT_PIPELINED}): database
+     * and broker round trips overlap. A crash then republishes at most two batches per worker instead of
+     * one. Without claims the read ahead leaves out the events still being published, which are
+     * {@code PENDING} until their mark, and the batch is marked at its end as in claim mode.
      */
     public Builder pipelined(boolean pipelined) {
       this.pipelined = pipelined;

@@ -28,10 +28,11 @@ import org.slf4j.LoggerFactory;
  * }</pre>
  *
  * <p>A batch is published in the store's order: event by event through a {@link DispatchFn}, wave by wave
- * through a {@link BatchDispatchFn}. Without claims each event is marked right after its publication. With
- * claims ({@code useClaim(true)}) the successful events of a batch are marked together in one store call
- * at the end of the batch, which is what makes a SQL store fast; a crash before that mark republishes at
- * most that batch. Delivery is at-least-once in every mode.
+ * through a {@link BatchDispatchFn}. Without claims each event (each wave) is marked right after its
+ * publication. With claims ({@code useClaim(true)}), and in a pipelined {@link AsyncOutboxDispatcher} in
+ * either mode, the successful events of a batch are marked together in one store call at the end of the
+ * batch, which is what makes a SQL store fast; a crash before that mark republishes at most that batch.
+ * Delivery is at-least-once in every mode.
  *
  * <p><b>Leases.</b> While a claimed batch is being published, a background timer renews the leases of
  * its unsettled events every third of {@code leaseTtl}, however long one publication takes, so no other
@@ -62,6 +63,8 @@ public final class OutboxDispatcher {
   private final OutboxStore store;
   private final DispatchFn dispatchFn;
   private final boolean useClaim;
+  /** Marks a batch's successes together at its end, also without claims: the async dispatcher pipelines. */
+  private final boolean markAtEnd;
   private final Duration leaseTtl;
   private final boolean ordered;
   private final int batchSize;
@@ -77,15 +80,20 @@ public final class OutboxDispatcher {
   private volatile Publication current;
 
   OutboxDispatcher(DispatcherBuilder<?> b, String worker) {
-    this(b, worker, Set.of());
+    this(b, worker, Set.of(), false);
   }
 
-  /** {@code pausedTopics} is read at every poll; the async dispatcher shares one set between its workers. */
-  OutboxDispatcher(DispatcherBuilder<?> b, String worker, Set<String> pausedTopics) {
+  /**
+   * {@code pausedTopics} is read at every poll; the async dispatcher shares one set between its workers.
+   * {@code pipelined}: the caller reads each next batch with {@link #next(Batch)} while publishing, so
+   * successes are marked by {@link Batch#finish()} in claim mode and without claims alike.
+   */
+  OutboxDispatcher(DispatcherBuilder<?> b, String worker, Set<String> pausedTopics, boolean pipelined) {
     this.pausedTopics = pausedTopics;
     this.store = b.store;
     this.dispatchFn = b.dispatchFn;
     this.useClaim = b.useClaim;
+    this.markAtEnd = b.useClaim || pipelined;
     this.leaseTtl = b.leaseTtl;
     this.ordered = b.preserveAggregateOrder;
     this.batchSize = b.batchSize;
@@ -123,8 +131,16 @@ public final class OutboxDispatcher {
    * @return {@code null} when nothing is due
    */
   Batch next() {
+    return next(null);
+  }
+
+  /**
+   * {@link #next()} while {@code inFlight} is still being published: without claims its events are still
+   * {@code PENDING}, so the read leaves them out (in claim mode their leases already do).
+   */
+  Batch next(Batch inFlight) {
     long start = System.nanoTime();
-    List<OutboxEvent> events = fetch();
+    List<OutboxEvent> events = fetch(inFlight == null || useClaim ? Set.of() : inFlight.ids());
     if (events.isEmpty()) {
       LOG.trace("{}: nothing due", worker);
       return null;
@@ -155,7 +171,7 @@ public final class OutboxDispatcher {
     return outage.pause();
   }
 
-  private List<OutboxEvent> fetch() {
+  private List<OutboxEvent> fetch(Set<UUID> inFlight) {
     PauseState shared = store.pauseState(); // the cluster-wide pauses, read at every poll
     if (shared.all()) {
       LOG.trace("{}: every topic paused in the store", worker);
@@ -164,7 +180,7 @@ public final class OutboxDispatcher {
     Set<String> paused = shared.topics().isEmpty() ? Set.copyOf(pausedTopics)
         : union(pausedTopics, shared.topics());
     if (!useClaim) {
-      return store.fetchPending(batchSize, ordered, paused);
+      return store.fetchPending(batchSize, ordered, paused, inFlight);
     }
     String owner = ownerPrefix + claims.incrementAndGet();
     ClaimRequest request = ClaimRequest.of(owner, batchSize, leaseTtl).skipping(paused);
@@ -241,6 +257,12 @@ public final class OutboxDispatcher {
       return events.size();
     }
 
+    Set<UUID> ids() {
+      Set<UUID> ids = new HashSet<>();
+      events.forEach(e -> ids.add(e.id()));
+      return ids;
+    }
+
     /** Marks the successes, stops keeping the leases and reports the batch; once, on any thread. */
     DispatchResult finish() {
       try {
@@ -258,7 +280,9 @@ public final class OutboxDispatcher {
 
     /** A batch claimed ahead that will not be published (the dispatcher stops): back untried. */
     DispatchResult abandon() {
-      release(events, "dispatcher stopping");
+      if (useClaim) { // a batch read without claims took nothing
+        release(events, "dispatcher stopping");
+      }
       return finish();
     }
 
@@ -373,7 +397,7 @@ public final class OutboxDispatcher {
           case FAILED -> failed(event, error);
         }
       }
-      if (useClaim) {
+      if (markAtEnd) {
         published.addAll(ok);
       } else if (!ok.isEmpty()) {
         markDispatched(ok);

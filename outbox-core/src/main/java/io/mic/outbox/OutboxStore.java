@@ -49,6 +49,23 @@ public interface OutboxStore {
   }
 
   /**
+   * {@link #fetchPending(int, boolean, Set)} without the events {@code inFlight}: a pipelined dispatcher
+   * reads its next batch while the events it read last are still being published, so still {@code PENDING}.
+   * In ordered mode those events stay their aggregates' heads and keep hiding their successors.
+   *
+   * <p>This default reads {@code limit + inFlight.size()} events and drops the ones in flight; a store can
+   * leave them out of its query instead.
+   */
+  default List<OutboxEvent> fetchPending(int limit, boolean preserveAggregateOrder, Set<String> pausedTopics,
+      Set<UUID> inFlight) {
+    if (inFlight.isEmpty()) {
+      return fetchPending(limit, preserveAggregateOrder, pausedTopics);
+    }
+    return fetchPending(limit + inFlight.size(), preserveAggregateOrder, pausedTopics).stream()
+        .filter(e -> !inFlight.contains(e.id())).limit(limit).toList();
+  }
+
+  /**
    * Claim mode: atomically moves up to {@code request.limit()} available events to {@code PROCESSING} under
    * a lease of {@code request.leaseTtl()} for {@code request.owner()}, counts an attempt on each, and
    * returns them with their new state, in {@link DispatchOrder}. Concurrent callers receive disjoint sets.

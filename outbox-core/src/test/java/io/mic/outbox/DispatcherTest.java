@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 
 import io.mic.outbox.testkit.OffsetClock;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
@@ -21,6 +22,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /** What the dispatchers do regardless of the store: configuration, lifecycle, listener, watchdog. */
 @Timeout(value = 30, unit = TimeUnit.SECONDS)
@@ -402,8 +405,9 @@ class DispatcherTest {
    * wait, a slow database), the worker publishes the batch after it and then waits, so what it published
    * and has not marked, the most a crash can repeat, stays within two batches.
    */
-  @Test
-  void aHangingMarkStopsAPipelinedWorkerAfterOneMoreBatch() throws Exception {
+  @ParameterizedTest(name = "useClaim: {0}")
+  @ValueSource(booleans = {true, false})
+  void aHangingMarkStopsAPipelinedWorkerAfterOneMoreBatch(boolean useClaim) throws Exception {
     int batch = 4;
     CountDownLatch hang = new CountDownLatch(1);
     CountDownLatch marking = new CountDownLatch(1);
@@ -423,7 +427,7 @@ class DispatcherTest {
       }
     };
     List<UUID> published = new CopyOnWriteArrayList<>();
-    try (AsyncOutboxDispatcher d = AsyncOutboxDispatcher.builder().store(hanging).useClaim(true).batchSize(batch)
+    try (AsyncOutboxDispatcher d = AsyncOutboxDispatcher.builder().store(hanging).useClaim(useClaim).batchSize(batch)
         .pollInterval(Duration.ofMillis(10)).dispatchFn(e -> published.add(e.id())).build()) {
       d.start();
       try {
@@ -433,6 +437,50 @@ class DispatcherTest {
       }
     }
     assertThat(published).doesNotHaveDuplicates();
+  }
+
+  /**
+   * Without claims too, a pipelined worker reads its next batch while it publishes the current one, and
+   * that read leaves out the events still being published (they are PENDING until their mark), so nothing
+   * goes out twice.
+   */
+  @Test
+  @Timeout(value = 30, unit = TimeUnit.SECONDS)
+  void withoutClaimsAPipelinedWorkerReadsTheNextBatchWhilePublishingAndSkipsTheOneInFlight() throws Exception {
+    int batch = 10;
+    List<OutboxEvent> backlog = new ArrayList<>();
+    for (int i = 0; i < 3 * batch; i++) {
+      backlog.add(event("a" + i));
+    }
+    store.append(backlog);
+    CountDownLatch readAhead = new CountDownLatch(2); // the first read, then the one ahead
+    List<Set<UUID>> skipped = new CopyOnWriteArrayList<>();
+    OutboxStore reading = new DelegatingStore(store) {
+      @Override
+      public List<OutboxEvent> fetchPending(int limit, boolean ordered, Set<String> paused, Set<UUID> inFlight) {
+        skipped.add(Set.copyOf(inFlight));
+        List<OutboxEvent> read = super.fetchPending(limit, ordered, paused, inFlight);
+        readAhead.countDown();
+        return read;
+      }
+    };
+    List<UUID> published = new CopyOnWriteArrayList<>();
+    AtomicInteger readDuringFirstBatch = new AtomicInteger(-1);
+    try (AsyncOutboxDispatcher d = AsyncOutboxDispatcher.builder().store(reading).batchSize(batch)
+        .pollInterval(Duration.ofMillis(10)).dispatchFn(e -> {
+          if (published.isEmpty()) { // the first event waits until the next batch has been read, or 5 s
+            readDuringFirstBatch.set(readAhead.await(5, TimeUnit.SECONDS) ? skipped.size() : 0);
+          }
+          published.add(e.id());
+        }).build()) {
+      d.start();
+      await().atMost(Duration.ofSeconds(20))
+          .until(() -> store.countByStatus().get(OutboxStatus.DISPATCHED) == (long) backlog.size());
+    }
+    assertThat(readDuringFirstBatch.get()).as("reads done before the first batch was published").isEqualTo(2);
+    assertThat(skipped.get(1)).as("what the read ahead left out")
+        .containsExactlyInAnyOrderElementsOf(backlog.subList(0, batch).stream().map(OutboxEvent::id).toList());
+    assertThat(published).doesNotHaveDuplicates().hasSize(backlog.size());
   }
 
   private static void dispatchInGroupsWhileAMarkHangs(AsyncOutboxDispatcher d, InMemoryOutboxStore store,

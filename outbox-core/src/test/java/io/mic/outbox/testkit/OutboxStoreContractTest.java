@@ -1,12 +1,12 @@
 package io.mic.outbox.testkit;
 
-import io.mic.outbox.ClaimRequest;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 import static org.awaitility.Awaitility.await;
 
 import io.mic.outbox.AsyncOutboxDispatcher;
 import io.mic.outbox.BatchDispatchFn;
+import io.mic.outbox.ClaimRequest;
 import io.mic.outbox.DispatchFn;
 import io.mic.outbox.DispatchResult;
 import io.mic.outbox.OutboxDispatcher;
@@ -39,6 +39,8 @@ import java.util.stream.Collectors;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The rules every {@link OutboxStore} keeps, checked through the store and through real dispatchers.
@@ -286,6 +288,22 @@ public abstract class OutboxStoreContractTest {
     assertThat(ids(store.fetchPending(2, false))).containsExactly(b.id(), d.id());
     assertThat(ids(store.claim("w1", 3, Duration.ofMinutes(1), false))).containsExactly(b.id(), d.id(), a.id());
     assertThat(ids(store.claim("w2", 10, Duration.ofMinutes(1), false))).containsExactly(c.id(), e.id());
+  }
+
+  @Test
+  void aReadCanLeaveOutTheEventsInFlight() {
+    OutboxEvent a = event("a");
+    OutboxEvent b = event("b", 5);
+    OutboxEvent c = event("c");
+    OutboxEvent a2 = event("a");
+    OutboxEvent d = event("d");
+    append(a, b, c, a2, d);
+    assertThat(ids(store.fetchPending(2, false, Set.of(), Set.of(b.id(), a.id()))))
+        .containsExactly(c.id(), a2.id());
+    assertThat(ids(store.fetchPending(10, true, Set.of(), Set.of(a.id(), c.id()))))
+        .as("ordered mode: the head in flight still hides its successor").containsExactly(b.id(), d.id());
+    assertThat(ids(store.fetchPending(10, false, Set.of(), Set.of()))).containsExactly(b.id(), a.id(), c.id(),
+        a2.id(), d.id());
   }
 
   @Test
@@ -1210,6 +1228,42 @@ public abstract class OutboxStoreContractTest {
       String agg = "agg-" + a;
       assertThat(delivered.get(agg)).containsExactlyElementsOf(
           all.stream().filter(e -> e.aggregateId().equals(agg)).map(OutboxEvent::id).toList());
+    }
+  }
+
+  /**
+   * Without claims a pipelined worker reads its next batch while the last one is still being published:
+   * every event still goes out once, and in ordered mode in its aggregate's order.
+   */
+  @ParameterizedTest(name = "ordered: {0}")
+  @ValueSource(booleans = {false, true})
+  @Timeout(value = 60, unit = TimeUnit.SECONDS)
+  void asyncDispatcherWithoutClaimsPublishesEachEventOnceAndInOrder(boolean ordered) throws Exception {
+    List<OutboxEvent> all = new ArrayList<>();
+    for (int i = 0; i < 300; i++) {
+      all.add(event("agg-" + (i % 20)));
+    }
+    append(all);
+    Map<UUID, AtomicInteger> publications = new ConcurrentHashMap<>();
+    Map<String, List<UUID>> delivered = new ConcurrentHashMap<>();
+    try (AsyncOutboxDispatcher d = AsyncOutboxDispatcher.builder().store(store).dispatchFn(e -> {
+          publications.computeIfAbsent(e.id(), k -> new AtomicInteger()).incrementAndGet();
+          delivered.computeIfAbsent(e.aggregateId(), k -> new CopyOnWriteArrayList<>()).add(e.id());
+        }).useClaim(false).preserveAggregateOrder(ordered).pipelined(true).batchSize(15)
+        .pollInterval(Duration.ofMillis(20)).build()) {
+      d.start();
+      await().atMost(Duration.ofSeconds(50))
+          .until(() -> store.countByStatus().get(OutboxStatus.DISPATCHED) == all.size());
+    }
+    assertThat(publications).hasSize(all.size());
+    assertThat(publications.values().stream().filter(c -> c.get() != 1).toList())
+        .as("events published more than once without any fault").isEmpty();
+    if (ordered) {
+      for (int a = 0; a < 20; a++) {
+        String agg = "agg-" + a;
+        assertThat(delivered.get(agg)).containsExactlyElementsOf(
+            all.stream().filter(e -> e.aggregateId().equals(agg)).map(OutboxEvent::id).toList());
+      }
     }
   }
 
