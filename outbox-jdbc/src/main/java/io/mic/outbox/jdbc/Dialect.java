@@ -137,6 +137,16 @@ public interface Dialect {
     ps.setObject(index, id);
   }
 
+  /** {@code column} is none of {@code n} ids, bound by {@link #bindIds}. */
+  default String notAmong(String column, int n) {
+    return column + " NOT IN " + Sql.placeholders(n);
+  }
+
+  /** Binds the ids of {@link #notAmong} from {@code from}; returns the next index. */
+  default int bindIds(PreparedStatement ps, int from, List<UUID> ids) throws SQLException {
+    return Ids.bind(ps, from, ids, this);
+  }
+
   default UUID getId(ResultSet rs, int index) throws SQLException {
     return rs.getObject(index, UUID.class);
   }

@@ -48,6 +48,11 @@ final class DispatchSql {
     return n == 0 ? "" : " AND " + alias + ".topic NOT IN " + Sql.placeholders(n);
   }
 
+  /** Leaves out the events the reader is still publishing (bound with {@link Dialect#bindIds}). */
+  String notInFlight(ReadRequest r) {
+    return r.inFlight().isEmpty() ? "" : " AND " + dialect.notAmong("o.id", r.inFlight().size());
+  }
+
   /** Binds the request's paused topics from {@code from}; returns the next index. */
   static int bindPaused(java.sql.PreparedStatement ps, int from, ReadRequest r) throws java.sql.SQLException {
     int i = from;

@@ -23,10 +23,14 @@ final class FetchStatement {
         return List.of();
       }
       String statement = "SELECT " + Sql.COLUMNS + " FROM " + sql.tables.outbox() + " o WHERE " + d.liveRows()
-          + sql.due() + sql.notPaused("o", r) + (r.ordered() ? sql.isHead() : "")
+          + sql.due() + sql.notPaused("o", r) + sql.notInFlight(r) + (r.ordered() ? sql.isHead() : "")
           + " ORDER BY " + d.dispatchOrder() + " LIMIT ?";
       try (PreparedStatement ps = c.prepareStatement(statement)) {
-        ps.setInt(DispatchSql.bindPaused(ps, 1, r), r.limit());
+        int next = DispatchSql.bindPaused(ps, 1, r);
+        if (!r.inFlight().isEmpty()) {
+          next = d.bindIds(ps, next, r.inFlight());
+        }
+        ps.setInt(next, r.limit());
         return EventRows.readAll(ps, d);
       }
     });

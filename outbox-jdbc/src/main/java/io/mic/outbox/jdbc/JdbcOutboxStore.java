@@ -199,8 +199,15 @@ public final class JdbcOutboxStore implements OutboxStore {
   /** Skips {@code pausedTopics} and the topics paused in the control table when the read starts. */
   @Override
   public List<OutboxEvent> fetchPending(int limit, boolean preserveAggregateOrder, Set<String> pausedTopics) {
+    return fetchPending(limit, preserveAggregateOrder, pausedTopics, Set.of());
+  }
+
+  /** Leaves the events in flight out in the statement itself. */
+  @Override
+  public List<OutboxEvent> fetchPending(int limit, boolean preserveAggregateOrder, Set<String> pausedTopics,
+      Set<UUID> inFlight) {
     FetchStatement fetch = bind().fetch();
-    return honouringControl(ReadRequest.fetch(limit, preserveAggregateOrder, pausedTopics), fetch::fetch);
+    return honouringControl(ReadRequest.fetch(limit, preserveAggregateOrder, pausedTopics, inFlight), fetch::fetch);
   }
 
   /**

@@ -1,6 +1,9 @@
 package io.mic.outbox.jdbc;
 
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
 import java.util.List;
+import java.util.UUID;
 
 /**
  * PostgreSQL 12+: native {@code uuid} and {@code timestamptz}, the clock {@code now()} (the transaction's
@@ -35,6 +38,18 @@ public class PostgresDialect implements Dialect {
   @Override
   public List<String> obsoleteIndexes() {
     return List.of("aggregate_idx", "dispatched_idx");
+  }
+
+  /** One array parameter: the statement's text, and so its plan, does not depend on how many. */
+  @Override
+  public String notAmong(String column, int n) {
+    return "NOT (" + column + " = ANY(?))";
+  }
+
+  @Override
+  public int bindIds(PreparedStatement ps, int from, List<UUID> ids) throws SQLException {
+    ps.setArray(from, Ids.array(ps, ids));
+    return from + 1;
   }
 
   /** The primary key: the lean schema keeps no index that every mark would have to maintain. */

@@ -4,28 +4,31 @@ import io.mic.outbox.ClaimRequest;
 import java.time.Duration;
 import java.util.List;
 import java.util.Set;
+import java.util.UUID;
 
 /**
  * What a read of dispatchable events asks for, one value for every form of it: {@code owner} is
  * {@code null} for a read without a claim ({@code fetchPending}); {@code runLength} above 1 claims runs
  * behind ordered heads; {@code pausedTopics} are the caller's own pauses; {@code honourControl} also skips
  * what the outbox's control table pauses when the read starts (false once the table has been read into
- * {@code pausedTopics}, or while it is unusable).
+ * {@code pausedTopics}, or while it is unusable); {@code inFlight} are events a read without a claim
+ * leaves out because its caller is still publishing them.
  */
 record ReadRequest(String owner, int limit, Duration leaseTtl, boolean ordered, int runLength,
-    List<String> pausedTopics, boolean honourControl) {
+    List<String> pausedTopics, boolean honourControl, List<UUID> inFlight) {
 
   ReadRequest {
     pausedTopics = List.copyOf(pausedTopics);
+    inFlight = List.copyOf(inFlight);
   }
 
-  static ReadRequest fetch(int limit, boolean ordered, Set<String> pausedTopics) {
-    return new ReadRequest(null, limit, null, ordered, 1, List.copyOf(pausedTopics), true);
+  static ReadRequest fetch(int limit, boolean ordered, Set<String> pausedTopics, Set<UUID> inFlight) {
+    return new ReadRequest(null, limit, null, ordered, 1, List.copyOf(pausedTopics), true, List.copyOf(inFlight));
   }
 
   static ReadRequest claim(ClaimRequest r) {
     return new ReadRequest(r.owner(), r.limit(), r.leaseTtl(), r.ordered(), r.maxRun(), List.copyOf(r.pausedTopics()),
-        true);
+        true, List.of());
   }
 
   /** The same request, not reading the control table. */
@@ -35,7 +38,7 @@ record ReadRequest(String owner, int limit, Duration leaseTtl, boolean ordered, 
 
   /** The same request skipping {@code topics}, the control table read already. */
   ReadRequest withoutControl(List<String> topics) {
-    return new ReadRequest(owner, limit, leaseTtl, ordered, runLength, topics, false);
+    return new ReadRequest(owner, limit, leaseTtl, ordered, runLength, topics, false, inFlight);
   }
 
   /** Whether heads carry runs behind them. */
