@@ -25,7 +25,8 @@ import java.util.concurrent.TimeUnit;
  * End to end, table to broker with marks: {@link AsyncOutboxDispatcher} on PostgreSQL publishing through the
  * broker module's publisher, against the broker's raw client publishing the same messages (destination,
  * headers, message id) with the same window of outstanding acknowledgements, in the same run. Throughput
- * and ordered mode, 1 and 2 workers, pipelined and one step at a time.
+ * and ordered mode, 1 and 2 workers, pipelined and one step at a time, with claims; and without claims
+ * (the default mode, one worker: a single dispatcher), pipelined and one step at a time.
  *
  * <pre>
  * mvn -B -q -DskipTests package -pl outbox-benchmarks -am
@@ -143,7 +144,7 @@ public final class EndToEndBenchmark {
 
   private void run(Broker broker, String name, int rounds) throws Exception {
     warmingUp = true; // both paths once, not recorded
-    dispatcher(broker, false, 1, true);
+    dispatcher(broker, true, false, 1, true);
     raw(broker, broker.raw());
     warmingUp = false;
     for (int round = 1; round <= rounds; round++) {
@@ -152,12 +153,14 @@ public final class EndToEndBenchmark {
       for (String extra : broker.extraRaw()) {
         record(extra, raw(broker, extra));
       }
-      for (boolean ordered : new boolean[] {false, true}) {
-        for (int workers : workerCounts) {
-          for (boolean pipelined : new boolean[] {false, true}) {
-            String scenario = scenario(ordered, workers, pipelined);
-            if (selected(scenario)) {
-              record(scenario, dispatcher(broker, ordered, workers, pipelined));
+      for (boolean claim : new boolean[] {true, false}) {
+        for (boolean ordered : new boolean[] {false, true}) {
+          for (int workers : workerCounts) {
+            for (boolean pipelined : new boolean[] {false, true}) {
+              String scenario = scenario(claim, ordered, workers, pipelined);
+              if ((claim || workers == 1) && selected(scenario)) { // without claims, one worker only
+                record(scenario, dispatcher(broker, claim, ordered, workers, pipelined));
+              }
             }
           }
         }
@@ -183,8 +186,9 @@ public final class EndToEndBenchmark {
     return only == null || Arrays.stream(only.split(";")).anyMatch(s -> scenario.contains(s.trim()));
   }
 
-  private static String scenario(boolean ordered, int workers, boolean pipelined) {
-    return "AsyncOutboxDispatcher, claim, " + (ordered ? "ordered" : "throughput") + " mode, " + workers
+  private static String scenario(boolean claim, boolean ordered, int workers, boolean pipelined) {
+    return "AsyncOutboxDispatcher, " + (claim ? "claim" : "no claim") + ", " + (ordered ? "ordered" : "throughput")
+        + " mode, " + workers
         + (workers == 1 ? " worker" : " workers") + (pipelined ? ", pipelined" : ", one step at a time");
   }
 
@@ -223,7 +227,8 @@ public final class EndToEndBenchmark {
     return rate;
   }
 
-  private double dispatcher(Broker broker, boolean ordered, int workers, boolean pipelined) throws Exception {
+  private double dispatcher(Broker broker, boolean claim, boolean ordered, int workers, boolean pipelined)
+      throws Exception {
     String table = "bench_e2e_" + UUID.randomUUID().toString().substring(0, 8);
     JdbcOutboxStore store = JdbcOutboxStore.builder().dataSource(dataSource).table(table).build();
     store.createSchema();
@@ -243,13 +248,13 @@ public final class EndToEndBenchmark {
       double rate;
       try (Publisher publisher = broker.publisher();
           AsyncOutboxDispatcher d = AsyncOutboxDispatcher.builder().store(store).dispatchFn(publisher.fn())
-              .useClaim(true).preserveAggregateOrder(ordered).workers(workers).batchSize(batch).pipelined(pipelined)
+              .useClaim(claim).preserveAggregateOrder(ordered).workers(workers).batchSize(batch).pipelined(pipelined)
               .pollInterval(Duration.ofMillis(50)).listener(new OutboxListener() {
                 @Override public void onDispatched(OutboxEvent event, Duration publishTime) {
                   drained.countDown();
                 }
               }).build()) {
-        ScenarioEvent timed = timed(scenario(ordered, workers, pipelined));
+        ScenarioEvent timed = timed(scenario(claim, ordered, workers, pipelined));
         cpuBefore = CpuSplit.snapshot();
         long t0 = System.nanoTime();
         timed.begin();
