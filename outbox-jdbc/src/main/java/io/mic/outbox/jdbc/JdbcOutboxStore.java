@@ -87,7 +87,7 @@ public final class JdbcOutboxStore implements OutboxStore {
             + " table " + tableName + " is on " + access.dialect.name() + ": remove notifyOnAppend(true);"
             + " dispatchers on " + access.dialect.name() + " find new events by polling (pollInterval)");
       }
-      return Statements.of(access);
+      return Statements.of(access, b.deleteOnDispatch);
     });
   }
 
@@ -426,6 +426,7 @@ public final class JdbcOutboxStore implements OutboxStore {
     private Dialect dialect;
     private boolean lockAggregateOnAppend = true;
     private boolean notifyOnAppend;
+    private boolean deleteOnDispatch;
 
     private Builder() {}
 
@@ -491,6 +492,25 @@ public final class JdbcOutboxStore implements OutboxStore {
      */
     public Builder notifyOnAppend(boolean notify) {
       this.notifyOnAppend = notify;
+      return this;
+    }
+
+    /**
+     * Delete each event's row when its publication is marked, instead of keeping it as {@code DISPATCHED}
+     * until retention purges it (default {@code false}). The mark is fenced as before (an event whose lease
+     * was lost is neither marked nor deleted) and listeners hear of it as before; retries, the DLQ and
+     * ordered mode are unchanged, since a dispatched row is terminal and no read looks at it.
+     *
+     * <p>What it saves: the mark writes no new row version and indexes nothing, and nothing is left for
+     * {@code OutboxMaintenance} to purge; on PostgreSQL a dispatcher without claims then does about half
+     * the database work per event (docs/performance.md). What it gives up: the dispatched history.
+     * {@link JdbcOutboxStore#find} no longer finds a dispatched event, {@code countByStatus()} counts no
+     * {@code DISPATCHED} row, {@code mic-outbox archive} and {@code reconcile} have no dispatched rows to
+     * read, and an event id can be appended again once its row is gone (as after a purge). Keep the
+     * default when you archive the outbox or audit it.
+     */
+    public Builder deleteOnDispatch(boolean delete) {
+      this.deleteOnDispatch = delete;
       return this;
     }
 

@@ -18,8 +18,8 @@ import java.util.function.IntFunction;
  */
 final class LockingMarks extends MarkStatements {
 
-  LockingMarks(TableAccess access) {
-    super(access);
+  LockingMarks(TableAccess access, boolean deleteOnDispatch) {
+    super(access, deleteOnDispatch);
   }
 
   /**
@@ -28,9 +28,7 @@ final class LockingMarks extends MarkStatements {
    */
   @Override
   Set<UUID> markDispatched(String owner, List<UUID> ids) {
-    IntFunction<String> mark = n -> "UPDATE " + table + " SET status = 'DISPATCHED', dispatched_at = "
-        + dialect.now() + ", lease_until = NULL" + (owner != null ? "" : ", attempts = attempts + 1")
-        + " WHERE id IN " + Sql.placeholders(n);
+    IntFunction<String> mark = n -> dispatchedMark(owner != null) + " WHERE id IN " + Sql.placeholders(n);
     if (owner == null) {
       return access.inTransaction(c -> markHeld(c, null, ids, mark, (ps, next) -> next));
     }

@@ -17,18 +17,29 @@ abstract class MarkStatements {
   final TableAccess access;
   final Dialect dialect;
   final String table;
+  /** {@link JdbcOutboxStore.Builder#deleteOnDispatch}: the mark deletes the row. */
+  final boolean deleteOnDispatch;
 
-  MarkStatements(TableAccess access) {
+  MarkStatements(TableAccess access, boolean deleteOnDispatch) {
     this.access = access;
     this.dialect = access.dialect;
     this.table = access.table;
+    this.deleteOnDispatch = deleteOnDispatch;
   }
 
   /**
    * Marks events dispatched, counting the attempt of unclaimed ones; a dispatched row keeps the lease owner
-   * of the claim that dispatched it. Returns the ids marked.
+   * of the claim that dispatched it. With {@link #deleteOnDispatch} the same fence deletes the rows instead.
+   * Returns the ids marked.
    */
   abstract Set<UUID> markDispatched(String owner, List<UUID> ids);
+
+  /** The start of the mark of {@code markDispatched}, up to its {@code WHERE}. */
+  String dispatchedMark(boolean claimed) {
+    return deleteOnDispatch ? "DELETE FROM " + table
+        : "UPDATE " + table + " SET status = 'DISPATCHED', dispatched_at = " + dialect.now() + ", lease_until = NULL"
+            + (claimed ? "" : ", attempts = attempts + 1");
+  }
 
   /** Puts untried events back to {@code PENDING} after {@code delay}, giving back a claim's attempt. */
   abstract Set<UUID> release(String owner, List<UUID> ids, Duration delay);

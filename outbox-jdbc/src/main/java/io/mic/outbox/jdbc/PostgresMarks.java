@@ -11,16 +11,15 @@ import java.util.UUID;
 /** PostgreSQL's batched marks: one statement each, the ids as an array, returning what it changed. */
 final class PostgresMarks extends MarkStatements {
 
-  PostgresMarks(TableAccess access) {
-    super(access);
+  PostgresMarks(TableAccess access, boolean deleteOnDispatch) {
+    super(access, deleteOnDispatch);
   }
 
   @Override
   Set<UUID> markDispatched(String owner, List<UUID> ids) {
     boolean claimed = owner != null;
-    return returningIds("UPDATE " + table + " SET status = 'DISPATCHED', dispatched_at = now(), lease_until = NULL"
-        + (claimed ? "" : ", attempts = attempts + 1") + " WHERE id = ANY(?) AND " + Sql.fence(claimed)
-        + " RETURNING id", ps -> {
+    return returningIds(dispatchedMark(claimed) + " WHERE id = ANY(?) AND " + Sql.fence(claimed) + " RETURNING id",
+        ps -> {
           ps.setArray(1, Ids.array(ps, ids));
           if (claimed) {
             ps.setString(2, owner);

@@ -27,7 +27,8 @@ record Statements(TableAccess access, FetchStatement fetch, ClaimStatement claim
         + " whose statements it then uses");
   }
 
-  static Statements of(TableAccess access) {
+  /** {@code deleteOnDispatch}: {@link JdbcOutboxStore.Builder#deleteOnDispatch}. */
+  static Statements of(TableAccess access, boolean deleteOnDispatch) {
     Dialect dialect = access.dialect;
     Tables tables = Tables.of(access.name, dialect);
     DispatchSql sql = new DispatchSql(dialect, tables);
@@ -35,12 +36,12 @@ record Statements(TableAccess access, FetchStatement fetch, ClaimStatement claim
     EventQueries queries = new EventQueries(access);
     ControlStatements control = new ControlStatements(access);
     return switch (database(dialect)) {
-      case POSTGRESQL -> new Statements(access, fetch, new PostgresClaim(access, sql), new PostgresMarks(access),
-          new PostgresAppend(dialect, tables), queries, control);
-      case MARIADB -> new Statements(access, fetch, new LockingClaim(access, sql), new LockingMarks(access),
-          new MariaDbAppend(dialect, tables), queries, control);
-      case H2 -> new Statements(access, fetch, new LockingClaim(access, sql), new LockingMarks(access),
-          new H2Append(dialect, tables), queries, control);
+      case POSTGRESQL -> new Statements(access, fetch, new PostgresClaim(access, sql),
+          new PostgresMarks(access, deleteOnDispatch), new PostgresAppend(dialect, tables), queries, control);
+      case MARIADB -> new Statements(access, fetch, new LockingClaim(access, sql),
+          new LockingMarks(access, deleteOnDispatch), new MariaDbAppend(dialect, tables), queries, control);
+      case H2 -> new Statements(access, fetch, new LockingClaim(access, sql),
+          new LockingMarks(access, deleteOnDispatch), new H2Append(dialect, tables), queries, control);
     };
   }
 }

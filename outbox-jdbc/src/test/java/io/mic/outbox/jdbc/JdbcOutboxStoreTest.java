@@ -605,6 +605,71 @@ abstract class JdbcOutboxStoreTest {
   }
 
   /**
+   * deleteOnDispatch(true): a published event's row is gone after its mark, in order within its aggregate;
+   * a rejected event still reaches the DLQ and stays; nothing else changes.
+   */
+  @Test
+  void deleteOnDispatchDeletesWhatItMarksAndKeepsTheDeadLetters() throws SQLException {
+    JdbcOutboxStore deleting = deletingStore();
+    OutboxEvent a1 = event("a");
+    OutboxEvent b = event("b");
+    OutboxEvent a2 = event("a");
+    OutboxEvent poison = event("poison");
+    append(deleting, List.of(a1, b, a2, poison));
+    List<UUID> published = new ArrayList<>();
+    OutboxDispatcher d = OutboxDispatcher.builder().store(deleting).preserveAggregateOrder(true).maxAttempts(1)
+        .dispatchFn(e -> {
+          if (e.id().equals(poison.id())) {
+            throw new IllegalArgumentException("rejected");
+          }
+          published.add(e.id());
+        }).build();
+    assertThat(d.dispatchOnce()).isEqualTo(new io.mic.outbox.DispatchResult(3, 2, 0, 1, 0, 0));
+    assertThat(d.dispatchOnce()).as("a2, released by the deletion of its head")
+        .isEqualTo(new io.mic.outbox.DispatchResult(1, 1, 0, 0, 0, 0));
+    assertThat(d.dispatchOnce().isEmpty()).isTrue();
+    assertThat(published).containsExactly(a1.id(), b.id(), a2.id());
+    assertThat(List.of(a1, b, a2)).allSatisfy(e -> assertThat(deleting.find(e.id())).isEmpty());
+    assertThat(deleting.find(poison.id()).orElseThrow().status()).isEqualTo(OutboxStatus.DLQ);
+    assertThat(deleting.countByStatus()).containsEntry(OutboxStatus.DISPATCHED, 0L)
+        .containsEntry(OutboxStatus.DLQ, 1L).containsEntry(OutboxStatus.PENDING, 0L);
+  }
+
+  /** A mark that deletes is fenced like one that updates: a claim that lost its lease deletes nothing. */
+  @Test
+  void deleteOnDispatchDeletesNothingForALostLease() throws SQLException {
+    JdbcOutboxStore deleting = deletingStore();
+    OutboxEvent e = event("a");
+    append(deleting, List.of(e));
+    List<OutboxEvent> first = deleting.claim("w1", 10, Duration.ofMillis(200), false);
+    List<OutboxEvent> second = new ArrayList<>();
+    await().atMost(Duration.ofSeconds(10)).until(() -> {
+      second.addAll(deleting.claim("w2", 10, Duration.ofMinutes(1), false));
+      return !second.isEmpty();
+    });
+    assertThat(deleting.markDispatched(first)).as("w1's lease ran out").isEmpty();
+    assertThat(deleting.find(e.id()).orElseThrow().leaseOwner()).isEqualTo(second.get(0).leaseOwner());
+    assertThat(deleting.markDispatched(second)).containsExactly(e.id());
+    assertThat(deleting.find(e.id())).isEmpty();
+  }
+
+  private JdbcOutboxStore deletingStore() {
+    String table = TestDatabase.uniqueName("outbox_jt");
+    tables.add(table);
+    JdbcOutboxStore s = JdbcOutboxStore.builder().dataSource(dataSource).table(table).deleteOnDispatch(true).build();
+    s.createSchema();
+    return s;
+  }
+
+  private void append(JdbcOutboxStore to, List<OutboxEvent> events) throws SQLException {
+    try (Connection c = dataSource.getConnection()) {
+      c.setAutoCommit(false);
+      to.append(c, events);
+      c.commit();
+    }
+  }
+
+  /**
    * A row appended before today's append-time rules (here an aggregate id a broker header cannot carry)
    * must not jam the claim: it is read back, published, and dead-lettered like any rejected event.
    */
