@@ -34,7 +34,7 @@ import java.util.concurrent.TimeUnit;
  *      [--broker nats|rabbitmq|kafka] [--url jdbc:postgresql://127.0.0.1:5432/test]
  *      [--nats nats://127.0.0.1:4222] [--rabbitmq amqp://guest:guest@127.0.0.1:5672] [--kafka HOST:PORT]
  *      [--events 100000] [--batch 500] [--window 256] [--rounds 3] [--out bench-results/end-to-end-BROKER.md]
- *      [--workers 1,2] [--scenarios "2 workers, pipelined"] [--database-cpus 0]
+ *      [--workers 1,2] [--scenarios "2 workers, pipelined"] [--database-cpus 0] [--delete-on-dispatch true]
  * </pre>
  *
  * <p>{@code --scenarios} runs only the dispatcher scenarios whose name contains one of its texts, separated by
@@ -45,6 +45,9 @@ import java.util.concurrent.TimeUnit;
  * <p>{@code --database-cpus} gives the local PostgreSQL those CPUs alone and the broker and this JVM the rest
  * for the run ({@link CpuPinning}, as root), as a database server has cores of its own in production; without
  * it every process shares every core, and on a small machine the database's share is what the outbox loses.
+ *
+ * <p>{@code --delete-on-dispatch true} builds the library's store with {@code deleteOnDispatch(true)}: each
+ * mark deletes its rows instead of keeping them as {@code DISPATCHED}.
  */
 public final class EndToEndBenchmark {
   /** One broker's side of the benchmark: its raw client and the library's publisher for it. */
@@ -97,6 +100,8 @@ public final class EndToEndBenchmark {
   /** The machine's cores, counted before any pinning. */
   private final int cores = Runtime.getRuntime().availableProcessors();
   private String placement = "every process on every core";
+  /** {@code --delete-on-dispatch true}: the library's marks delete the rows ({@code JdbcOutboxStore.Builder}). */
+  private final boolean deleteOnDispatch;
 
   private EndToEndBenchmark(Map<String, String> options) {
     this.options = options;
@@ -108,6 +113,7 @@ public final class EndToEndBenchmark {
     this.workerCounts = Arrays.stream(options.getOrDefault("workers", "1,2").split(",")).map(String::trim)
         .mapToInt(Integer::parseInt).toArray();
     this.dataSource = BenchSupport.postgresPool(options, 8);
+    this.deleteOnDispatch = Boolean.parseBoolean(options.getOrDefault("delete-on-dispatch", "false"));
   }
 
   public static void main(String[] args) throws Exception {
@@ -230,7 +236,8 @@ public final class EndToEndBenchmark {
   private double dispatcher(Broker broker, boolean claim, boolean ordered, int workers, boolean pipelined)
       throws Exception {
     String table = "bench_e2e_" + UUID.randomUUID().toString().substring(0, 8);
-    JdbcOutboxStore store = JdbcOutboxStore.builder().dataSource(dataSource).table(table).build();
+    JdbcOutboxStore store = JdbcOutboxStore.builder().dataSource(dataSource).table(table)
+        .deleteOnDispatch(deleteOnDispatch).build();
     store.createSchema();
     try {
       List<OutboxEvent> list = events("order." + (ordered ? "ordered" : "throughput"));
@@ -291,6 +298,7 @@ public final class EndToEndBenchmark {
         .append("), Java ").append(System.getProperty("java.version")).append(", load average ")
         .append(BenchSupport.loadAverage()).append(" at the end. ").append(events)
         .append(" events over as many aggregates, batch ").append(batch).append(", window ").append(window)
+        .append(deleteOnDispatch ? ", marks delete the rows (deleteOnDispatch)" : ", marks keep the rows (DISPATCHED)")
         .append("; time from start until the last mark (the raw client: until the last acknowledgement).\n\n");
     md.append("| scenario | median events/s | all rounds | ratio to raw |\n|---|---:|---|---:|\n");
     rates.forEach((k, v) -> md.append("| ").append(k).append(" | ").append(String.format("%,.0f", median(k)))
