@@ -13,8 +13,8 @@ import java.util.Set;
 import java.util.UUID;
 
 /**
- * The worker's store: the real JDBC store with the store-side fault points around it. Claims reach
- * {@link FaultPoint#AFTER_CLAIM} when they return events; marks reach {@link FaultPoint#AFTER_ACK_BEFORE_MARK}
+ * The worker's store: the real JDBC store with the store-side fault points around it. Claims, and reads
+ * without claims, reach {@link FaultPoint#AFTER_CLAIM} when they return events; marks reach {@link FaultPoint#AFTER_ACK_BEFORE_MARK}
  * before they are sent and flag the thread for {@link MarkCommitFence} while they run.
  */
 final class FaultStore implements OutboxStore {
@@ -49,7 +49,12 @@ final class FaultStore implements OutboxStore {
 
   @Override
   public List<OutboxEvent> fetchPending(int limit, boolean ordered, Set<String> paused) {
-    return store.fetchPending(limit, ordered, paused);
+    return claimed(store.fetchPending(limit, ordered, paused));
+  }
+
+  @Override
+  public List<OutboxEvent> fetchPending(int limit, boolean ordered, Set<String> paused, Set<UUID> inFlight) {
+    return claimed(store.fetchPending(limit, ordered, paused, inFlight));
   }
 
   @Override

@@ -18,8 +18,7 @@ import java.util.Map;
 import javax.sql.DataSource;
 
 /**
- * A dispatcher process for the fault suite: an {@link AsyncOutboxDispatcher} in claim mode on the JDBC
- * store, publishing to the {@link RecordingSink}, NATS JetStream, RabbitMQ or Kafka, with at most one armed
+ * A dispatcher process for the fault suite: an {@link AsyncOutboxDispatcher} on the JDBC store, publishing to the {@link RecordingSink}, NATS JetStream, RabbitMQ or Kafka, with at most one armed
  * {@link FaultPoint}. It prints {@code READY} once started, {@code LEASE-LOST <id>} and {@code DLQ <id>}
  * as they happen, and runs until it is killed or its standard input closes.
  *
@@ -28,8 +27,9 @@ import javax.sql.DataSource;
  * {@code rabbitmq:<uri>} | {@code kafka:<bootstrap servers>}), {@code stream} (subject prefix on NATS,
  * exchange on RabbitMQ, topic on Kafka), {@code outage} (file), {@code workers}, {@code batch},
  * {@code leaseMs}, {@code pollMs}, {@code delayMs}, {@code maxAttempts}, {@code retryMs},
- * {@code pipelined} ({@code true}, the dispatcher's default, or {@code false}), {@code fault} (a
- * {@link FaultPoint} label), {@code faultAt} (which occurrence parks).
+ * {@code pipelined} ({@code true}, the dispatcher's default, or {@code false}), {@code claim} ({@code true},
+ * or {@code false}: the store's default mode, one process at a time), {@code deleteOnDispatch} ({@code false}
+ * or {@code true}), {@code fault} (a {@link FaultPoint} label), {@code faultAt} (which occurrence parks).
  */
 public final class WorkerMain {
   private WorkerMain() {}
@@ -53,7 +53,8 @@ public final class WorkerMain {
     config.setAutoCommit(fault != FaultPoint.DURING_MARK);
     try (HikariDataSource pool = new HikariDataSource(config)) {
       DataSource ds = fault == FaultPoint.DURING_MARK ? new MarkCommitFence(pool) : pool;
-      JdbcOutboxStore store = JdbcOutboxStore.builder().dataSource(ds).table(a.get("table")).build();
+      JdbcOutboxStore store = JdbcOutboxStore.builder().dataSource(ds).table(a.get("table"))
+          .deleteOnDispatch(Boolean.parseBoolean(a.getOrDefault("deleteOnDispatch", "false"))).build();
       String sink = a.get("sink");
       AutoCloseable closeSink;
       DispatchFn publish;
@@ -89,7 +90,8 @@ public final class WorkerMain {
       long retryMs = Long.parseLong(a.getOrDefault("retryMs", "200"));
       AsyncOutboxDispatcher dispatcher = AsyncOutboxDispatcher.builder()
           .store(new FaultStore(store)).dispatchFn(publish)
-          .useClaim(true).preserveAggregateOrder("ordered".equals(a.get("mode")))
+          .useClaim(Boolean.parseBoolean(a.getOrDefault("claim", "true")))
+          .preserveAggregateOrder("ordered".equals(a.get("mode")))
           .workers(workers).batchSize(Integer.parseInt(a.getOrDefault("batch", "10")))
           .leaseTtl(Duration.ofMillis(Long.parseLong(a.getOrDefault("leaseMs", "2000"))))
           .pollInterval(Duration.ofMillis(Long.parseLong(a.getOrDefault("pollMs", "100"))))

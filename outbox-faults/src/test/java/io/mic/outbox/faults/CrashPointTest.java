@@ -2,14 +2,15 @@ package io.mic.outbox.faults;
 
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 /**
- * SIGKILL of a dispatcher process at each named point of the dispatch path, while producers append and
- * a second worker keeps dispatching. Nothing may be lost or reordered; what comes twice is bounded by
+ * SIGKILL of a dispatcher process at each named point of the dispatch path, while producers append and,
+ * with claims, a second worker keeps dispatching (without claims, the next process starts after). Nothing may be lost or reordered; what comes twice is bounded by
  * what the killed worker had published and not marked: up to two batches per dispatcher thread when
  * pipelined (the default), one batch without.
  */
@@ -36,7 +37,30 @@ class CrashPointTest {
   @EnumSource(value = FaultPoint.class, names = "NONE", mode = EnumSource.Mode.EXCLUDE)
   @Timeout(value = 5, unit = TimeUnit.MINUTES)
   void killAtPointNotPipelined(FaultPoint point) throws Exception {
-    run(point, "ordered", 3, false);
+    run(point, "ordered", 3, s -> s.pipelined = false);
+  }
+
+  /**
+   * Without claims only one dispatcher process runs at a time: each victim is killed, then the next one
+   * starts and publishes again what the last left unmarked (no lease to wait for). With deleting marks.
+   */
+  @Tag("fast")
+  @ParameterizedTest(name = "SIGKILL {0}, ordered, without claims, deleting on dispatch")
+  @EnumSource(value = FaultPoint.class, names = "NONE", mode = EnumSource.Mode.EXCLUDE)
+  @Timeout(value = 5, unit = TimeUnit.MINUTES)
+  void killAtPointWithoutClaims(FaultPoint point) throws Exception {
+    run(point, "ordered", Servers.full() ? 3 : 1, s -> {
+      s.claim = false;
+      s.deleteOnDispatch = true;
+    });
+  }
+
+  @Tag("full")
+  @ParameterizedTest(name = "SIGKILL {0}, throughput, without claims")
+  @EnumSource(value = FaultPoint.class, names = "NONE", mode = EnumSource.Mode.EXCLUDE)
+  @Timeout(value = 5, unit = TimeUnit.MINUTES)
+  void killAtPointThroughputWithoutClaims(FaultPoint point) throws Exception {
+    run(point, "throughput", 3, s -> s.claim = false);
   }
 
   /**
@@ -53,22 +77,32 @@ class CrashPointTest {
   }
 
   private static void run(FaultPoint point, String mode, int repetitions) throws Exception {
-    run(point, mode, repetitions, true);
+    run(point, mode, repetitions, s -> {});
   }
 
-  private static void run(FaultPoint point, String mode, int repetitions, boolean pipelined) throws Exception {
+  /**
+   * With claims a survivor dispatches beside each victim; without claims one dispatcher process runs at a
+   * time, and a successor starts after the last victim.
+   */
+  private static void run(FaultPoint point, String mode, int repetitions, Consumer<Scenario> setUp)
+      throws Exception {
     long seed = 100 + point.ordinal();
     try (Scenario s = Scenario.of("SIGKILL " + point.label(), mode, "recording", seed)) {
-      s.pipelined = pipelined;
+      setUp.accept(s);
       s.repetitions = repetitions;
       s.produce();
-      s.worker("survivor");
+      if (s.claim) {
+        s.worker("survivor");
+      }
       for (int r = 0; r < repetitions; r++) {
         WorkerProcess victim = s.worker("victim-" + r, "fault=" + point.label(), "faultAt=3");
         victim.awaitLine("AT " + point.label(), Duration.ofSeconds(60));
         victim.kill();
         s.duplicateBound += bound(s, point);
         s.awaitProduced(30);
+      }
+      if (!s.claim) {
+        s.worker("successor");
       }
       s.finish();
     }

@@ -38,6 +38,10 @@ final class Scenario implements AutoCloseable {
   final long seed;
   /** Whether the workers claim ahead and mark in the background (the dispatcher's default). */
   boolean pipelined = true;
+  /** Whether the workers claim; without claims only one worker process may run at a time. */
+  boolean claim = true;
+  /** Whether the workers' store deletes the rows it marks dispatched. */
+  boolean deleteOnDispatch;
   int repetitions = 1;
   int batch = 10;
   int workersPerProcess = 1;
@@ -141,16 +145,17 @@ final class Scenario implements AutoCloseable {
     return ordered ? "ordered" : "throughput";
   }
 
-  /** The mode as the results show it: pipelining off is stated. */
+  /** The mode as the results show it: pipelining off, no claims and deleting marks are stated. */
   private String modeLabel() {
-    return mode() + (pipelined ? "" : ", not pipelined");
+    return mode() + (pipelined ? "" : ", not pipelined") + (claim ? "" : ", without claims")
+        + (deleteOnDispatch ? ", deleting on dispatch" : "");
   }
 
   /** Starts a worker process; {@code extra} are {@code key=value} overrides such as {@code fault=after-claim}. */
   WorkerProcess worker(String name, String... extra) throws Exception {
     List<String> args = new ArrayList<>(List.of(
         "jdbc=" + postgres.appUrl(dbPort, "faults-worker"), "table=" + table, "mode=" + mode(),
-        "sink=" + sinkArgument(), "pipelined=" + pipelined,
+        "sink=" + sinkArgument(), "pipelined=" + pipelined, "claim=" + claim, "deleteOnDispatch=" + deleteOnDispatch,
         "stream=" + stream, "outage=" + outage, "workers=" + workersPerProcess, "batch=" + batch,
         "leaseMs=" + leaseMs, "pollMs=" + pollMs, "delayMs=" + delayMs, "maxAttempts=" + maxAttempts,
         "retryMs=" + retryMs));
