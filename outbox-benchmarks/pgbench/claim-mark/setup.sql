@@ -1,6 +1,8 @@
--- Three copies of the outbox table for run.sh: as shipped; with a generated column that keeps the claim off
+-- Copies of the outbox table for run.sh: as shipped (also for the variants that differ only in their
+-- statements: deleting marks, and reads without claims); with a generated column that keeps the claim off
 -- the indexes (a HOT update when the page has room, hence fillfactor 70); with the aggregate columns in "C".
-DROP TABLE IF EXISTS bench_cm_shipped, bench_cm_hot, bench_cm_collate_c;
+DROP TABLE IF EXISTS bench_cm_shipped, bench_cm_hot, bench_cm_collate_c, bench_cm_delete, bench_cm_read_mark,
+    bench_cm_read_delete;
 CREATE TABLE bench_cm_shipped (
     id uuid PRIMARY KEY, aggregate_type varchar(255) NOT NULL, aggregate_id varchar(255) NOT NULL,
     topic varchar(255) NOT NULL, payload json NOT NULL, headers json NOT NULL DEFAULT '{}',
@@ -29,3 +31,7 @@ ALTER TABLE bench_cm_collate_c ALTER COLUMN aggregate_type TYPE varchar(255) COL
 CREATE INDEX ON bench_cm_collate_c (priority DESC, created_at, id) WHERE status IN ('PENDING', 'PROCESSING');
 CREATE INDEX ON bench_cm_collate_c (aggregate_type, aggregate_id, created_at, id) WHERE status IN ('PENDING', 'PROCESSING');
 CREATE INDEX ON bench_cm_collate_c (created_at, id) WHERE status = 'DLQ';
+
+CREATE TABLE bench_cm_delete (LIKE bench_cm_shipped INCLUDING ALL);
+CREATE TABLE bench_cm_read_mark (LIKE bench_cm_shipped INCLUDING ALL);
+CREATE TABLE bench_cm_read_delete (LIKE bench_cm_shipped INCLUDING ALL);
