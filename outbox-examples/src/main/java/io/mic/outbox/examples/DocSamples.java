@@ -80,6 +80,13 @@ final class DocSamples {
     // docs/jdbc.md 1 end
   }
 
+  static JdbcOutboxStore configuration1(DataSource dataSource) {
+    // docs/configuration.md 1 begin
+    JdbcOutboxStore store = JdbcOutboxStore.builder().dataSource(dataSource).deleteOnDispatch(true).build();
+    // docs/configuration.md 1 end
+    return store;
+  }
+
   static void operations1(DataSource ds, io.nats.client.Message natsMessage, Channel channel, Delivery delivery,
       ConsumerRecord<byte[], byte[]> record, Order order) throws IOException {
     // docs/operations.md 1 begin
