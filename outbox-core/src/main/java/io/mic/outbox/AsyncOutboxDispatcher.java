@@ -284,10 +284,10 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
   /**
    * One worker's batches. Pipelined, a worker publishes batch N while its own background thread marks
    * batch N-1 and claims (or reads, leaving batch N out) batch N+1 (only after a full batch: more is
-   * probably waiting), so database round trips overlap broker round trips. The background thread runs its tasks in order, and a worker that
-   * published a batch waits for the mark of the batch before: at most one mark and one batch claimed ahead
-   * wait at any time, so a worker has published and not marked at most two batches (what a crash may
-   * repeat). Without pipelining each step waits for the last.
+   * probably waiting), so database round trips overlap broker round trips. The background thread runs its
+   * tasks in order, and a worker that published a batch waits for the mark of the batch before: at most one
+   * mark and one batch claimed ahead wait at any time, so a worker has published and not marked at most two
+   * batches (what a crash may repeat). Without pipelining each step waits for the last.
    */
   private final class Pipeline {
     private final OutboxDispatcher dispatcher;
