@@ -28,6 +28,7 @@ import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -90,10 +91,14 @@ abstract class JdbcOutboxStoreTest {
   }
 
   private JdbcOutboxStore newStore(boolean lockAggregate) {
+    return newStore(builder -> builder.lockAggregateOnAppend(lockAggregate));
+  }
+
+  /** A store on a table of its own, dropped after the test, with {@code options} applied to its builder. */
+  private JdbcOutboxStore newStore(UnaryOperator<JdbcOutboxStore.Builder> options) {
     String table = TestDatabase.uniqueName("outbox_jt");
     tables.add(table);
-    JdbcOutboxStore s = JdbcOutboxStore.builder().dataSource(dataSource).table(table)
-        .lockAggregateOnAppend(lockAggregate).build();
+    JdbcOutboxStore s = options.apply(JdbcOutboxStore.builder().dataSource(dataSource).table(table)).build();
     s.createSchema();
     return s;
   }
@@ -610,12 +615,12 @@ abstract class JdbcOutboxStoreTest {
    */
   @Test
   void deleteOnDispatchDeletesWhatItMarksAndKeepsTheDeadLetters() throws SQLException {
-    JdbcOutboxStore deleting = deletingStore();
+    JdbcOutboxStore deleting = newStore(builder -> builder.deleteOnDispatch(true));
     OutboxEvent a1 = event("a");
     OutboxEvent b = event("b");
     OutboxEvent a2 = event("a");
     OutboxEvent poison = event("poison");
-    append(deleting, List.of(a1, b, a2, poison));
+    inTransaction(deleting, true, List.of(a1, b, a2, poison));
     List<UUID> published = new ArrayList<>();
     OutboxDispatcher d = OutboxDispatcher.builder().store(deleting).preserveAggregateOrder(true).maxAttempts(1)
         .dispatchFn(e -> {
@@ -638,9 +643,9 @@ abstract class JdbcOutboxStoreTest {
   /** A mark that deletes is fenced like one that updates: a claim that lost its lease deletes nothing. */
   @Test
   void deleteOnDispatchDeletesNothingForALostLease() throws SQLException {
-    JdbcOutboxStore deleting = deletingStore();
+    JdbcOutboxStore deleting = newStore(builder -> builder.deleteOnDispatch(true));
     OutboxEvent e = event("a");
-    append(deleting, List.of(e));
+    inTransaction(deleting, true, List.of(e));
     List<OutboxEvent> first = deleting.claim("w1", 10, Duration.ofMillis(200), false);
     List<OutboxEvent> second = new ArrayList<>();
     await().atMost(Duration.ofSeconds(10)).until(() -> {
@@ -651,22 +656,6 @@ abstract class JdbcOutboxStoreTest {
     assertThat(deleting.find(e.id()).orElseThrow().leaseOwner()).isEqualTo(second.get(0).leaseOwner());
     assertThat(deleting.markDispatched(second)).containsExactly(e.id());
     assertThat(deleting.find(e.id())).isEmpty();
-  }
-
-  private JdbcOutboxStore deletingStore() {
-    String table = TestDatabase.uniqueName("outbox_jt");
-    tables.add(table);
-    JdbcOutboxStore s = JdbcOutboxStore.builder().dataSource(dataSource).table(table).deleteOnDispatch(true).build();
-    s.createSchema();
-    return s;
-  }
-
-  private void append(JdbcOutboxStore to, List<OutboxEvent> events) throws SQLException {
-    try (Connection c = dataSource.getConnection()) {
-      c.setAutoCommit(false);
-      to.append(c, events);
-      c.commit();
-    }
   }
 
   /**
