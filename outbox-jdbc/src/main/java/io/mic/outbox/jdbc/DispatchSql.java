@@ -48,9 +48,14 @@ final class DispatchSql {
     return n == 0 ? "" : " AND " + alias + ".topic NOT IN " + Sql.placeholders(n);
   }
 
-  /** Leaves out the events the reader is still publishing (bound with {@link Dialect#bindIds}). */
+  /** Leaves out the events the reader is still publishing (see {@link #bindInFlight}). */
   String notInFlight(ReadRequest r) {
     return r.inFlight().isEmpty() ? "" : " AND " + dialect.notAmong("o.id", r.inFlight().size());
+  }
+
+  /** Binds the request's events in flight from {@code from}, if any; returns the next index. */
+  int bindInFlight(java.sql.PreparedStatement ps, int from, ReadRequest r) throws java.sql.SQLException {
+    return r.inFlight().isEmpty() ? from : dialect.bindIds(ps, from, r.inFlight());
   }
 
   /** Binds the request's paused topics from {@code from}; returns the next index. */

@@ -26,11 +26,7 @@ final class FetchStatement {
           + sql.due() + sql.notPaused("o", r) + sql.notInFlight(r) + (r.ordered() ? sql.isHead() : "")
           + " ORDER BY " + d.dispatchOrder() + " LIMIT ?";
       try (PreparedStatement ps = c.prepareStatement(statement)) {
-        int next = DispatchSql.bindPaused(ps, 1, r);
-        if (!r.inFlight().isEmpty()) {
-          next = d.bindIds(ps, next, r.inFlight());
-        }
-        ps.setInt(next, r.limit());
+        ps.setInt(sql.bindInFlight(ps, DispatchSql.bindPaused(ps, 1, r), r), r.limit());
         return EventRows.readAll(ps, d);
       }
     });
