@@ -53,6 +53,24 @@ final class CpuSplit {
     return ms;
   }
 
+  /**
+   * Read system calls made so far by the broker's processes ({@code syscr} in {@code /proc/PID/io}, readable as
+   * root; 0 elsewhere): how many pieces the messages arrived in, since each read takes what the socket holds.
+   */
+  static long brokerReads() {
+    long reads = 0;
+    for (long pid : processes()) {
+      if (groupOf(pid).equals(BROKER)) {
+        for (String line : read(PROC.resolve(pid + "/io")).split("\n")) {
+          if (line.startsWith("syscr:")) {
+            reads += Long.parseLong(line.substring("syscr:".length()).trim());
+          }
+        }
+      }
+    }
+    return reads;
+  }
+
   /** The process ids running now, from {@code /proc}. */
   static List<Long> processes() {
     try (Stream<Path> entries = Files.list(PROC)) {

@@ -97,6 +97,10 @@ public final class EndToEndBenchmark {
   private Map<String, Long> cpuBefore;
   private boolean warmingUp;
   private Map<String, Long> cpuAfter;
+  /** Per scenario, the broker's read system calls per 1,000 events, summed over rounds. */
+  private final Map<String, Double> brokerReads = new LinkedHashMap<>();
+  private long readsBefore;
+  private long readsAfter;
   /** The machine's cores, counted before any pinning. */
   private final int cores = Runtime.getRuntime().availableProcessors();
   private String placement = "every process on every core";
@@ -223,12 +227,14 @@ public final class EndToEndBenchmark {
     List<OutboxEvent> list = asStored(events("order.raw"));
     ScenarioEvent timed = timed(scenario);
     cpuBefore = CpuSplit.snapshot();
+    readsBefore = CpuSplit.brokerReads();
     long t0 = System.nanoTime();
     timed.begin();
     broker.publishRaw(list, scenario);
     timed.commit();
     double rate = events / ((System.nanoTime() - t0) / 1e9);
     cpuAfter = CpuSplit.snapshot();
+    readsAfter = CpuSplit.brokerReads();
     broker.checkAndReset(events);
     return rate;
   }
@@ -263,6 +269,7 @@ public final class EndToEndBenchmark {
               }).build()) {
         ScenarioEvent timed = timed(scenario(claim, ordered, workers, pipelined));
         cpuBefore = CpuSplit.snapshot();
+        readsBefore = CpuSplit.brokerReads();
         long t0 = System.nanoTime();
         timed.begin();
         d.start();
@@ -272,6 +279,7 @@ public final class EndToEndBenchmark {
         timed.commit();
         rate = events / ((System.nanoTime() - t0) / 1e9);
         cpuAfter = CpuSplit.snapshot();
+        readsAfter = CpuSplit.brokerReads();
       }
       broker.checkAndReset(events);
       return rate;
@@ -284,6 +292,7 @@ public final class EndToEndBenchmark {
   private void record(String scenario, double rate) {
     Map<String, Double> used = CpuSplit.perThousand(cpuBefore, cpuAfter, events);
     used.forEach((group, ms) -> cpu.computeIfAbsent(scenario, k -> new LinkedHashMap<>()).merge(group, ms, Double::sum));
+    brokerReads.merge(scenario, (readsAfter - readsBefore) * 1000.0 / events, Double::sum);
     rates.computeIfAbsent(scenario, k -> new ArrayList<>()).add(rate);
     System.err.printf("  %-75s %,10.0f events/s%n", scenario, rate);
   }
@@ -306,14 +315,16 @@ public final class EndToEndBenchmark {
         .append(String.format("%.2f", median(k) / median(broker.raw()))).append(" |\n"));
     if (CpuSplit.available()) {
       md.append("\nCPU time per 1,000 events (ms, mean of the rounds; from /proc, so the machine's other load is in"
-          + " 'other processes'):\n\n| scenario | ").append(String.join(" | ", cpu.values().iterator().next().keySet()))
-          .append(" | total |\n|---|").append("---:|".repeat(cpu.values().iterator().next().size() + 1)).append("\n");
+          + " 'other processes'), and the broker's read system calls per 1,000 events (fewer: the messages arrived in"
+          + " larger pieces):\n\n| scenario | ").append(String.join(" | ", cpu.values().iterator().next().keySet()))
+          .append(" | total | broker's reads per 1,000 |\n|---|")
+          .append("---:|".repeat(cpu.values().iterator().next().size() + 2)).append("\n");
       cpu.forEach((k, groups) -> {
         int rounds = rates.get(k).size();
         md.append("| ").append(k).append(" | ");
         groups.values().forEach(ms -> md.append(String.format("%.0f", ms / rounds)).append(" | "));
         md.append(String.format("%.0f", groups.values().stream().mapToDouble(Double::doubleValue).sum() / rounds))
-            .append(" |\n");
+            .append(" | ").append(String.format("%.0f", brokerReads.get(k) / rounds)).append(" |\n");
       });
     }
     return md.toString();
