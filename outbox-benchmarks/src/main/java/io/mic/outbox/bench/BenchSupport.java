@@ -42,6 +42,16 @@ final class BenchSupport {
   }
 
   /** The PostgreSQL URL of {@code --url}, by default the local server's {@code test} database. */
+  /**
+   * A NATS connection for a raw client and the library's publisher alike, with the option the publisher's own
+   * connection has ({@code dontForceFlushOnRequest}: a batch's messages share writes), so neither side of a
+   * comparison is slowed by the client's default of one write per request.
+   */
+  static io.nats.client.Connection nats(String url, String name) throws IOException, InterruptedException {
+    return io.nats.client.Nats.connect(io.nats.client.Options.builder().server(url).connectionName(name)
+        .dontForceFlushOnRequest().build());
+  }
+
   static String postgresUrl(Map<String, String> options) {
     return options.getOrDefault("url", "jdbc:postgresql://127.0.0.1:5432/test");
   }

@@ -5,7 +5,6 @@ import io.mic.outbox.nats.NatsJetStreamPublisher;
 import io.nats.client.Connection;
 import io.nats.client.JetStream;
 import io.nats.client.JetStreamManagement;
-import io.nats.client.Nats;
 import io.nats.client.PublishOptions;
 import io.nats.client.api.PublishAck;
 import io.nats.client.api.StorageType;
@@ -48,7 +47,7 @@ public final class NatsPublishBenchmark {
     String loadBefore = BenchSupport.loadAverage();
     String stream = "bench" + Long.toHexString(System.nanoTime());
     List<String> lines = new ArrayList<>();
-    try (Connection nats = Nats.connect(url)) {
+    try (Connection nats = BenchSupport.nats(url, "mic-outbox-bench")) {
       JetStreamManagement jsm = nats.jetStreamManagement();
       jsm.addStream(StreamConfiguration.builder().name(stream).subjects(stream + ".>")
           .storageType(StorageType.File).build());

@@ -6,8 +6,6 @@ import io.mic.outbox.nats.NatsJetStreamPublisher;
 import io.nats.client.Connection;
 import io.nats.client.JetStream;
 import io.nats.client.JetStreamManagement;
-import io.nats.client.Nats;
-import io.nats.client.Options;
 import io.nats.client.api.PublishAck;
 import io.nats.client.api.StreamConfiguration;
 import io.nats.client.impl.Headers;
@@ -28,7 +26,7 @@ final class NatsSide implements EndToEndBenchmark.Broker {
 
   NatsSide(String url, int window) throws Exception {
     this.window = window;
-    this.nats = Nats.connect(new Options.Builder().server(url).connectionName("mic-outbox-bench").build());
+    this.nats = BenchSupport.nats(url, "mic-outbox-bench");
     this.jsm = nats.jetStreamManagement();
     jsm.addStream(StreamConfiguration.builder().name(stream).subjects(subjectPrefix + ".>").build());
   }
@@ -36,7 +34,7 @@ final class NatsSide implements EndToEndBenchmark.Broker {
   @Override
   public String describe() {
     return "NATS JetStream " + nats.getServerInfo().getVersion() + " (file-backed stream, PubAck window " + window
-        + ")";
+        + "; one connection for both paths, with dontForceFlushOnRequest as the publisher's own connection)";
   }
 
   @Override

@@ -12,7 +12,6 @@ import io.mic.replay.ReplayQuery;
 import io.mic.replay.ReplayResult;
 import io.nats.client.Connection;
 import io.nats.client.JetStream;
-import io.nats.client.Nats;
 import io.nats.client.PublishOptions;
 import io.nats.client.api.PublishAck;
 import io.nats.client.api.StreamConfiguration;
@@ -89,7 +88,7 @@ public final class ReplayBenchmark {
         dry.recordsRead() / (dry.elapsed().toNanos() / 1e9), dry.rate(), peakHeapMiB()));
 
     List<ReplayMessage> messages = firstMessages(archive, PUBLISH_COUNT);
-    try (Connection nats = Nats.connect(url)) {
+    try (Connection nats = BenchSupport.nats(url, "mic-outbox-bench")) {
       String stream = "bench" + Long.toHexString(System.nanoTime());
       nats.jetStreamManagement().addStream(StreamConfiguration.builder().name(stream).subjects("order.created")
           .build());
