@@ -13,7 +13,6 @@ import io.mic.outbox.OutboxListeners;
 import io.mic.outbox.InMemoryOutboxStore;
 import io.mic.outbox.jdbc.DeadLetterQuery;
 import io.mic.outbox.jdbc.JdbcInbox;
-import io.mic.outbox.nats.NatsConsumers;
 import io.mic.outbox.jdbc.JdbcOutboxStore;
 import io.mic.outbox.jdbc.OutboxDeadLetters;
 import io.mic.outbox.jdbc.OutboxMaintenance;

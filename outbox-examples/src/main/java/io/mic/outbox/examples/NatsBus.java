@@ -41,6 +41,7 @@ final class NatsBus implements Bus {
   NatsBus(String url) {
     try {
       connection = Nats.connect(new Options.Builder().server(url).connectionTimeout(Duration.ofSeconds(3))
+          .dontForceFlushOnRequest() // the publisher shares it: a batch's messages share writes
           .errorListener(new io.nats.client.ErrorListener() {}).build()); // errors reach the user as exit code 2
       management = connection.jetStreamManagement();
       management.addStream(StreamConfiguration.builder().name(stream).subjects(PREFIX + ".>")

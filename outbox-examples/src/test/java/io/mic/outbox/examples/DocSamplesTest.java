@@ -44,7 +44,7 @@ class DocSamplesTest {
         }
       }
     }
-    assertThat(checked).hasSize(19);
+    assertThat(checked).hasSize(20);
   }
 
   private static String compiled(List<String> source, String marker) {

@@ -314,7 +314,12 @@ public final class NatsJetStreamPublisher implements BatchDispatchFn, AutoClosea
 
     private Builder() {}
 
-    /** Publish over the application's connection; the publisher never closes it. */
+    /**
+     * Publish over the application's connection; the publisher never closes it. Build it with
+     * {@code Options.Builder.dontForceFlushOnRequest()}, as the publisher's own connection is: with the client's
+     * default every publication ends a socket write, and a batch costs NATS and this process about twice the CPU
+     * per message.
+     */
     public Builder connection(Connection connection) {
       this.connection = connection;
       return this;
@@ -322,7 +327,8 @@ public final class NatsJetStreamPublisher implements BatchDispatchFn, AutoClosea
 
     /**
      * Let the publisher open (on first use) and close its own connection to this server, e.g.
-     * {@code nats://127.0.0.1:4222}. It reconnects forever; credentials in the URL never reach logs.
+     * {@code nats://127.0.0.1:4222}. It reconnects forever, lets a batch's messages share socket writes
+     * ({@code dontForceFlushOnRequest}), and keeps credentials in the URL out of logs.
      */
     public Builder url(String url) {
       this.url = url;
