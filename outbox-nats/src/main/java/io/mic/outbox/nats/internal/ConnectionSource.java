@@ -46,7 +46,8 @@ public final class ConnectionSource implements AutoCloseable {
 
   /** Uses the application's connection; {@link #close()} leaves it open. */
   public static ConnectionSource of(Connection connection, Duration ackTimeout) {
-    if (connection.getOptions().forceFlushOnRequest()) {
+    Options given = connection.getOptions(); // null from a test double
+    if (given != null && given.forceFlushOnRequest()) {
       LOG.info("the application's NATS connection ends a write after every request (the client's default):"
           + " a batch goes out one or two messages per write, at about twice the CPU per message; build it with"
           + " Options.Builder.dontForceFlushOnRequest() to let a batch share writes");
