@@ -41,7 +41,6 @@ final class BenchSupport {
     return options;
   }
 
-  /** The PostgreSQL URL of {@code --url}, by default the local server's {@code test} database. */
   /**
    * A NATS connection for a raw client and the library's publisher alike, with the option the publisher's own
    * connection has ({@code dontForceFlushOnRequest}: a batch's messages share writes), so neither side of a
@@ -52,6 +51,7 @@ final class BenchSupport {
         .dontForceFlushOnRequest().build());
   }
 
+  /** The PostgreSQL URL of {@code --url}, by default the local server's {@code test} database. */
   static String postgresUrl(Map<String, String> options) {
     return options.getOrDefault("url", "jdbc:postgresql://127.0.0.1:5432/test");
   }

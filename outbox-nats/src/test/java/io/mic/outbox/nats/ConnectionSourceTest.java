@@ -19,9 +19,10 @@ class ConnectionSourceTest {
   }
 
   /**
-   * The client's default sends every request (a JetStream publication is one) in a write of its own, with at
-   * most one more message: a batch of 500 took about 250 writes, and NATS about 250 reads, at about twice the
-   * CPU per message on both sides of what the same messages cost in a few writes.
+   * The client's default ends a write after every request (a JetStream publication is one), so a write
+   * carries at most two messages: 100,000 events took 53,970 writes, and NATS and the JVM spent about twice
+   * the CPU per message of what the same messages cost in writes of many (EndToEndBenchmark's figures are in
+   * docs/performance.md).
    */
   @ParameterizedTest
   @MethodSource("ownConnections")
