@@ -282,16 +282,19 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
   }
 
   /**
-   * One worker's batches. Pipelined, a worker publishes batch N while its own background thread marks
-   * batch N-1 and claims (or reads, leaving batch N out) batch N+1 (only after a full batch: more is
-   * probably waiting), so database round trips overlap broker round trips. The background thread runs its
-   * tasks in order, and a worker that published a batch waits for the mark of the batch before: at most one
-   * mark and one batch claimed ahead wait at any time, so a worker has published and not marked at most two
-   * batches (what a crash may repeat). Without pipelining each step waits for the last.
+   * One worker's batches. Pipelined, a worker publishes batch N while one background thread of its own
+   * marks batch N-1 and another claims (or reads) batch N+1 (only after a full batch: more is probably
+   * waiting), so database round trips overlap broker round trips, and the mark's commit, which waits for the
+   * database's log flush, overlaps the read. Without claims that read leaves out batches N and N-1: their
+   * events stay {@code PENDING} until their marks commit. A worker that published a batch waits for the mark
+   * of the batch before: at most one mark and one batch claimed ahead wait at any time, so a worker has
+   * published and not marked at most two batches (what a crash may repeat). Without pipelining each step
+   * waits for the last.
    */
   private final class Pipeline {
     private final OutboxDispatcher dispatcher;
-    private final ExecutorService io;
+    private final ExecutorService reader;
+    private final ExecutorService marker;
     private Future<OutboxDispatcher.Batch> ahead;
     /** The mark of the batch published last, running in the background. */
     private Future<?> marking;
@@ -300,31 +303,38 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
 
     Pipeline(OutboxDispatcher dispatcher, int index) {
       this.dispatcher = dispatcher;
-      this.io = pipelined ? Executors.newSingleThreadExecutor(
-          namedThreads(name + "-dispatcher-" + (index + 1) + "-io-")) : null;
+      String prefix = name + "-dispatcher-" + (index + 1);
+      this.reader = pipelined ? Executors.newSingleThreadExecutor(namedThreads(prefix + "-read-")) : null;
+      this.marker = pipelined ? Executors.newSingleThreadExecutor(namedThreads(prefix + "-mark-")) : null;
     }
 
     /** @return whether the batch was full */
     boolean dispatchOnce() {
-      OutboxDispatcher.Batch batch = ahead != null ? take()
-          : dispatcher.next(marking != null && !marking.isDone() ? beingMarked : null);
+      OutboxDispatcher.Batch batch = ahead != null ? take() : dispatcher.next(stillMarked());
       if (batch == null) {
         return false;
       }
       boolean full = batch.size() == batchSize;
-      if (io == null) {
+      if (reader == null) {
         dispatcher.publish(batch);
         batch.finish();
         return full;
       }
       if (full && running && !paused && dispatcher.outagePause() == null) {
-        ahead = io.submit(() -> dispatcher.next(batch));
+        List<OutboxDispatcher.Batch> inFlight = new ArrayList<>(stillMarked());
+        inFlight.add(batch);
+        ahead = reader.submit(() -> dispatcher.next(inFlight));
       }
       dispatcher.publish(batch);
       awaitLastMark(); // one mark overlaps one publication, no more: a crash repeats at most two batches
       beingMarked = batch;
-      marking = io.submit(() -> finish(batch));
+      marking = marker.submit(() -> finish(batch));
       return full;
+    }
+
+    /** The batch whose mark still runs, if any. */
+    private List<OutboxDispatcher.Batch> stillMarked() {
+      return marking != null && !marking.isDone() ? List.of(beingMarked) : List.of();
     }
 
     private void awaitLastMark() {
@@ -387,10 +397,11 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
     /** Releases what was claimed ahead and lets the last marks finish. */
     void close() {
       abandonClaimedAhead();
-      if (io != null) {
-        io.shutdown();
+      if (reader != null) {
+        reader.shutdown();
+        marker.shutdown();
         try {
-          if (!io.awaitTermination(shutdownTimeout.toMillis() + 5_000, TimeUnit.MILLISECONDS)) {
+          if (!marker.awaitTermination(shutdownTimeout.toMillis() + 5_000, TimeUnit.MILLISECONDS)) {
             LOG.warn("{}: the last marks did not finish; their events return when their leases run out",
                 dispatcher.worker());
           }
@@ -465,11 +476,12 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
     private Builder() {}
 
     /**
-     * Let each worker claim (or, without claims, read) its next batch and mark its last one in the background
-     * while it publishes the current one (default {@value AsyncOutboxDispatcher#DEFAULT_PIPELINED}): database
-     * and broker round trips overlap. A crash then republishes at most two batches per worker instead of
-     * one. Without claims the read ahead leaves out the events still being published, which are
-     * {@code PENDING} until their mark, and the batch is marked at its end as in claim mode.
+     * Let each worker claim (or, without claims, read) its next batch and mark its last one in the background,
+     * the two at once on connections of their own, while it publishes the current one (default
+     * {@value AsyncOutboxDispatcher#DEFAULT_PIPELINED}): database and broker round trips overlap. A crash then
+     * republishes at most two batches per worker instead of one. Without claims the read ahead leaves out the
+     * events still being published or marked, which are {@code PENDING} until their mark, and the batch is
+     * marked at its end as in claim mode.
      */
     public Builder pipelined(boolean pipelined) {
       this.pipelined = pipelined;

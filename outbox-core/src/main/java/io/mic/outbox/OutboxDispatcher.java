@@ -85,7 +85,7 @@ public final class OutboxDispatcher {
 
   /**
    * {@code pausedTopics} is read at every poll; the async dispatcher shares one set between its workers.
-   * {@code pipelined}: the caller reads each next batch with {@link #next(Batch)} while publishing, so
+   * {@code pipelined}: the caller reads each next batch with {@link #next(List)} while publishing, so
    * successes are marked by {@link Batch#finish()} in claim mode and without claims alike.
    */
   OutboxDispatcher(DispatcherBuilder<?> b, String worker, Set<String> pausedTopics, boolean pipelined) {
@@ -131,16 +131,16 @@ public final class OutboxDispatcher {
    * @return {@code null} when nothing is due
    */
   Batch next() {
-    return next(null);
+    return next(List.of());
   }
 
   /**
-   * {@link #next()} while {@code inFlight} is still being published: without claims its events are still
-   * {@code PENDING}, so the read leaves them out (in claim mode their leases already do).
+   * {@link #next()} while the batches {@code inFlight} are still being published or marked: without claims
+   * their events are still {@code PENDING}, so the read leaves them out (in claim mode their leases already do).
    */
-  Batch next(Batch inFlight) {
+  Batch next(List<Batch> inFlight) {
     long start = System.nanoTime();
-    List<OutboxEvent> events = fetch(inFlight == null || useClaim ? Set.of() : inFlight.ids());
+    List<OutboxEvent> events = fetch(useClaim ? Set.of() : idsOf(inFlight));
     if (events.isEmpty()) {
       LOG.trace("{}: nothing due", worker);
       return null;
@@ -169,6 +169,12 @@ public final class OutboxDispatcher {
    */
   Duration outagePause() {
     return outage.pause();
+  }
+
+  private static Set<UUID> idsOf(List<Batch> batches) {
+    Set<UUID> ids = new HashSet<>();
+    batches.forEach(b -> b.events.forEach(e -> ids.add(e.id())));
+    return ids;
   }
 
   private List<OutboxEvent> fetch(Set<UUID> inFlight) {
@@ -255,12 +261,6 @@ public final class OutboxDispatcher {
 
     int size() {
       return events.size();
-    }
-
-    Set<UUID> ids() {
-      Set<UUID> ids = new HashSet<>();
-      events.forEach(e -> ids.add(e.id()));
-      return ids;
     }
 
     /** Marks the successes, stops keeping the leases and reports the batch; once, on any thread. */

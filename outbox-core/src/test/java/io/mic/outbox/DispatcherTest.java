@@ -18,6 +18,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.Test;
@@ -480,6 +481,87 @@ class DispatcherTest {
     assertThat(readDuringFirstBatch.get()).as("reads done before the first batch was published").isEqualTo(2);
     assertThat(skipped.get(1)).as("what the read ahead left out")
         .containsExactlyInAnyOrderElementsOf(backlog.subList(0, batch).stream().map(OutboxEvent::id).toList());
+    assertThat(published).doesNotHaveDuplicates().hasSize(backlog.size());
+  }
+
+  /**
+   * The read ahead does not wait for the last batch's mark: the two run at once (a mark's commit waits for
+   * the database's log flush, the read works meanwhile). Without claims that read leaves out the batch
+   * being published and the batch being marked, whose events stay {@code PENDING} until the mark commits.
+   */
+  @ParameterizedTest(name = "useClaim: {0}")
+  @ValueSource(booleans = {true, false})
+  @Timeout(value = 30, unit = TimeUnit.SECONDS)
+  void aPipelinedWorkerReadsAheadWhileTheLastMarkStillRuns(boolean useClaim) throws Exception {
+    int batch = 10;
+    List<OutboxEvent> backlog = new ArrayList<>();
+    for (int i = 0; i < 4 * batch; i++) {
+      backlog.add(event("a" + i));
+    }
+    store.append(backlog);
+    // the third read is the one ahead of the third batch, made while the first batch is being marked: it
+    // waits until that mark has begun, and the mark waits (at most 5 s) for a read beside it
+    AtomicInteger reads = new AtomicInteger();
+    AtomicInteger marks = new AtomicInteger();
+    AtomicBoolean firstMarkRunning = new AtomicBoolean();
+    CountDownLatch firstMarkBegun = new CountDownLatch(1);
+    CountDownLatch readBesideTheMark = new CountDownLatch(1);
+    AtomicBoolean overlapped = new AtomicBoolean();
+    List<Set<UUID>> leftOut = new CopyOnWriteArrayList<>();
+    OutboxStore slowMark = new DelegatingStore(store) {
+      @Override
+      public List<OutboxEvent> fetchPending(int limit, boolean ordered, Set<String> paused, Set<UUID> inFlight) {
+        leftOut.add(Set.copyOf(inFlight));
+        read();
+        return super.fetchPending(limit, ordered, paused, inFlight);
+      }
+
+      @Override
+      public List<OutboxEvent> claim(ClaimRequest request) {
+        read();
+        return super.claim(request);
+      }
+
+      private void read() {
+        if (reads.incrementAndGet() == 3) {
+          try {
+            firstMarkBegun.await(5, TimeUnit.SECONDS);
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+          if (firstMarkRunning.get()) {
+            readBesideTheMark.countDown();
+          }
+        }
+      }
+
+      @Override
+      public Set<UUID> markDispatched(Collection<OutboxEvent> events) {
+        if (marks.incrementAndGet() == 1) {
+          firstMarkRunning.set(true);
+          firstMarkBegun.countDown();
+          try {
+            overlapped.set(readBesideTheMark.await(5, TimeUnit.SECONDS));
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+          firstMarkRunning.set(false);
+        }
+        return super.markDispatched(events);
+      }
+    };
+    List<UUID> published = new CopyOnWriteArrayList<>();
+    try (AsyncOutboxDispatcher d = AsyncOutboxDispatcher.builder().store(slowMark).useClaim(useClaim)
+        .batchSize(batch).pollInterval(Duration.ofMillis(10)).dispatchFn(e -> published.add(e.id())).build()) {
+      d.start();
+      await().atMost(Duration.ofSeconds(20))
+          .until(() -> store.countByStatus().get(OutboxStatus.DISPATCHED) == (long) backlog.size());
+    }
+    assertThat(overlapped).as("a read ran while the first mark did").isTrue();
+    if (!useClaim) {
+      assertThat(leftOut.get(2)).as("what the read beside the first mark left out: the first two batches")
+          .containsExactlyInAnyOrderElementsOf(backlog.subList(0, 2 * batch).stream().map(OutboxEvent::id).toList());
+    }
     assertThat(published).doesNotHaveDuplicates().hasSize(backlog.size());
   }
 
