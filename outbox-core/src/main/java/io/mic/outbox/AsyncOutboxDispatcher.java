@@ -68,6 +68,7 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
   private final Duration pollInterval;
   private final Duration shutdownTimeout;
   private final boolean pipelined;
+  private final boolean useClaim;
   private final OutboxListener listener;
   private final List<OutboxDispatcher> dispatchers;
   private final ExecutorService executor;
@@ -93,6 +94,7 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
     this.pollInterval = b.pollInterval;
     this.shutdownTimeout = b.shutdownTimeout;
     this.pipelined = b.pipelined;
+    this.useClaim = b.useClaim;
     this.listener = OutboxListeners.of(b.listener);
     this.store = b.store;
     List<OutboxDispatcher> list = new ArrayList<>();
@@ -282,14 +284,15 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
   }
 
   /**
-   * One worker's batches. Pipelined, a worker publishes batch N while one background thread of its own
-   * marks batch N-1 and another claims (or reads) batch N+1 (only after a full batch: more is probably
-   * waiting), so database round trips overlap broker round trips, and the mark's commit, which waits for the
-   * database's log flush, overlaps the read. Without claims that read leaves out batches N and N-1: their
-   * events stay {@code PENDING} until their marks commit. A worker that published a batch waits for the mark
-   * of the batch before: at most one mark and one batch claimed ahead wait at any time, so a worker has
-   * published and not marked at most two batches (what a crash may repeat). Without pipelining each step
-   * waits for the last.
+   * One worker's batches. Pipelined, a worker publishes batch N while its background threads mark batch N-1
+   * and claim (or read) batch N+1 (only after a full batch: more is probably waiting), so database round
+   * trips overlap broker round trips. Without claims the read and the mark run at once, each on a thread of
+   * its own: the mark's commit waits for the database's log flush, and the read works meanwhile; the read
+   * leaves out batches N and N-1, whose events stay {@code PENDING} until their marks commit. With claims one
+   * thread claims after it marked: a claim beside a mark, two updates of the same index pages, measured
+   * slower. A worker that published a batch waits for the mark of the batch before: at most one mark and one
+   * batch claimed ahead wait at any time, so a worker has published and not marked at most two batches (what
+   * a crash may repeat). Without pipelining each step waits for the last.
    */
   private final class Pipeline {
     private final OutboxDispatcher dispatcher;
@@ -305,7 +308,8 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
       this.dispatcher = dispatcher;
       String prefix = name + "-dispatcher-" + (index + 1);
       this.reader = pipelined ? Executors.newSingleThreadExecutor(namedThreads(prefix + "-read-")) : null;
-      this.marker = pipelined ? Executors.newSingleThreadExecutor(namedThreads(prefix + "-mark-")) : null;
+      this.marker = !pipelined ? null
+          : useClaim ? reader : Executors.newSingleThreadExecutor(namedThreads(prefix + "-mark-"));
     }
 
     /** @return whether the batch was full */
@@ -476,10 +480,10 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
     private Builder() {}
 
     /**
-     * Let each worker claim (or, without claims, read) its next batch and mark its last one in the background,
-     * the two at once on connections of their own, while it publishes the current one (default
-     * {@value AsyncOutboxDispatcher#DEFAULT_PIPELINED}): database and broker round trips overlap. A crash then
-     * republishes at most two batches per worker instead of one. Without claims the read ahead leaves out the
+     * Let each worker claim (or, without claims, read) its next batch and mark its last one in the background
+     * while it publishes the current one (default {@value AsyncOutboxDispatcher#DEFAULT_PIPELINED}): database
+     * and broker round trips overlap. A crash then republishes at most two batches per worker instead of one.
+     * Without claims the read and the mark run at once, on connections of their own; the read leaves out the
      * events still being published or marked, which are {@code PENDING} until their mark, and the batch is
      * marked at its end as in claim mode.
      */
