@@ -449,11 +449,7 @@ class DispatcherTest {
   @Timeout(value = 30, unit = TimeUnit.SECONDS)
   void withoutClaimsAPipelinedWorkerReadsTheNextBatchWhilePublishingAndSkipsTheOneInFlight() throws Exception {
     int batch = 10;
-    List<OutboxEvent> backlog = new ArrayList<>();
-    for (int i = 0; i < 3 * batch; i++) {
-      backlog.add(event("a" + i));
-    }
-    store.append(backlog);
+    List<OutboxEvent> backlog = appendBacklog(3 * batch);
     CountDownLatch readAhead = new CountDownLatch(2); // the first read, then the one ahead
     List<Set<UUID>> skipped = new CopyOnWriteArrayList<>();
     OutboxStore reading = new DelegatingStore(store) {
@@ -493,11 +489,7 @@ class DispatcherTest {
   @Timeout(value = 30, unit = TimeUnit.SECONDS)
   void withoutClaimsAPipelinedWorkerReadsAheadWhileTheLastMarkStillRuns() throws Exception {
     int batch = 10;
-    List<OutboxEvent> backlog = new ArrayList<>();
-    for (int i = 0; i < 4 * batch; i++) {
-      backlog.add(event("a" + i));
-    }
-    store.append(backlog);
+    List<OutboxEvent> backlog = appendBacklog(4 * batch);
     // the third read is the one ahead of the third batch, made while the first batch is being marked: it
     // waits until that mark has begun, and the mark waits (at most 5 s) for a read beside it
     AtomicInteger reads = new AtomicInteger();
@@ -554,6 +546,16 @@ class DispatcherTest {
     assertThat(leftOut.get(2)).as("what the read beside the first mark left out: the first two batches")
         .containsExactlyInAnyOrderElementsOf(backlog.subList(0, 2 * batch).stream().map(OutboxEvent::id).toList());
     assertThat(published).doesNotHaveDuplicates().hasSize(backlog.size());
+  }
+
+  /** Appends {@code count} events of as many aggregates, a0, a1, …, and returns them in that order. */
+  private List<OutboxEvent> appendBacklog(int count) {
+    List<OutboxEvent> backlog = new ArrayList<>();
+    for (int i = 0; i < count; i++) {
+      backlog.add(event("a" + i));
+    }
+    store.append(backlog);
+    return backlog;
   }
 
   private static void dispatchInGroupsWhileAMarkHangs(AsyncOutboxDispatcher d, InMemoryOutboxStore store,
