@@ -14,8 +14,9 @@ import java.util.UUID;
 
 /**
  * The worker's store: the real JDBC store with the store-side fault points around it. Claims, and reads
- * without claims, reach {@link FaultPoint#AFTER_CLAIM} when they return events; marks reach {@link FaultPoint#AFTER_ACK_BEFORE_MARK}
- * before they are sent and flag the thread for {@link MarkCommitFence} while they run.
+ * without claims, reach {@link FaultPoint#AFTER_CLAIM} when they return events; marks reach
+ * {@link FaultPoint#AFTER_ACK_BEFORE_MARK} before they are sent and flag the thread for {@link MarkCommitFence}
+ * while they run.
  */
 final class FaultStore implements OutboxStore {
   private final OutboxStore store;

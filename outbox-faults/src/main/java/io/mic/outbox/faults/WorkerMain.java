@@ -18,7 +18,8 @@ import java.util.Map;
 import javax.sql.DataSource;
 
 /**
- * A dispatcher process for the fault suite: an {@link AsyncOutboxDispatcher} on the JDBC store, publishing to the {@link RecordingSink}, NATS JetStream, RabbitMQ or Kafka, with at most one armed
+ * A dispatcher process for the fault suite: an {@link AsyncOutboxDispatcher} on the JDBC store, publishing
+ * to the {@link RecordingSink}, NATS JetStream, RabbitMQ or Kafka, with at most one armed
  * {@link FaultPoint}. It prints {@code READY} once started, {@code LEASE-LOST <id>} and {@code DLQ <id>}
  * as they happen, and runs until it is killed or its standard input closes.
  *

@@ -10,7 +10,8 @@ import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * SIGKILL of a dispatcher process at each named point of the dispatch path, while producers append and,
- * with claims, a second worker keeps dispatching (without claims, the next process starts after). Nothing may be lost or reordered; what comes twice is bounded by
+ * with claims, a second worker keeps dispatching (without claims, the next process starts after). Nothing
+ * may be lost or reordered; what comes twice is bounded by
  * what the killed worker had published and not marked: up to two batches per dispatcher thread when
  * pipelined (the default), one batch without.
  */

@@ -503,7 +503,8 @@ public final class JdbcOutboxStore implements OutboxStore {
      *
      * <p>What it saves: the mark writes no new row version and indexes nothing, and nothing is left for
      * {@code OutboxMaintenance} to purge. On PostgreSQL the mark of 500 rows takes about half the time, and
-     * a dispatcher without claims does about a third less database work per event (docs/performance.md). What it gives up: the dispatched history.
+     * a dispatcher without claims does about a third less database work per event (docs/performance.md).
+     * What it gives up: the dispatched history.
      * {@link JdbcOutboxStore#find} no longer finds a dispatched event, {@code countByStatus()} counts no
      * {@code DISPATCHED} row, {@code mic-outbox archive} and {@code reconcile} have no dispatched rows to
      * read, and an event id can be appended again once its row is gone (as after a purge). Keep the
