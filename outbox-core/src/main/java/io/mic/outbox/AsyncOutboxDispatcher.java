@@ -84,6 +84,7 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
   private volatile boolean running;
   private volatile boolean paused;
   private final Set<String> pausedTopics = ConcurrentHashMap.newKeySet();
+  private final Reads reads = new Reads();
   private boolean started;
   private boolean closed;
 
@@ -288,11 +289,11 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
    * and claim (or read) batch N+1 (only after a full batch: more is probably waiting), so database round
    * trips overlap broker round trips. Without claims the read and the mark run at once, each on a thread of
    * its own: the mark's commit waits for the database's log flush, and the read works meanwhile; the read
-   * leaves out batches N and N-1, whose events stay {@code PENDING} until their marks commit. With claims one
-   * thread claims after it marked: a claim beside a mark, two updates of the same index pages, measured
-   * slower. A worker that published a batch waits for the mark of the batch before: at most one mark and one
-   * batch claimed ahead wait at any time, so a worker has published and not marked at most two batches (what
-   * a crash may repeat). Without pipelining each step waits for the last.
+   * leaves out every batch in flight ({@link Reads}), whose events stay {@code PENDING} until their marks
+   * commit. With claims one thread claims after it marked: a claim beside a mark, two updates of the same
+   * index pages, measured slower. A worker that published a batch waits for the mark of the batch before: at
+   * most one mark and one batch claimed ahead wait at any time, so a worker has published and not marked at
+   * most two batches (what a crash may repeat). Without pipelining each step waits for the last.
    */
   private final class Pipeline {
     private final OutboxDispatcher dispatcher;
@@ -301,8 +302,6 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
     private Future<OutboxDispatcher.Batch> ahead;
     /** The mark of the batch published last, running in the background. */
     private Future<?> marking;
-    /** That batch: without claims its events stay {@code PENDING} until the mark, so a read leaves them out. */
-    private OutboxDispatcher.Batch beingMarked;
 
     Pipeline(OutboxDispatcher dispatcher, int index) {
       this.dispatcher = dispatcher;
@@ -314,31 +313,32 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
 
     /** @return whether the batch was full */
     boolean dispatchOnce() {
-      OutboxDispatcher.Batch batch = ahead != null ? take() : dispatcher.next(stillMarked());
+      OutboxDispatcher.Batch batch = ahead != null ? take() : reads.next(dispatcher);
       if (batch == null) {
         return false;
       }
       boolean full = batch.size() == batchSize;
       if (reader == null) {
-        dispatcher.publish(batch);
-        batch.finish();
+        try {
+          dispatcher.publish(batch);
+          batch.finish();
+        } finally {
+          reads.done(batch);
+        }
         return full;
       }
       if (full && running && !paused && dispatcher.outagePause() == null) {
-        List<OutboxDispatcher.Batch> inFlight = new ArrayList<>(stillMarked());
-        inFlight.add(batch);
-        ahead = reader.submit(() -> dispatcher.next(inFlight));
+        ahead = reader.submit(() -> reads.next(dispatcher));
       }
-      dispatcher.publish(batch);
+      try {
+        dispatcher.publish(batch);
+      } catch (RuntimeException | Error e) {
+        reads.done(batch); // publish() finished the batch
+        throw e;
+      }
       awaitLastMark(); // one mark overlaps one publication, no more: a crash repeats at most two batches
-      beingMarked = batch;
       marking = marker.submit(() -> finish(batch));
       return full;
-    }
-
-    /** The batch whose mark still runs, if any. */
-    private List<OutboxDispatcher.Batch> stillMarked() {
-      return marking != null && !marking.isDone() ? List.of(beingMarked) : List.of();
     }
 
     private void awaitLastMark() {
@@ -380,6 +380,8 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
         LOG.warn("{}: marking a published batch failed; its leases run out and its events are published"
             + " again (at-least-once)", dispatcher.worker(), e);
         listener.onPollFailed(e);
+      } finally {
+        reads.done(batch);
       }
     }
 
@@ -391,7 +393,11 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
       try {
         OutboxDispatcher.Batch batch = take();
         if (batch != null) {
-          batch.abandon();
+          try {
+            batch.abandon();
+          } finally {
+            reads.done(batch);
+          }
         }
       } catch (RuntimeException e) {
         LOG.debug("{}: the batch claimed ahead could not be released; its leases run out", dispatcher.worker(), e);
@@ -413,6 +419,34 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
           Thread.currentThread().interrupt();
         }
       }
+    }
+  }
+
+  /**
+   * Without claims, the batches that the workers have read and not yet marked. Their events stay
+   * {@code PENDING} until their marks commit, so every read leaves them out, and the reads of all workers
+   * take turns, so that no two read the same event. A batch leaves only after its mark committed (or
+   * failed): a read that no longer leaves it out starts after that commit. With claims the leases do all
+   * this in the store, and the reads run at once.
+   */
+  private final class Reads {
+    private final Set<OutboxDispatcher.Batch> inFlight = ConcurrentHashMap.newKeySet();
+
+    OutboxDispatcher.Batch next(OutboxDispatcher dispatcher) {
+      if (useClaim) {
+        return dispatcher.next();
+      }
+      synchronized (this) {
+        OutboxDispatcher.Batch batch = dispatcher.next(List.copyOf(inFlight));
+        if (batch != null) {
+          inFlight.add(batch);
+        }
+        return batch;
+      }
+    }
+
+    void done(OutboxDispatcher.Batch batch) {
+      inFlight.remove(batch);
     }
   }
 
@@ -492,7 +526,12 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
       return this;
     }
 
-    /** Worker threads (default 1); more than one requires {@code useClaim(true)}. */
+    /**
+     * Worker threads (default 1), each publishing its own batches. Without claims the workers take turns
+     * reading, each read leaving out every batch in flight in this dispatcher, so several workers of one
+     * dispatcher never publish the same event; several processes, or ordered mode with more than one
+     * worker, need {@code useClaim(true)}.
+     */
     public Builder workers(int workers) {
       this.workers = workers;
       return this;
@@ -528,13 +567,9 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
           "pollInterval must be > 0, was " + pollInterval);
       require(shutdownTimeout != null && !shutdownTimeout.isNegative(),
           "shutdownTimeout must be >= 0, was " + shutdownTimeout);
-      if (workers > 1 && !useClaim) {
-        require(false, preserveAggregateOrder
-            ? "preserveAggregateOrder(true) with workers(" + workers + ") requires useClaim(true): without"
-                + " claims two workers can publish events of one aggregate at the same time and out of order"
-            : "workers(" + workers + ") requires useClaim(true): without claims every worker reads the same"
-                + " pending events and publishes each of them " + workers + " times");
-      }
+      require(workers == 1 || useClaim || !preserveAggregateOrder, "preserveAggregateOrder(true) with workers("
+          + workers + ") requires useClaim(true): without claims two workers can publish events of one"
+          + " aggregate at the same time and out of order");
       return new AsyncOutboxDispatcher(this);
     }
   }

@@ -40,7 +40,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /**
  * The rules every {@link OutboxStore} keeps, checked through the store and through real dispatchers.
@@ -1232,13 +1232,15 @@ public abstract class OutboxStoreContractTest {
   }
 
   /**
-   * Without claims a pipelined worker reads its next batch while the last one is still being published:
-   * every event still goes out once, and in ordered mode in its aggregate's order.
+   * Without claims a pipelined worker reads its next batch while the last one is still being published, and
+   * in throughput mode two workers read in turns: every event still goes out once, and in ordered mode in
+   * its aggregate's order.
    */
-  @ParameterizedTest(name = "ordered: {0}")
-  @ValueSource(booleans = {false, true})
+  @ParameterizedTest(name = "ordered: {0}, workers: {1}")
+  @CsvSource({"false, 1", "true, 1", "false, 2"})
   @Timeout(value = 60, unit = TimeUnit.SECONDS)
-  void asyncDispatcherWithoutClaimsPublishesEachEventOnceAndInOrder(boolean ordered) throws Exception {
+  void asyncDispatcherWithoutClaimsPublishesEachEventOnceAndInOrder(boolean ordered, int workers)
+      throws Exception {
     List<OutboxEvent> all = new ArrayList<>();
     for (int i = 0; i < 300; i++) {
       all.add(event("agg-" + (i % 20)));
@@ -1249,7 +1251,7 @@ public abstract class OutboxStoreContractTest {
     try (AsyncOutboxDispatcher d = AsyncOutboxDispatcher.builder().store(store).dispatchFn(e -> {
           publications.computeIfAbsent(e.id(), k -> new AtomicInteger()).incrementAndGet();
           delivered.computeIfAbsent(e.aggregateId(), k -> new CopyOnWriteArrayList<>()).add(e.id());
-        }).useClaim(false).preserveAggregateOrder(ordered).pipelined(true).batchSize(15)
+        }).useClaim(false).preserveAggregateOrder(ordered).workers(workers).pipelined(true).batchSize(15)
         .pollInterval(Duration.ofMillis(20)).build()) {
       d.start();
       await().atMost(Duration.ofSeconds(50))

@@ -65,6 +65,21 @@ class CrashPointTest {
   }
 
   /**
+   * Two workers in one process without claims: their reads take turns and leave out each other's batches,
+   * so a kill repeats what both had published and not marked, and nothing is published twice otherwise.
+   */
+  @Tag("full")
+  @ParameterizedTest(name = "SIGKILL {0}, throughput, without claims, 2 workers")
+  @EnumSource(value = FaultPoint.class, names = "NONE", mode = EnumSource.Mode.EXCLUDE)
+  @Timeout(value = 5, unit = TimeUnit.MINUTES)
+  void killAtPointWithoutClaimsTwoWorkers(FaultPoint point) throws Exception {
+    run(point, "throughput", 3, s -> {
+      s.claim = false;
+      s.workersPerProcess = 2;
+    });
+  }
+
+  /**
    * What one kill at {@code point} may repeat. A claim that parks published nothing of its batch; pipelined,
    * the claim of the next batch runs in the background while the worker publishes the current one, which
    * then stays unmarked. At the other points the worker's in-flight batches went out unmarked: the one it

@@ -145,10 +145,11 @@ final class Scenario implements AutoCloseable {
     return ordered ? "ordered" : "throughput";
   }
 
-  /** The mode as the results show it: pipelining off, no claims and deleting marks are stated. */
+  /** The mode as the results show it: pipelining off, no claims, deleting marks and more workers are stated. */
   private String modeLabel() {
     return mode() + (pipelined ? "" : ", not pipelined") + (claim ? "" : ", without claims")
-        + (deleteOnDispatch ? ", deleting on dispatch" : "");
+        + (deleteOnDispatch ? ", deleting on dispatch" : "")
+        + (workersPerProcess == 1 ? "" : ", " + workersPerProcess + " workers per process");
   }
 
   /** Starts a worker process; {@code extra} are {@code key=value} overrides such as {@code fault=after-claim}. */
