@@ -22,13 +22,21 @@ final class FetchStatement {
       if (r == null) {
         return List.of();
       }
-      String statement = "SELECT " + Sql.COLUMNS + " FROM " + sql.tables.outbox() + " o WHERE " + d.liveRows()
-          + sql.due() + sql.notPaused("o", r) + sql.notInFlight(r) + (r.ordered() ? sql.isHead() : "")
-          + " ORDER BY " + d.dispatchOrder() + " LIMIT ?";
-      try (PreparedStatement ps = c.prepareStatement(statement)) {
+      try (PreparedStatement ps = c.prepareStatement(statement(sql, r))) {
         ps.setInt(sql.bindInFlight(ps, DispatchSql.bindPaused(ps, 1, r), r), r.limit());
         return EventRows.readAll(ps, d);
       }
     });
+  }
+
+  /**
+   * The read, once the control table's pauses are in {@code r}. Parameters: the paused topics, the events in
+   * flight, limit.
+   */
+  static String statement(DispatchSql sql, ReadRequest r) {
+    Dialect d = sql.dialect;
+    return "SELECT " + Sql.COLUMNS + " FROM " + sql.tables.outbox() + " o WHERE " + d.liveRows() + sql.due()
+        + sql.notPaused("o", r) + sql.notInFlight(r) + (r.ordered() ? sql.isHead() : "") + " ORDER BY "
+        + d.dispatchOrder() + " LIMIT ?";
   }
 }
