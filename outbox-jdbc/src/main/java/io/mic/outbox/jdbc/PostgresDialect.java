@@ -43,8 +43,9 @@ public class PostgresDialect implements Dialect {
   /**
    * One array parameter: the statement's text, and so its plan, does not depend on how many. A subquery, so
    * that PostgreSQL hashes the ids once per execution in every plan: {@code NOT (id = ANY(?))} is hashed only
-   * in a plan made for the bound array, and the generic plan the server keeps for a prepared statement compared
-   * each row with every id, one after the other. The ids are never null, so {@code NOT IN} means none of them.
+   * in a plan made for the bound array, and a generic plan (which the server may keep for a prepared statement)
+   * compares each row with every id, one after the other. The ids are never null, so {@code NOT IN} means none
+   * of them.
    */
   @Override
   public String notAmong(String column, int n) {

@@ -22,12 +22,12 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * A read without claims leaves out the events in flight (up to two batches per worker) through a hash of their
- * ids, also in the generic plan that PostgreSQL keeps for a statement the driver has prepared on the server
- * (pgjdbc does from its fifth execution). A {@code NOT (id = ANY(?))} filter compared every row the read
- * visited with every id in flight there, one after the other: the in-flight rows come first in dispatch
- * order, so a read of 500 beside 1,000 in flight made 1,000,000 comparisons. The plan is read with the
- * statement prepared in SQL and {@code plan_cache_mode = force_generic_plan}, as the plan cache would
- * choose it.
+ * ids, also in a generic plan, which PostgreSQL may keep for a statement the driver has prepared on the server
+ * (pgjdbc does from its fifth execution). A {@code NOT (id = ANY(?))} filter is hashed only in a plan made for
+ * the bound array; in a generic plan it compares every row the read visits with every id in flight, one after
+ * the other, and the in-flight rows come first in dispatch order: a read of 500 beside 1,000 in flight makes
+ * about a million comparisons. The plan is read with the statement prepared in SQL and
+ * {@code plan_cache_mode = force_generic_plan}.
  */
 class PostgresFetchPlanTest {
   private HikariDataSource dataSource;
