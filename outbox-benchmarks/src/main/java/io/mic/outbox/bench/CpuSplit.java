@@ -98,6 +98,11 @@ final class CpuSplit {
     return OTHER;
   }
 
+  /** The CPU one process has used so far, in ms. */
+  static long cpuMillis(long pid) {
+    return ticksOf(PROC.resolve(Long.toString(pid))) * 1000 / TICKS_PER_SECOND;
+  }
+
   /** utime + stime of a process (fields 14 and 15 of its stat line, after the command in parentheses). */
   private static long ticksOf(Path process) {
     String stat = read(process.resolve("stat"));

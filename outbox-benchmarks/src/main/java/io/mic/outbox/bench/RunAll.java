@@ -32,15 +32,16 @@ import org.openjdk.jmh.runner.options.TimeValue;
  * <pre>
  * mvn -B -q -DskipTests package -pl outbox-benchmarks -am
  * java -cp outbox-benchmarks/target/outbox-benchmarks.jar io.mic.outbox.bench.RunAll \
- *      [--only micro,postgres,wake-up,scale-out,mariadb,nats-publish,nats-end-to-end,rabbitmq,kafka,replay]
+ *      [--only micro,postgres,in-flight-read,wake-up,scale-out,mariadb,nats-publish,nats-end-to-end,rabbitmq,kafka,replay]
  *      [--rounds 1] [--postgres jdbc:postgresql://127.0.0.1:5432/test] [--mariadb jdbc:mariadb://127.0.0.1:3306/test]
  *      [--nats nats://127.0.0.1:4222] [--rabbitmq amqp://guest:guest@127.0.0.1:5672] [--kafka 127.0.0.1:9092]
  *      [--jmh-warmups 2] [--jmh-iterations 3] [--timeout-minutes 30] [--dir bench-results]
  * </pre>
  */
 public final class RunAll {
-  private static final List<String> ALL = List.of("micro", "postgres", "wake-up", "scale-out", "mariadb",
-      "sustained", "nats-publish", "nats-end-to-end", "rabbitmq", "rabbitmq-end-to-end", "kafka", "kafka-end-to-end", "replay");
+  private static final List<String> ALL = List.of("micro", "postgres", "in-flight-read", "wake-up", "scale-out",
+      "mariadb", "sustained", "nats-publish", "nats-end-to-end", "rabbitmq", "rabbitmq-end-to-end", "kafka",
+      "kafka-end-to-end", "replay");
 
   private final Map<String, String> options;
   private final Path dir;
@@ -75,6 +76,7 @@ public final class RunAll {
       switch (name) {
         case "micro" -> micro();
         case "postgres" -> child(name, pg, PostgresBenchmark.class, "--url", pg, "--rounds", rounds);
+        case "in-flight-read" -> child(name, pg, InFlightReadBenchmark.class, "--url", pg, "--rounds", rounds);
         case "wake-up" -> child(name, pg, WakeUpBenchmark.class, "--url", pg, "--rounds", rounds);
         case "sustained" -> child(name, pg, SustainedBenchmark.class, "--url", pg, "--minutes",
             options.getOrDefault("sustained-minutes", "10"));

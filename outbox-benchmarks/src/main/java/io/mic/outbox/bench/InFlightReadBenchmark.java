@@ -1,0 +1,157 @@
+package io.mic.outbox.bench;
+
+import com.zaxxer.hikari.HikariDataSource;
+import io.mic.outbox.OutboxEvent;
+import io.mic.outbox.jdbc.JdbcOutboxStore;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+
+/**
+ * What a read without claims costs PostgreSQL beside the events still in flight, which it leaves out: a
+ * pipelined worker holds up to two batches, several workers more. The store reads a batch of 500 from a
+ * backlog (default 100,000 events) while the first {@code n} events in dispatch order are in flight, many
+ * times on one connection, as a dispatcher's reader does (so pgjdbc prepares the statement on the server
+ * from its fifth execution, and PostgreSQL may keep a generic plan for it). Measured: the server process's
+ * CPU per read ({@code /proc/<backend pid>/stat}, so the database must run on this machine) and the wall
+ * time per read; the baseline is the same read with nothing in flight, measured in the same run.
+ *
+ * <pre>
+ * mvn -B -q -DskipTests package -pl outbox-benchmarks -am
+ * java -cp outbox-benchmarks/target/outbox-benchmarks.jar io.mic.outbox.bench.InFlightReadBenchmark \
+ *      [--url U] [--user U] [--password P] [--events 100000] [--in-flight 0,500,1000,2500] [--reads 200]
+ *      [--rounds 3] [--out bench-results/in-flight-read.md]
+ * </pre>
+ */
+public final class InFlightReadBenchmark {
+  private static final int BATCH = 500;
+
+  private final Map<String, String> options;
+  private final HikariDataSource dataSource;
+  /** Per mode and number in flight: server CPU ms per read, then wall ms per read, one pair per round. */
+  private final Map<String, List<double[]>> results = new LinkedHashMap<>();
+
+  private InFlightReadBenchmark(Map<String, String> options) {
+    this.options = options;
+    this.dataSource = BenchSupport.postgresPool(options, 1); // one connection: one server process to measure
+  }
+
+  public static void main(String[] args) throws Exception {
+    InFlightReadBenchmark bench = new InFlightReadBenchmark(BenchSupport.parse(args));
+    try {
+      bench.run();
+    } finally {
+      bench.dataSource.close();
+    }
+  }
+
+  private void run() throws Exception {
+    int events = Integer.parseInt(options.getOrDefault("events", "100000"));
+    int reads = Integer.parseInt(options.getOrDefault("reads", "200"));
+    int rounds = Integer.parseInt(options.getOrDefault("rounds", "3"));
+    List<Integer> inFlight = new ArrayList<>(List.of(0)); // the baseline first
+    for (String n : options.getOrDefault("in-flight", "0,500,1000,2500").split(",")) {
+      int count = Integer.parseInt(n.trim());
+      if (count > 0) {
+        inFlight.add(count);
+      }
+    }
+    String table = "bench_in_flight_" + UUID.randomUUID().toString().substring(0, 8);
+    JdbcOutboxStore store = JdbcOutboxStore.builder().dataSource(dataSource).table(table).build();
+    store.createSchema();
+    try {
+      append(store, events);
+      try (Connection c = dataSource.getConnection(); Statement s = c.createStatement()) {
+        s.execute("VACUUM ANALYZE \"" + table + "\"");
+      }
+      int backend = backendPid();
+      for (int round = 1; round <= rounds; round++) {
+        System.err.printf("round %d/%d%n", round, rounds);
+        for (boolean ordered : new boolean[] {false, true}) {
+          for (int n : inFlight) {
+            Set<UUID> ids = first(store, n, ordered);
+            long cpu = CpuSplit.cpuMillis(backend);
+            long t0 = System.nanoTime();
+            for (int i = 0; i < reads; i++) {
+              if (store.fetchPending(BATCH, ordered, Set.of(), ids).size() != BATCH) {
+                throw new IllegalStateException("a read returned less than " + BATCH + " events");
+              }
+            }
+            double wallMs = (System.nanoTime() - t0) / 1e6 / reads;
+            double cpuMs = (CpuSplit.cpuMillis(backend) - cpu) / (double) reads;
+            String key = (ordered ? "ordered" : "throughput") + " mode, " + n + " in flight";
+            results.computeIfAbsent(key, k -> new ArrayList<>()).add(new double[] {cpuMs, wallMs});
+            System.err.printf("  %-40s %7.3f ms of server CPU, %7.3f ms per read%n", key, cpuMs, wallMs);
+          }
+        }
+      }
+    } finally {
+      BenchSupport.dropOutbox(dataSource, table);
+    }
+    String report = report(events, reads, rounds);
+    System.out.println(report);
+    BenchSupport.write(Path.of(options.getOrDefault("out", "bench-results/in-flight-read.md")), report);
+  }
+
+  private void append(JdbcOutboxStore store, int events) throws SQLException {
+    try (Connection c = dataSource.getConnection()) {
+      c.setAutoCommit(false);
+      List<OutboxEvent> chunk = new ArrayList<>();
+      for (int i = 0; i < events; i++) {
+        chunk.add(OutboxEvent.builder().aggregate("order", "o-" + i).topic("order.created")
+            .payload("{\"order\":" + i + ",\"status\":\"created\",\"total\":12.5}").build());
+        if (chunk.size() == 1_000 || i == events - 1) {
+          store.append(c, chunk);
+          c.commit();
+          chunk.clear();
+        }
+      }
+    }
+  }
+
+  /** The first {@code n} events in dispatch order: what the reads before this one handed out. */
+  private static Set<UUID> first(JdbcOutboxStore store, int n, boolean ordered) {
+    Set<UUID> ids = new LinkedHashSet<>();
+    if (n > 0) {
+      store.fetchPending(n, ordered, Set.of()).forEach(e -> ids.add(e.id()));
+    }
+    return ids;
+  }
+
+  private int backendPid() throws SQLException {
+    try (Connection c = dataSource.getConnection(); Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery("SELECT pg_backend_pid()")) {
+      rs.next();
+      return rs.getInt(1);
+    }
+  }
+
+  private String report(int events, int reads, int rounds) {
+    StringBuilder md = new StringBuilder("# A read without claims beside the events in flight (PostgreSQL)\n\n");
+    md.append("Run ").append(Instant.now()).append(", Java ").append(System.getProperty("java.version"))
+        .append(". ").append(events).append(" pending events, reads of ").append(BATCH).append(", ").append(reads)
+        .append(" reads per cell and round on one connection, ").append(rounds)
+        .append(" rounds; medians. Baseline: the same read with nothing in flight.\n\n");
+    md.append("| read | server CPU per read (ms) | ratio to nothing in flight | wall time per read (ms) |\n");
+    md.append("|---|---:|---:|---:|\n");
+    Map<String, Double> baseline = new LinkedHashMap<>();
+    results.forEach((key, values) -> {
+      double cpu = BenchSupport.median(values.stream().map(v -> v[0]).toList());
+      double wall = BenchSupport.median(values.stream().map(v -> v[1]).toList());
+      String mode = key.substring(0, key.indexOf(','));
+      baseline.putIfAbsent(mode, cpu);
+      md.append(String.format("| %s | %.2f | %.2f | %.2f |%n", key, cpu, cpu / baseline.get(mode), wall));
+    });
+    return md.toString();
+  }
+}
