@@ -425,9 +425,9 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
   /**
    * Without claims, the batches that the workers have read and not yet marked. Their events stay
    * {@code PENDING} until their marks commit, so every read leaves them out, and the reads of all workers
-   * take turns, so that no two read the same event. A batch leaves only after its mark committed (or
-   * failed): a read that no longer leaves it out starts after that commit. With claims the leases do all
-   * this in the store, and the reads run at once.
+   * take turns, so that no two read the same event. A batch leaves only when it is finished: after its mark
+   * committed (or failed), or when it went back untried, so a read that no longer leaves it out starts after
+   * that commit. With claims the leases do all this in the store, and the reads run at once.
    */
   private final class Reads {
     private final Set<OutboxDispatcher.Batch> inFlight = ConcurrentHashMap.newKeySet();

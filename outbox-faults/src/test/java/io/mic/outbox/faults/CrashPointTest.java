@@ -82,12 +82,17 @@ class CrashPointTest {
   /**
    * What one kill at {@code point} may repeat. A claim that parks published nothing of its batch; pipelined,
    * the claim of the next batch runs in the background while the worker publishes the current one, which
-   * then stays unmarked. At the other points the worker's in-flight batches went out unmarked: the one it
-   * published and, pipelined, the one before whose mark was running.
+   * then stays unmarked. With claims that claim follows the mark of the batch before on one thread; without
+   * claims the read runs beside that mark, so the batch before may be unmarked too. At the other points the
+   * worker's in-flight batches went out unmarked: the one it published and, pipelined, the one before whose
+   * mark was running.
    */
   static long bound(Scenario s, FaultPoint point) {
-    if (point == FaultPoint.AFTER_CLAIM) {
+    if (point == FaultPoint.AFTER_CLAIM && s.claim) {
       return s.pipelined ? (long) s.batch * s.workersPerProcess : 0;
+    }
+    if (point == FaultPoint.AFTER_CLAIM && !s.pipelined) {
+      return 0;
     }
     return s.inFlight();
   }
