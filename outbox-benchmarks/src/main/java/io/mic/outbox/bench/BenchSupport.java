@@ -1,7 +1,9 @@
 package io.mic.outbox.bench;
 
 import io.mic.outbox.OutboxDispatcher;
+import io.mic.outbox.OutboxEvent;
 import io.mic.outbox.OutboxStore;
+import io.mic.outbox.jdbc.JdbcOutboxStore;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import java.io.IOException;
@@ -94,6 +96,34 @@ final class BenchSupport {
       return parts[0] + " " + parts[1] + " " + parts[2];
     } catch (IOException | RuntimeException e) {
       return "n/a";
+    }
+  }
+
+  /** A backlog of {@code count} events: distinct aggregates, small payloads, as the library would send them. */
+  static List<OutboxEvent> orders(int count, String topic) {
+    List<OutboxEvent> list = new ArrayList<>(count);
+    for (int i = 0; i < count; i++) {
+      list.add(OutboxEvent.builder().aggregate("order", "o-" + i).topic(topic)
+          .payload("{\"order\":" + i + ",\"status\":\"created\",\"total\":12.5}").build());
+    }
+    return list;
+  }
+
+  /**
+   * Appends {@code events} through {@code store}, one transaction per 1,000 (each takes 1,000 aggregate locks),
+   * then runs {@code VACUUM ANALYZE} on {@code table}, so that reads start on fresh statistics.
+   */
+  static void appendBacklog(DataSource ds, JdbcOutboxStore store, String table, List<OutboxEvent> events)
+      throws SQLException {
+    try (Connection c = ds.getConnection()) {
+      c.setAutoCommit(false);
+      for (int i = 0; i < events.size(); i += 1_000) {
+        store.append(c, events.subList(i, Math.min(events.size(), i + 1_000)));
+        c.commit();
+      }
+    }
+    try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
+      s.execute("VACUUM ANALYZE \"" + table + "\"");
     }
   }
 

@@ -8,7 +8,6 @@ import io.mic.outbox.OutboxListener;
 import io.mic.outbox.jdbc.JdbcOutboxStore;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
@@ -202,16 +201,6 @@ public final class EndToEndBenchmark {
         + (workers == 1 ? " worker" : " workers") + (pipelined ? ", pipelined" : ", one step at a time");
   }
 
-  /** The events a backlog holds: distinct aggregates, small payloads, as the library would send them. */
-  private List<OutboxEvent> events(String topic) {
-    List<OutboxEvent> list = new ArrayList<>(events);
-    for (int i = 0; i < events; i++) {
-      list.add(OutboxEvent.builder().aggregate("order", "o-" + i).topic(topic)
-          .payload("{\"order\":" + i + ",\"status\":\"created\",\"total\":12.5}").build());
-    }
-    return list;
-  }
-
   /**
    * The events as the store hands them to a publisher: appended, so with their sequence (1: each aggregate
    * has one event) and their occurred-at time, which the envelope's headers carry. Events built in memory
@@ -224,7 +213,7 @@ public final class EndToEndBenchmark {
   }
 
   private double raw(Broker broker, String scenario) throws Exception {
-    List<OutboxEvent> list = asStored(events("order.raw"));
+    List<OutboxEvent> list = asStored(BenchSupport.orders(events, "order.raw"));
     ScenarioEvent timed = timed(scenario);
     cpuBefore = CpuSplit.snapshot();
     readsBefore = CpuSplit.brokerReads();
@@ -246,17 +235,8 @@ public final class EndToEndBenchmark {
         .deleteOnDispatch(deleteOnDispatch).build();
     store.createSchema();
     try {
-      List<OutboxEvent> list = events("order." + (ordered ? "ordered" : "throughput"));
-      try (java.sql.Connection c = dataSource.getConnection()) {
-        c.setAutoCommit(false);
-        for (int i = 0; i < list.size(); i += 1_000) { // one transaction per 1,000: each takes 1,000 aggregate locks
-          store.append(c, list.subList(i, Math.min(list.size(), i + 1_000)));
-          c.commit();
-        }
-      }
-      try (java.sql.Connection c = dataSource.getConnection(); Statement s = c.createStatement()) {
-        s.execute("VACUUM ANALYZE " + table);
-      }
+      BenchSupport.appendBacklog(dataSource, store, table,
+          BenchSupport.orders(events, "order." + (ordered ? "ordered" : "throughput")));
       CountDownLatch drained = new CountDownLatch(events);
       double rate;
       try (Publisher publisher = broker.publisher();

@@ -1,7 +1,6 @@
 package io.mic.outbox.bench;
 
 import com.zaxxer.hikari.HikariDataSource;
-import io.mic.outbox.OutboxEvent;
 import io.mic.outbox.jdbc.JdbcOutboxStore;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -70,10 +69,7 @@ public final class InFlightReadBenchmark {
     JdbcOutboxStore store = JdbcOutboxStore.builder().dataSource(dataSource).table(table).build();
     store.createSchema();
     try {
-      append(store, events);
-      try (Connection c = dataSource.getConnection(); Statement s = c.createStatement()) {
-        s.execute("VACUUM ANALYZE \"" + table + "\"");
-      }
+      BenchSupport.appendBacklog(dataSource, store, table, BenchSupport.orders(events, "order.created"));
       int backend = backendPid();
       for (int round = 1; round <= rounds; round++) {
         System.err.printf("round %d/%d%n", round, rounds);
@@ -101,22 +97,6 @@ public final class InFlightReadBenchmark {
     String report = report(events, reads, rounds);
     System.out.println(report);
     BenchSupport.write(Path.of(options.getOrDefault("out", "bench-results/in-flight-read.md")), report);
-  }
-
-  private void append(JdbcOutboxStore store, int events) throws SQLException {
-    try (Connection c = dataSource.getConnection()) {
-      c.setAutoCommit(false);
-      List<OutboxEvent> chunk = new ArrayList<>();
-      for (int i = 0; i < events; i++) {
-        chunk.add(OutboxEvent.builder().aggregate("order", "o-" + i).topic("order.created")
-            .payload("{\"order\":" + i + ",\"status\":\"created\",\"total\":12.5}").build());
-        if (chunk.size() == 1_000 || i == events - 1) {
-          store.append(c, chunk);
-          c.commit();
-          chunk.clear();
-        }
-      }
-    }
   }
 
   /** The first {@code n} events in dispatch order: what the reads before this one handed out. */
