@@ -437,7 +437,8 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
         return dispatcher.next();
       }
       synchronized (this) {
-        OutboxDispatcher.Batch batch = dispatcher.next(List.copyOf(inFlight));
+        // only a finished batch can leave while the read runs: leaving it out or not is then equally right
+        OutboxDispatcher.Batch batch = dispatcher.next(inFlight);
         if (batch != null) {
           inFlight.add(batch);
         }

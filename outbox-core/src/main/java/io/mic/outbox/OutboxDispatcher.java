@@ -85,7 +85,7 @@ public final class OutboxDispatcher {
 
   /**
    * {@code pausedTopics} is read at every poll; the async dispatcher shares one set between its workers.
-   * {@code pipelined}: the caller reads each next batch with {@link #next(List)} while publishing, so
+   * {@code pipelined}: the caller reads each next batch with {@link #next(Collection)} while publishing, so
    * successes are marked by {@link Batch#finish()} in claim mode and without claims alike.
    */
   OutboxDispatcher(DispatcherBuilder<?> b, String worker, Set<String> pausedTopics, boolean pipelined) {
@@ -138,7 +138,7 @@ public final class OutboxDispatcher {
    * {@link #next()} while the batches {@code inFlight} are still being published or marked: without claims
    * their events are still {@code PENDING}, so the read leaves them out (in claim mode their leases already do).
    */
-  Batch next(List<Batch> inFlight) {
+  Batch next(Collection<Batch> inFlight) {
     long start = System.nanoTime();
     List<OutboxEvent> events = fetch(useClaim ? Set.of() : idsOf(inFlight));
     if (events.isEmpty()) {
@@ -171,7 +171,7 @@ public final class OutboxDispatcher {
     return outage.pause();
   }
 
-  private static Set<UUID> idsOf(List<Batch> batches) {
+  private static Set<UUID> idsOf(Collection<Batch> batches) {
     Set<UUID> ids = new HashSet<>();
     batches.forEach(b -> b.events.forEach(e -> ids.add(e.id())));
     return ids;
