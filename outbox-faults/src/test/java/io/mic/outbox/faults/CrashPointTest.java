@@ -88,13 +88,13 @@ class CrashPointTest {
    * mark was running.
    */
   static long bound(Scenario s, FaultPoint point) {
-    if (point == FaultPoint.AFTER_CLAIM && s.claim) {
-      return s.pipelined ? (long) s.batch * s.workersPerProcess : 0;
+    if (point != FaultPoint.AFTER_CLAIM) {
+      return s.inFlight();
     }
-    if (point == FaultPoint.AFTER_CLAIM && !s.pipelined) {
+    if (!s.pipelined) {
       return 0;
     }
-    return s.inFlight();
+    return s.claim ? (long) s.batch * s.workersPerProcess : s.inFlight();
   }
 
   private static void run(FaultPoint point, String mode, int repetitions) throws Exception {
