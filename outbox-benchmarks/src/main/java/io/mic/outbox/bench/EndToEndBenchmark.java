@@ -3,8 +3,10 @@ package io.mic.outbox.bench;
 import com.zaxxer.hikari.HikariDataSource;
 import io.mic.outbox.AsyncOutboxDispatcher;
 import io.mic.outbox.BatchDispatchFn;
+import io.mic.outbox.InMemoryOutboxStore;
 import io.mic.outbox.OutboxEvent;
 import io.mic.outbox.OutboxListener;
+import io.mic.outbox.OutboxStore;
 import io.mic.outbox.jdbc.JdbcOutboxStore;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -25,7 +27,9 @@ import java.util.concurrent.TimeUnit;
  * broker module's publisher, against the broker's raw client publishing the same messages (destination,
  * headers, message id) with the same window of outstanding acknowledgements, in the same run. Throughput
  * and ordered mode, 1 and 2 workers, pipelined and one step at a time, with claims; and without claims
- * (the default mode, one worker: a single dispatcher), pipelined and one step at a time.
+ * (the default mode, one worker: a single dispatcher), pipelined and one step at a time. Beside them the same
+ * dispatcher without claims over {@link InMemoryOutboxStore} ("in-memory store, no database"): what the
+ * dispatcher and the publisher cost without a database's reads and marks, throughput mode.
  *
  * <pre>
  * mvn -B -q -DskipTests package -pl outbox-benchmarks -am
@@ -82,6 +86,9 @@ public final class EndToEndBenchmark {
       resource.close();
     }
   }
+
+  /** Ends the name of a scenario over {@link InMemoryOutboxStore}. */
+  private static final String IN_MEMORY = ", in-memory store (no database)";
 
   private final Map<String, String> options;
   private final int events;
@@ -153,7 +160,7 @@ public final class EndToEndBenchmark {
 
   private void run(Broker broker, String name, int rounds) throws Exception {
     warmingUp = true; // both paths once, not recorded
-    dispatcher(broker, true, false, 1, true);
+    dispatcher(broker, true, false, 1, true, false);
     raw(broker, broker.raw());
     warmingUp = false;
     for (int round = 1; round <= rounds; round++) {
@@ -168,10 +175,16 @@ public final class EndToEndBenchmark {
             for (boolean pipelined : new boolean[] {false, true}) {
               String scenario = scenario(claim, ordered, workers, pipelined);
               if ((claim || workers == 1 || !ordered) && selected(scenario)) { // ordered needs claims for 2
-                record(scenario, dispatcher(broker, claim, ordered, workers, pipelined));
+                record(scenario, dispatcher(broker, claim, ordered, workers, pipelined, false));
               }
             }
           }
+        }
+      }
+      for (int workers : workerCounts) {
+        String scenario = scenario(false, false, workers, true) + IN_MEMORY;
+        if (selected(scenario)) {
+          record(scenario, dispatcher(broker, false, false, workers, true, true));
         }
       }
     }
@@ -228,15 +241,27 @@ public final class EndToEndBenchmark {
     return rate;
   }
 
-  private double dispatcher(Broker broker, boolean claim, boolean ordered, int workers, boolean pipelined)
-      throws Exception {
+  /**
+   * One dispatcher scenario over a new table with the backlog appended, or with {@code inMemory} over an
+   * {@link InMemoryOutboxStore} holding the same events.
+   */
+  private double dispatcher(Broker broker, boolean claim, boolean ordered, int workers, boolean pipelined,
+      boolean inMemory) throws Exception {
     String table = "bench_e2e_" + UUID.randomUUID().toString().substring(0, 8);
-    JdbcOutboxStore store = JdbcOutboxStore.builder().dataSource(dataSource).table(table)
-        .deleteOnDispatch(deleteOnDispatch).build();
-    store.createSchema();
+    List<OutboxEvent> backlog = BenchSupport.orders(events, "order." + (ordered ? "ordered" : "throughput"));
+    OutboxStore store;
+    if (inMemory) {
+      InMemoryOutboxStore memory = new InMemoryOutboxStore();
+      memory.append(asStored(backlog));
+      store = memory;
+    } else {
+      JdbcOutboxStore jdbc = JdbcOutboxStore.builder().dataSource(dataSource).table(table)
+          .deleteOnDispatch(deleteOnDispatch).build();
+      jdbc.createSchema();
+      BenchSupport.appendBacklog(dataSource, jdbc, table, backlog);
+      store = jdbc;
+    }
     try {
-      BenchSupport.appendBacklog(dataSource, store, table,
-          BenchSupport.orders(events, "order." + (ordered ? "ordered" : "throughput")));
       CountDownLatch drained = new CountDownLatch(events);
       double rate;
       try (Publisher publisher = broker.publisher();
@@ -247,7 +272,7 @@ public final class EndToEndBenchmark {
                   drained.countDown();
                 }
               }).build()) {
-        ScenarioEvent timed = timed(scenario(claim, ordered, workers, pipelined));
+        ScenarioEvent timed = timed(scenario(claim, ordered, workers, pipelined) + (inMemory ? IN_MEMORY : ""));
         cpuBefore = CpuSplit.snapshot();
         readsBefore = CpuSplit.brokerReads();
         long t0 = System.nanoTime();
@@ -264,7 +289,9 @@ public final class EndToEndBenchmark {
       broker.checkAndReset(events);
       return rate;
     } finally {
-      BenchSupport.dropOutbox(dataSource, table);
+      if (!inMemory) {
+        BenchSupport.dropOutbox(dataSource, table);
+      }
     }
   }
 

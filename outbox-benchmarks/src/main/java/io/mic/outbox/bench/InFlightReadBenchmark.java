@@ -23,7 +23,9 @@ import java.util.UUID;
  * times on one connection, as a dispatcher's reader does (so pgjdbc prepares the statement on the server
  * from its fifth execution, and PostgreSQL may keep a generic plan for it). Measured: the server process's
  * CPU per read ({@code /proc/<backend pid>/stat}, so the database must run on this machine) and the wall
- * time per read; the baseline is the same read with nothing in flight, measured in the same run.
+ * time per read; the baseline is the same read with nothing in flight, measured in the same run. Beside each
+ * count in flight, the same read leaving out as many ids of no event: it parses and hashes the ids but meets
+ * none of their rows, which tells the array's cost from the cost of stepping over the rows in flight.
  *
  * <pre>
  * mvn -B -q -DskipTests package -pl outbox-benchmarks -am
@@ -75,19 +77,12 @@ public final class InFlightReadBenchmark {
         System.err.printf("round %d/%d%n", round, rounds);
         for (boolean ordered : new boolean[] {false, true}) {
           for (int n : inFlight) {
-            Set<UUID> ids = first(store, n, ordered);
-            long cpu = CpuSplit.cpuMillis(backend);
-            long t0 = System.nanoTime();
-            for (int i = 0; i < reads; i++) {
-              if (store.fetchPending(BATCH, ordered, Set.of(), ids).size() != BATCH) {
-                throw new IllegalStateException("a read returned less than " + BATCH + " events");
+            for (boolean absent : new boolean[] {false, true}) {
+              if (absent && n == 0) {
+                continue;
               }
+              measure(store, ordered, n, absent, reads, backend);
             }
-            double wallMs = (System.nanoTime() - t0) / 1e6 / reads;
-            double cpuMs = (CpuSplit.cpuMillis(backend) - cpu) / (double) reads;
-            String key = (ordered ? "ordered" : "throughput") + " mode, " + n + " in flight";
-            results.computeIfAbsent(key, k -> new ArrayList<>()).add(new double[] {cpuMs, wallMs});
-            System.err.printf("  %-40s %7.3f ms of server CPU, %7.3f ms per read%n", key, cpuMs, wallMs);
           }
         }
       }
@@ -97,6 +92,36 @@ public final class InFlightReadBenchmark {
     String report = report(events, reads, rounds);
     System.out.println(report);
     BenchSupport.write(Path.of(options.getOrDefault("out", "bench-results/in-flight-read.md")), report);
+  }
+
+  /**
+   * {@code reads} reads of a batch beside {@code n} ids in flight: the first {@code n} events in dispatch order,
+   * or with {@code absent} as many ids of no event, which the read parses and hashes but never meets.
+   */
+  private void measure(JdbcOutboxStore store, boolean ordered, int n, boolean absent, int reads, int backend)
+      throws SQLException {
+    Set<UUID> ids = absent ? absent(n) : first(store, n, ordered);
+    long cpu = CpuSplit.cpuMillis(backend);
+    long t0 = System.nanoTime();
+    for (int i = 0; i < reads; i++) {
+      if (store.fetchPending(BATCH, ordered, Set.of(), ids).size() != BATCH) {
+        throw new IllegalStateException("a read returned less than " + BATCH + " events");
+      }
+    }
+    double wallMs = (System.nanoTime() - t0) / 1e6 / reads;
+    double cpuMs = (CpuSplit.cpuMillis(backend) - cpu) / (double) reads;
+    String key = (ordered ? "ordered" : "throughput") + " mode, " + n
+        + (absent ? " ids of no event" : " in flight");
+    results.computeIfAbsent(key, k -> new ArrayList<>()).add(new double[] {cpuMs, wallMs});
+    System.err.printf("  %-45s %7.3f ms of server CPU, %7.3f ms per read%n", key, cpuMs, wallMs);
+  }
+
+  private static Set<UUID> absent(int n) {
+    Set<UUID> ids = new LinkedHashSet<>();
+    while (ids.size() < n) {
+      ids.add(UUID.randomUUID());
+    }
+    return ids;
   }
 
   /** The first {@code n} events in dispatch order: what the reads before this one handed out. */
@@ -121,7 +146,8 @@ public final class InFlightReadBenchmark {
     md.append("Run ").append(Instant.now()).append(", Java ").append(System.getProperty("java.version"))
         .append(". ").append(events).append(" pending events, reads of ").append(BATCH).append(", ").append(reads)
         .append(" reads per cell and round on one connection, ").append(rounds)
-        .append(" rounds; medians. Baseline: the same read with nothing in flight.\n\n");
+        .append(" rounds; medians. Baseline: the same read with nothing in flight. \"N ids of no event\": the read leaves"
+        + " out N ids that match no row, so it parses and hashes them but steps over no row in flight.\n\n");
     md.append("| read | server CPU per read (ms) | ratio to nothing in flight | wall time per read (ms) |\n");
     md.append("|---|---:|---:|---:|\n");
     Map<String, Double> baseline = new LinkedHashMap<>();
