@@ -5,9 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import io.mic.outbox.OutboxEvent;
-import java.sql.Connection;
 import java.sql.SQLException;
-import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
@@ -30,9 +28,10 @@ class MariaDbInFlightReadTest {
 
   private HikariDataSource dataSource;
   private String table;
+  private JdbcOutboxStore store;
 
   @BeforeEach
-  void createTable() {
+  void createStore() {
     TestDatabase.Target target = TestDatabase.MARIADB.target();
     HikariConfig config = new HikariConfig();
     config.setJdbcUrl(target.url() + (target.url().contains("?") ? "&" : "?") + "useServerPrepStmts=true");
@@ -41,10 +40,12 @@ class MariaDbInFlightReadTest {
     config.setMaximumPoolSize(1);
     dataSource = new HikariDataSource(config);
     table = TestDatabase.uniqueName("outbox_in_flight");
+    store = JdbcOutboxStore.builder().dataSource(dataSource).table(table).build();
+    store.createSchema();
   }
 
   @AfterEach
-  void dropTable() {
+  void dropStore() {
     TestDatabase.dropOutbox(dataSource, table);
     dataSource.close();
   }
@@ -52,19 +53,7 @@ class MariaDbInFlightReadTest {
   @ParameterizedTest(name = "ordered: {0}")
   @ValueSource(booleans = {false, true})
   void aReadLeavesOutMoreEventsInFlightThanAStatementCanBind(boolean ordered) throws SQLException {
-    JdbcOutboxStore store = JdbcOutboxStore.builder().dataSource(dataSource).table(table).build();
-    store.createSchema();
-    List<OutboxEvent> events = new ArrayList<>();
-    for (int i = 0; i < 6; i++) {
-      events.add(OutboxEvent.builder().aggregate("order", "o-" + i).topic("order.created")
-          .payload("{\"n\":" + i + "}").build());
-    }
-    try (Connection c = dataSource.getConnection()) {
-      c.setAutoCommit(false);
-      store.append(c, events);
-      c.commit();
-      c.setAutoCommit(true);
-    }
+    List<OutboxEvent> events = TestDatabase.appendOrders(dataSource, store, 6);
     Set<UUID> inFlight = new LinkedHashSet<>();
     inFlight.add(events.get(0).id());
     inFlight.add(events.get(3).id());

@@ -9,9 +9,7 @@ import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
-import java.util.ArrayList;
 import java.util.LinkedHashSet;
-import java.util.List;
 import java.util.Set;
 import java.util.UUID;
 import java.util.stream.Collectors;
@@ -50,17 +48,7 @@ class PostgresFetchPlanTest {
   void theGenericPlanLeavesTheEventsInFlightOutThroughAHash(boolean ordered) throws SQLException {
     JdbcOutboxStore store = JdbcOutboxStore.builder().dataSource(dataSource).table(table).build();
     store.createSchema();
-    List<OutboxEvent> events = new ArrayList<>();
-    for (int i = 0; i < 2_000; i++) {
-      events.add(OutboxEvent.builder().aggregate("order", "o-" + i).topic("order.created")
-          .payload("{\"n\":" + i + "}").build());
-    }
-    try (Connection c = dataSource.getConnection()) {
-      c.setAutoCommit(false);
-      store.append(c, events);
-      c.commit();
-      c.setAutoCommit(true);
-    }
+    TestDatabase.appendOrders(dataSource, store, 2_000);
     Set<UUID> inFlight = new LinkedHashSet<>(store.fetchPending(1_000, ordered, Set.of()).stream()
         .map(OutboxEvent::id).toList());
     Dialect dialect = Dialect.POSTGRESQL;

@@ -2,11 +2,14 @@ package io.mic.outbox.jdbc;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import io.mic.outbox.OutboxEvent;
 import io.mic.outbox.jdbc.internal.TableName;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.UUID;
 import java.util.function.Supplier;
 import javax.sql.DataSource;
@@ -80,6 +83,25 @@ enum TestDatabase {
 
   static String uniqueName(String prefix) {
     return prefix + "_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
+  }
+
+  /**
+   * Appends {@code n} events of as many aggregates ({@code order}, {@code o-0} …) in one committed
+   * transaction, and returns them in append order.
+   */
+  static List<OutboxEvent> appendOrders(DataSource ds, JdbcOutboxStore store, int n) throws SQLException {
+    List<OutboxEvent> events = new ArrayList<>();
+    for (int i = 0; i < n; i++) {
+      events.add(OutboxEvent.builder().aggregate("order", "o-" + i).topic("order.created")
+          .payload("{\"n\":" + i + "}").build());
+    }
+    try (Connection c = ds.getConnection()) {
+      c.setAutoCommit(false);
+      store.append(c, events);
+      c.commit();
+      c.setAutoCommit(true);
+    }
+    return events;
   }
 
   /** Drops an outbox table and the tables beside it (locks, sequences, control). */
