@@ -2,7 +2,6 @@ package io.mic.outbox.jdbc;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import io.mic.outbox.OutboxEvent;
 import java.sql.SQLException;
@@ -32,13 +31,7 @@ class MariaDbInFlightReadTest {
 
   @BeforeEach
   void createStore() {
-    TestDatabase.Target target = TestDatabase.MARIADB.target();
-    HikariConfig config = new HikariConfig();
-    config.setJdbcUrl(target.url() + (target.url().contains("?") ? "&" : "?") + "useServerPrepStmts=true");
-    config.setUsername(target.user());
-    config.setPassword(target.password());
-    config.setMaximumPoolSize(1);
-    dataSource = new HikariDataSource(config);
+    dataSource = TestDatabase.MARIADB.dataSourceWithUrlParameter("useServerPrepStmts=true", 1);
     table = TestDatabase.uniqueName("outbox_in_flight");
     store = JdbcOutboxStore.builder().dataSource(dataSource).table(table).build();
     store.createSchema();

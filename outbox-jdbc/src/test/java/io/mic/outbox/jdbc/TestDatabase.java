@@ -67,9 +67,19 @@ enum TestDatabase {
   }
 
   HikariDataSource dataSource(int poolSize, String initSql, boolean autoCommit) {
+    return pool(target().url(), poolSize, initSql, autoCommit);
+  }
+
+  /** A new pool whose URL carries one more driver parameter, e.g. {@code useServerPrepStmts=true}. */
+  HikariDataSource dataSourceWithUrlParameter(String parameter, int poolSize) {
+    String url = target().url();
+    return pool(url + (url.contains("?") ? "&" : "?") + parameter, poolSize, null, true);
+  }
+
+  private HikariDataSource pool(String url, int poolSize, String initSql, boolean autoCommit) {
     Target t = target();
     HikariConfig config = new HikariConfig();
-    config.setJdbcUrl(t.url());
+    config.setJdbcUrl(url);
     config.setUsername(t.user());
     config.setPassword(t.password());
     config.setMaximumPoolSize(poolSize);
