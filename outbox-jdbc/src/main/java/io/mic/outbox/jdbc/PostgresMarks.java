@@ -8,7 +8,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.UUID;
 
-/** PostgreSQL's batched marks: one statement each, the ids as an array, returning what it changed. */
+/** PostgreSQL's batched marks: one statement each, the ids in one parameter, returning what it changed. */
 final class PostgresMarks extends MarkStatements {
 
   PostgresMarks(TableAccess access, boolean deleteOnDispatch) {
@@ -18,9 +18,9 @@ final class PostgresMarks extends MarkStatements {
   @Override
   Set<UUID> markDispatched(String owner, List<UUID> ids) {
     boolean claimed = owner != null;
-    return returningIds(dispatchedMark(claimed) + " WHERE id = ANY(?) AND " + Sql.fence(claimed) + " RETURNING id",
-        ps -> {
-          ps.setArray(1, Ids.array(ps, ids));
+    return returningIds(dispatchedMark(claimed) + " WHERE id = ANY(" + PostgresDialect.ID_ARRAY + ") AND "
+        + Sql.fence(claimed) + " RETURNING id", ps -> {
+          ps.setBytes(1, Ids.bytes(ids));
           if (claimed) {
             ps.setString(2, owner);
           }
@@ -33,9 +33,9 @@ final class PostgresMarks extends MarkStatements {
     // the claim counted an attempt that never happened: give it back
     return returningIds("UPDATE " + table + " SET status = 'PENDING', next_attempt_at = now() + ? * interval"
         + " '1 microsecond', lease_owner = NULL, lease_until = NULL" + (claimed ? ", attempts = attempts - 1" : "")
-        + " WHERE id = ANY(?) AND " + Sql.fence(claimed) + " RETURNING id", ps -> {
+        + " WHERE id = ANY(" + PostgresDialect.ID_ARRAY + ") AND " + Sql.fence(claimed) + " RETURNING id", ps -> {
           ps.setLong(1, TableAccess.micros(delay));
-          ps.setArray(2, Ids.array(ps, ids));
+          ps.setBytes(2, Ids.bytes(ids));
           if (claimed) {
             ps.setString(3, owner);
           }
@@ -45,9 +45,9 @@ final class PostgresMarks extends MarkStatements {
   @Override
   Set<UUID> renew(String owner, List<UUID> ids, Duration leaseTtl) {
     return returningIds("UPDATE " + table + " SET lease_until = now() + ? * interval '1 microsecond'"
-        + " WHERE id = ANY(?) AND " + Sql.fence(true) + " RETURNING id", ps -> {
+        + " WHERE id = ANY(" + PostgresDialect.ID_ARRAY + ") AND " + Sql.fence(true) + " RETURNING id", ps -> {
           ps.setLong(1, TableAccess.micros(leaseTtl));
-          ps.setArray(2, Ids.array(ps, ids));
+          ps.setBytes(2, Ids.bytes(ids));
           ps.setString(3, owner);
         });
   }

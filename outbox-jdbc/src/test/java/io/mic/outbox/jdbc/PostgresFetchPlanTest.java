@@ -9,10 +9,11 @@ import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.util.HexFormat;
 import java.util.LinkedHashSet;
+import java.util.List;
 import java.util.Set;
 import java.util.UUID;
-import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -55,8 +56,7 @@ class PostgresFetchPlanTest {
     DispatchSql sql = new DispatchSql(dialect, Tables.of(TableName.parse("table", table), dialect));
     String read = FetchStatement.statement(sql, ReadRequest.fetch(500, ordered, Set.of(), inFlight).withoutControl());
 
-    String plan = genericPlan(read, "'{" + inFlight.stream().map(UUID::toString).collect(Collectors.joining(","))
-        + "}', 500");
+    String plan = genericPlan(read, "'\\x" + HexFormat.of().formatHex(Ids.bytes(List.copyOf(inFlight))) + "', 500");
 
     assertThat(plan).as("the generic plan of %s", read).contains("hashed SubPlan")
         .doesNotContain("ALL (").doesNotContain("ANY (");
