@@ -24,7 +24,7 @@ import java.util.UUID;
  * from its fifth execution, and PostgreSQL may keep a generic plan for it). Measured: the server process's
  * CPU per read ({@code /proc/<backend pid>/stat}, so the database must run on this machine) and the wall
  * time per read; the baseline is the same read with nothing in flight, measured in the same run. Beside each
- * count in flight, the same read leaving out as many ids of no event: it parses and hashes the ids but meets
+ * count in flight, the same read leaving out as many ids of no event: it takes in and hashes the ids but meets
  * none of their rows, which tells the array's cost from the cost of stepping over the rows in flight.
  *
  * <pre>
@@ -96,7 +96,7 @@ public final class InFlightReadBenchmark {
 
   /**
    * {@code reads} reads of a batch beside {@code n} ids in flight: the first {@code n} events in dispatch order,
-   * or with {@code absent} as many ids of no event, which the read parses and hashes but never meets.
+   * or with {@code absent} as many ids of no event, which the read takes in and hashes but never meets.
    */
   private void measure(JdbcOutboxStore store, boolean ordered, int n, boolean absent, int reads, int backend)
       throws SQLException {
@@ -147,7 +147,7 @@ public final class InFlightReadBenchmark {
         .append(". ").append(events).append(" pending events, reads of ").append(BATCH).append(", ").append(reads)
         .append(" reads per cell and round on one connection, ").append(rounds)
         .append(" rounds; medians. Baseline: the same read with nothing in flight. \"N ids of no event\": the read leaves"
-        + " out N ids that match no row, so it parses and hashes them but steps over no row in flight.\n\n");
+        + " out N ids that match no row, so it takes in and hashes them but steps over no row in flight.\n\n");
     md.append("| read | server CPU per read (ms) | ratio to nothing in flight | wall time per read (ms) |\n");
     md.append("|---|---:|---:|---:|\n");
     Map<String, Double> baseline = new LinkedHashMap<>();
