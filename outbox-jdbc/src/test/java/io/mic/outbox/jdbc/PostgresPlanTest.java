@@ -1,0 +1,102 @@
+package io.mic.outbox.jdbc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.zaxxer.hikari.HikariDataSource;
+import io.mic.outbox.ClaimRequest;
+import io.mic.outbox.OutboxEvent;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.List;
+import java.util.Set;
+import java.util.UUID;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The dispatch statements on PostgreSQL reach the outbox through its indexes only: on a table of 20,000 events,
+ * claims, reads and marks of 500 (the default batch) start no sequential scan of the table. Once the lease
+ * joined the picked rows, and the planner hashed the whole table for it on every claim. Reads and marks bind
+ * their ids in one parameter, whose size the planner cannot see in a generic plan (which PostgreSQL may keep
+ * for a statement the driver has prepared on the server); they are checked in generic plans too. Counted by
+ * PostgreSQL itself ({@code pg_stat_user_tables.seq_scan}), on the single connection of the pool so that its
+ * statistics can be flushed before they are read.
+ */
+class PostgresPlanTest {
+  private HikariDataSource dataSource;
+  private String table;
+
+  @AfterEach
+  void dropTable() {
+    TestDatabase.dropOutbox(dataSource, table);
+    dataSource.close();
+  }
+
+  @Test
+  void aClaimStartsNoSequentialScanOfTheTable() throws SQLException {
+    JdbcOutboxStore store = storeOf20000Events(null);
+    long before = sequentialScans();
+
+    assertThat(store.claim(new ClaimRequest("w1", 500, Duration.ofMinutes(1), false, 1, Set.of()))).hasSize(500);
+    assertThat(store.claim(new ClaimRequest("w2", 500, Duration.ofMinutes(1), true, 100, Set.of()))).hasSize(500);
+
+    assertThat(sequentialScans()).as("sequential scans of %s by two claims", table).isEqualTo(before);
+  }
+
+  @Test
+  void inGenericPlansReadsAndMarksStartNoSequentialScanOfTheTable() throws SQLException {
+    JdbcOutboxStore store = storeOf20000Events("SET plan_cache_mode = force_generic_plan");
+    long before = sequentialScans();
+
+    List<OutboxEvent> inFlight = store.fetchPending(1_000, false);
+    List<OutboxEvent> read = store.fetchPending(500, false, Set.of(), ids(inFlight));
+    assertThat(ids(read)).as("a read beside 1,000 in flight").hasSize(500).doesNotContainAnyElementsOf(ids(inFlight));
+    assertThat(store.fetchPending(500, true, Set.of(), ids(inFlight))).as("the same in ordered mode").hasSize(500);
+    assertThat(store.markDispatched(read)).as("the mark of the read").isEqualTo(ids(read));
+    List<OutboxEvent> claimed = store.claim(new ClaimRequest("w1", 500, Duration.ofMinutes(1), false, 1, Set.of()));
+    assertThat(store.renewLeases(claimed, Duration.ofMinutes(2))).as("renewed").isEqualTo(ids(claimed));
+    assertThat(store.release(claimed.subList(0, 250), Duration.ZERO)).as("released")
+        .isEqualTo(ids(claimed.subList(0, 250)));
+    assertThat(store.markDispatched(claimed.subList(250, 500))).as("the mark of a claim")
+        .isEqualTo(ids(claimed.subList(250, 500)));
+
+    assertThat(sequentialScans()).as("sequential scans of %s in generic plans", table).isEqualTo(before);
+  }
+
+  /** A store on a new table of 20,000 events of as many aggregates, its statistics fresh. */
+  private JdbcOutboxStore storeOf20000Events(String connectionInitSql) throws SQLException {
+    dataSource = TestDatabase.POSTGRES.dataSource(1, connectionInitSql);
+    table = TestDatabase.uniqueName("outbox_plan");
+    JdbcOutboxStore store = JdbcOutboxStore.builder().dataSource(dataSource).table(table).build();
+    store.createSchema();
+    TestDatabase.appendOrders(dataSource, store, 20_000);
+    try (Connection c = dataSource.getConnection(); Statement s = c.createStatement()) {
+      s.execute("ANALYZE " + table);
+    }
+    return store;
+  }
+
+  private static Set<UUID> ids(List<OutboxEvent> events) {
+    return events.stream().map(OutboxEvent::id).collect(Collectors.toSet());
+  }
+
+  /** The table's sequential scans so far, this connection's own counts flushed first. */
+  private long sequentialScans() throws SQLException {
+    try (Connection c = dataSource.getConnection(); Statement s = c.createStatement()) {
+      s.execute("SELECT pg_stat_force_next_flush()");
+      s.execute("SELECT pg_stat_clear_snapshot()"); // the flush happens when this statement's transaction ends
+      try (PreparedStatement ps = c.prepareStatement("SELECT seq_scan FROM pg_stat_user_tables WHERE relname = ?")) {
+        ps.setString(1, table);
+        try (ResultSet rs = ps.executeQuery()) {
+          assertThat(rs.next()).as("statistics of %s", table).isTrue();
+          return rs.getLong(1);
+        }
+      }
+    }
+  }
+}
