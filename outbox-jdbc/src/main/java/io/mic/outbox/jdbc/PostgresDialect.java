@@ -13,16 +13,16 @@ import java.util.UUID;
  */
 public class PostgresDialect implements Dialect {
 
-  /**
-   * The ids bound as one {@code bytea} ({@link Ids#bytes}), 16 bytes each, as rows of {@code bytea}: compared
-   * with {@code uuid_send(id)}, they need no parsing at all.
-   */
-  static final String ID_BYTES = "SELECT substring(b FROM g * 16 + 1 FOR 16) FROM (SELECT CAST(? AS bytea) AS b) p,"
-      + " generate_series(0, length(b) / 16 - 1) g";
+  /** The ids bound as one {@code bytea} ({@link Ids#bytes}), one row {@code g} per id, its bytes {@link #PIECE}. */
+  private static final String PIECES =
+      " FROM (SELECT CAST(? AS bytea) AS b) p, generate_series(0, length(b) / 16 - 1) g";
+  private static final String PIECE = "substring(b FROM g * 16 + 1 FOR 16)";
+
+  /** The ids as rows of {@code bytea}: compared with {@code uuid_send(id)}, they need no parsing at all. */
+  static final String ID_BYTES = "SELECT " + PIECE + PIECES;
 
   /** The same ids as a {@code uuid[]}, for {@code id = ANY(…)}, which finds each by the primary key. */
-  static final String ID_ARRAY = "ARRAY(SELECT CAST(encode(substring(b FROM g * 16 + 1 FOR 16), 'hex') AS uuid)"
-      + " FROM (SELECT CAST(? AS bytea) AS b) p, generate_series(0, length(b) / 16 - 1) g)";
+  static final String ID_ARRAY = "ARRAY(SELECT CAST(encode(" + PIECE + ", 'hex') AS uuid)" + PIECES + ")";
 
   protected PostgresDialect() {}
 
