@@ -25,7 +25,7 @@ import java.util.UUID;
  * CPU per read ({@code /proc/<backend pid>/stat}, so the database must run on this machine) and the wall
  * time per read; the baseline is the same read with nothing in flight, measured in the same run. Beside each
  * count in flight, the same read leaving out as many ids of no event: it takes in and hashes the ids but meets
- * none of their rows, which tells the array's cost from the cost of stepping over the rows in flight.
+ * none of their rows, which tells the cost of the ids themselves from the cost of stepping over the rows in flight.
  *
  * <pre>
  * mvn -B -q -DskipTests package -pl outbox-benchmarks -am
