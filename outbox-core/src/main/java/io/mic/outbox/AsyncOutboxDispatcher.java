@@ -356,16 +356,19 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
       }
     }
 
+    /** The batch read ahead; {@code null} when interrupted, and the batch then stays ahead for the next turn. */
     private OutboxDispatcher.Batch take() {
       Future<OutboxDispatcher.Batch> f = ahead;
-      ahead = null;
       try {
-        return f.get();
+        OutboxDispatcher.Batch batch = f.get();
+        ahead = null;
+        return batch;
       } catch (InterruptedException e) {
+        // not dropped: its events are left out of every read (or leased) until it is published or released
         Thread.currentThread().interrupt();
-        f.cancel(false);
         return null;
       } catch (java.util.concurrent.ExecutionException e) {
+        ahead = null;
         if (e.getCause() instanceof RuntimeException r) {
           throw r; // the claim failed: a failed poll
         }

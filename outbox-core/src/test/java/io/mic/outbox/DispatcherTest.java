@@ -20,6 +20,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -544,6 +545,65 @@ class DispatcherTest {
     assertThat(overlapped).as("a read ran while the first mark did").isTrue();
     assertThat(leftOut.get(2)).as("what the read beside the first mark left out: the first two batches")
         .containsExactlyInAnyOrderElementsOf(backlog.subList(0, 2 * batch).stream().map(OutboxEvent::id).toList());
+    assertThat(published).doesNotHaveDuplicates().hasSize(backlog.size());
+  }
+
+  /**
+   * An interrupt that is not close()'s (a user's executor, a library around the worker) reaches a pipelined
+   * worker while it waits for its read ahead. Polling goes on, and so must that batch: without claims its
+   * events are left out of every later read until the batch is published and marked, so a batch dropped
+   * there would never go out while the dispatcher runs.
+   */
+  @ParameterizedTest(name = "useClaim({0})")
+  @ValueSource(booleans = {false, true})
+  void aStrayInterruptWhileTheReadAheadRunsLosesNoBatch(boolean claim) throws Exception {
+    int batch = 5;
+    List<OutboxEvent> backlog = appendBacklog(3 * batch);
+    AtomicInteger reads = new AtomicInteger();
+    CountDownLatch aheadStarted = new CountDownLatch(1);
+    CountDownLatch aheadMayEnd = new CountDownLatch(1);
+    OutboxStore slowAhead = new DelegatingStore(store) {
+      @Override
+      public List<OutboxEvent> fetchPending(int limit, boolean ordered, Set<String> paused, Set<UUID> inFlight) {
+        holdTheSecondRead();
+        return super.fetchPending(limit, ordered, paused, inFlight);
+      }
+
+      @Override
+      public List<OutboxEvent> claim(ClaimRequest request) {
+        holdTheSecondRead();
+        return super.claim(request);
+      }
+
+      private void holdTheSecondRead() {
+        if (reads.incrementAndGet() == 2) {
+          aheadStarted.countDown();
+          try {
+            aheadMayEnd.await(10, TimeUnit.SECONDS);
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+        }
+      }
+    };
+    List<UUID> published = new CopyOnWriteArrayList<>();
+    AtomicReference<Thread> worker = new AtomicReference<>();
+    try (AsyncOutboxDispatcher d = AsyncOutboxDispatcher.builder().store(slowAhead).useClaim(claim)
+        .batchSize(batch).leaseTtl(Duration.ofMinutes(5)).pollInterval(Duration.ofMillis(10))
+        .dispatchFn(e -> {
+          worker.set(Thread.currentThread());
+          published.add(e.id());
+        }).build()) {
+      d.start();
+      assertThat(aheadStarted.await(10, TimeUnit.SECONDS)).as("the read ahead started").isTrue();
+      // the first batch is out; the worker then waits for the batch read ahead
+      await().atMost(Duration.ofSeconds(10)).until(() -> published.size() == batch
+          && worker.get().getState() == Thread.State.WAITING);
+      worker.get().interrupt();
+      aheadMayEnd.countDown();
+      await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(store.countByStatus())
+          .as("every event dispatched, within the lease").containsEntry(OutboxStatus.DISPATCHED, (long) backlog.size()));
+    }
     assertThat(published).doesNotHaveDuplicates().hasSize(backlog.size());
   }
 
