@@ -286,6 +286,11 @@ public final class OutboxEvent {
       throw new InvalidEventException(field + " is " + value.length() + " characters long; the limit is "
           + MAX_NAME_LENGTH);
     }
+    if (value.startsWith(" ") || value.endsWith(" ")) {
+      throw new InvalidEventException(field + " '" + value + "' starts or ends with a space; databases that"
+          + " compare text ignoring trailing spaces (MariaDB, MySQL) would take it for '" + value.strip()
+          + "': strip it");
+    }
     for (int i = 0; i < value.length(); i++) {
       char c = value.charAt(i);
       if (c < 0x20 || c > 0x7e) {
