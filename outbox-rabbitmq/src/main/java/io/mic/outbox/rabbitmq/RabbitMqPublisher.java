@@ -207,11 +207,13 @@ public final class RabbitMqPublisher implements BatchDispatchFn, AutoCloseable {
     }
     List<OutboxEvent> unsent = todo.subList(next, todo.size());
     List<Pending<OutboxEvent>> lost = new ArrayList<>();
+    ShutdownSignalException lostTo = null;
     for (Pending<OutboxEvent> p : sent) {
       ConfirmChannel.Outcome outcome = p.await();
       OutboxEvent event = p.item();
-      if (outcome instanceof ConfirmChannel.Closed) {
+      if (outcome instanceof ConfirmChannel.Closed closed) {
         lost.add(p);
+        lostTo = closed.cause();
         continue;
       }
       OutboxException failure = failureOf(outcome, channel, () -> describe(event, keyOf(event)));
@@ -220,20 +222,20 @@ public final class RabbitMqPublisher implements BatchDispatchFn, AutoCloseable {
       }
     }
     if (blocked != null) {
+      // a blocked connection may still close, e.g. when the broker restarts: what it held was never confirmed
+      failUnconfirmed(lost, lostTo, failures);
       String reason = blocked;
       unsent.forEach(e -> failures.put(e.id(), RabbitErrors.blocked(describe(e, keyOf(e)), reason)));
       return List.of();
     }
     ShutdownSignalException cause = channel.closedBy();
     if (cause == null) {
+      failUnconfirmed(lost, lostTo, failures);
       return unsent.isEmpty() ? List.of() : List.copyOf(unsent); // spoiled by the client: go on elsewhere
     }
     Pending<OutboxEvent> culprit = RabbitErrors.causedByOneMessage(cause) ? RabbitErrors.culprit(cause, lost) : null;
     if (culprit == null) {
-      for (Pending<OutboxEvent> p : lost) {
-        failures.put(p.item().id(), RabbitErrors.closed(describe(p.item(), keyOf(p.item())),
-            exchange, cause));
-      }
+      failUnconfirmed(lost, cause, failures);
       unsent.forEach(e -> failures.put(e.id(), RabbitErrors.closed(describe(e, keyOf(e)), exchange, cause)));
       return List.of();
     }
@@ -245,6 +247,14 @@ public final class RabbitMqPublisher implements BatchDispatchFn, AutoCloseable {
     lost.stream().filter(p -> p != culprit).forEach(p -> again.add(p.item()));
     again.addAll(unsent);
     return again;
+  }
+
+  /** Messages outstanding when their channel closed ({@code cause}): their outcome is unknown. */
+  private void failUnconfirmed(List<Pending<OutboxEvent>> lost, ShutdownSignalException cause,
+      Map<UUID, Exception> failures) {
+    for (Pending<OutboxEvent> p : lost) {
+      failures.put(p.item().id(), RabbitErrors.closed(describe(p.item(), keyOf(p.item())), exchange, cause));
+    }
   }
 
   /**

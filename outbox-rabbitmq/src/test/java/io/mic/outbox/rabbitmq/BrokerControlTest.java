@@ -19,8 +19,17 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
@@ -197,6 +206,90 @@ class BrokerControlTest {
     } finally {
       delete(exchange);
     }
+  }
+
+  /**
+   * A memory alarm blocks the connection in the middle of a batch, and the connection closes before the
+   * messages it held were confirmed: those messages may never have reached a queue, so each must come back
+   * as a failure (unavailable), never as published.
+   */
+  @Test
+  void messagesHeldByABlockedConnectionThatClosesAreNotReportedAsPublished() throws Exception {
+    TestRabbit.assumeControllable();
+    String exchange;
+    try (Connection c = TestRabbit.connect(); Channel ch = c.createChannel()) {
+      exchange = declare(ch);
+    }
+    String watermark = TestRabbit.rabbitmqctl("eval", "vm_memory_monitor:get_vm_memory_high_watermark().").strip();
+    String name = TestRabbit.uniqueName();
+    List<OutboxEvent> batch = new ArrayList<>();
+    for (int i = 0; i < 10; i++) {
+      batch.add(event("agg-" + i, "{\"n\":" + i + "}"));
+    }
+    // the routing key is asked again for the text of a failure: each step happens on the first ask only
+    AtomicBoolean alarmRaised = new AtomicBoolean();
+    AtomicReference<Thread> publishing = new AtomicReference<>();
+    CountDownLatch fourthKeyed = new CountDownLatch(1);
+    ExecutorService caller = Executors.newSingleThreadExecutor();
+    try (RabbitMqPublisher publisher = RabbitMqPublisher.builder().uri(TestRabbit.uri()).exchange(exchange)
+        .connectionName(name).confirmTimeout(Duration.ofSeconds(60)).routingKey(e -> {
+          int index = batch.indexOf(e);
+          try {
+            if (index == 2 && alarmRaised.compareAndSet(false, true)) {
+              // the alarm goes off: the broker tells the connection, and stops reading it once it publishes
+              TestRabbit.rabbitmqctl("set_vm_memory_high_watermark", "0");
+            } else if (index == 3 && publishing.compareAndSet(null, Thread.currentThread())) {
+              awaitState(name, "blocked"); // the third message made the broker block the connection
+              fourthKeyed.countDown();
+            }
+          } catch (Exception x) {
+            throw new IllegalStateException(x);
+          }
+          return e.topic();
+        }).build()) {
+      publisher.dispatch(event("warm-up", "{}")); // a publishing connection: the alarm's notice reaches it
+      Map<UUID, Exception> failures;
+      try {
+        Future<Map<UUID, Exception>> result = caller.submit(() -> publisher.dispatchBatch(batch));
+        assertThat(fourthKeyed.await(60, TimeUnit.SECONDS)).as("the broker blocked the connection").isTrue();
+        // the publisher saw the block, sends nothing more, and waits for the confirms of what it sent
+        await().atMost(Duration.ofSeconds(30))
+            .until(() -> publishing.get().getState() == Thread.State.TIMED_WAITING);
+        TestRabbit.rabbitmqctl("close_connection", connection(name)[0], "closed by the test");
+        failures = result.get(60, TimeUnit.SECONDS);
+      } finally {
+        caller.shutdownNow();
+        assertThat(caller.awaitTermination(60, TimeUnit.SECONDS)).as("the batch ended").isTrue();
+        TestRabbit.rabbitmqctl("set_vm_memory_high_watermark", watermark);
+      }
+      Set<String> queued = messageIds(exchange + "-q");
+      for (OutboxEvent e : batch) {
+        assertThat(failures.containsKey(e.id()) || queued.contains(e.id().toString()))
+            .as("event %d has no failure, so it must be in the queue", batch.indexOf(e)).isTrue();
+      }
+      assertThat(failures.values()).allMatch(PublishUnavailableException.class::isInstance);
+    } finally {
+      delete(exchange);
+    }
+    assertThat(TestRabbit.rabbitmqctl("eval", "vm_memory_monitor:get_vm_memory_high_watermark().").strip())
+        .isEqualTo(watermark);
+  }
+
+  /** Waits until the broker lists the connection named {@code name} in {@code state}. */
+  private static void awaitState(String name, String state) {
+    await().atMost(Duration.ofSeconds(30)).until(() -> state.equals(connection(name)[1]));
+  }
+
+  /** The broker's pid and state of the connection the client named {@code name}; empty strings when none. */
+  private static String[] connection(String name) throws Exception {
+    for (String line : TestRabbit.rabbitmqctl("-q", "list_connections", "pid", "state", "client_properties")
+        .split("\n")) {
+      if (line.contains("\"" + name + "\"")) {
+        String[] columns = line.split("\t");
+        return new String[] {columns[0], columns[1]};
+      }
+    }
+    return new String[] {"", ""};
   }
 
   private static long maxMessageSize() throws Exception {
