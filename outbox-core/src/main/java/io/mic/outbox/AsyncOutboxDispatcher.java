@@ -388,22 +388,43 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
       }
     }
 
-    /** A batch claimed ahead goes back untried (pause or stop). */
+    /**
+     * A batch claimed ahead goes back untried (pause or stop). The release runs on the reader's thread after
+     * the claim, so an interrupt of this worker (close() after its timeout) cannot skip it: a batch claimed
+     * and never released would keep its leases, renewed in the background, while the JVM runs.
+     */
     void abandonClaimedAhead() {
-      if (ahead == null) {
+      Future<OutboxDispatcher.Batch> claimed = ahead;
+      if (claimed == null) {
+        return;
+      }
+      ahead = null;
+      Future<?> released = reader.submit(() -> release(claimed));
+      try {
+        released.get();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt(); // the release still runs
+      } catch (java.util.concurrent.ExecutionException e) {
+        LOG.debug("{}: releasing the batch claimed ahead failed", dispatcher.worker(), e.getCause());
+      }
+    }
+
+    private void release(Future<OutboxDispatcher.Batch> claimed) {
+      OutboxDispatcher.Batch batch;
+      try {
+        batch = claimed.get(); // done: it ran before this task on the same thread
+      } catch (InterruptedException | java.util.concurrent.ExecutionException e) {
+        return; // the claim failed: nothing was claimed
+      }
+      if (batch == null) {
         return;
       }
       try {
-        OutboxDispatcher.Batch batch = take();
-        if (batch != null) {
-          try {
-            batch.abandon();
-          } finally {
-            reads.done(batch);
-          }
-        }
+        batch.abandon();
       } catch (RuntimeException e) {
         LOG.debug("{}: the batch claimed ahead could not be released; its leases run out", dispatcher.worker(), e);
+      } finally {
+        reads.done(batch);
       }
     }
 
@@ -414,9 +435,11 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
         reader.shutdown();
         marker.shutdown();
         try {
-          if (!marker.awaitTermination(shutdownTimeout.toMillis() + 5_000, TimeUnit.MILLISECONDS)) {
-            LOG.warn("{}: the last marks did not finish; their events return when their leases run out",
-                dispatcher.worker());
+          long wait = shutdownTimeout.toMillis() + 5_000;
+          if (!reader.awaitTermination(wait, TimeUnit.MILLISECONDS)
+              || !marker.awaitTermination(wait, TimeUnit.MILLISECONDS)) {
+            LOG.warn("{}: the last marks, or the release of the batch claimed ahead, did not finish; their"
+                + " events return when their leases run out", dispatcher.worker());
           }
         } catch (InterruptedException e) {
           Thread.currentThread().interrupt();

@@ -607,6 +607,48 @@ class DispatcherTest {
     assertThat(published).doesNotHaveDuplicates().hasSize(backlog.size());
   }
 
+  /**
+   * close() interrupts a worker whose publication hangs while its next batch is still being claimed. The
+   * interrupt must not cost that batch its release: claimed and never published, it would keep its leases,
+   * renewed in the background, for as long as the JVM runs.
+   */
+  @Test
+  void closeReleasesTheBatchClaimedAheadEvenWhenItInterruptsTheWorker() throws Exception {
+    int batch = 5;
+    List<OutboxEvent> backlog = appendBacklog(2 * batch);
+    AtomicInteger claims = new AtomicInteger();
+    CountDownLatch aheadMayEnd = new CountDownLatch(1);
+    OutboxStore slowAhead = new DelegatingStore(store) {
+      @Override
+      public List<OutboxEvent> claim(ClaimRequest request) {
+        if (claims.incrementAndGet() == 2) {
+          try {
+            aheadMayEnd.await(10, TimeUnit.SECONDS);
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+        }
+        return super.claim(request);
+      }
+    };
+    CountDownLatch publishing = new CountDownLatch(1);
+    AsyncOutboxDispatcher d = AsyncOutboxDispatcher.builder().store(slowAhead).useClaim(true).batchSize(batch)
+        .leaseTtl(Duration.ofMillis(600)).shutdownTimeout(Duration.ZERO).dispatchFn(e -> {
+          publishing.countDown();
+          Thread.sleep(60_000); // a broker call that never returns
+        }).build();
+    d.start();
+    assertThat(publishing.await(10, TimeUnit.SECONDS)).isTrue();
+    await().atMost(Duration.ofSeconds(10)).until(() -> claims.get() == 2); // the claim ahead runs
+    d.close();
+    aheadMayEnd.countDown();
+    await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(store.countByStatus())
+        .as("nothing left claimed after close").containsEntry(OutboxStatus.PENDING, (long) backlog.size()));
+    for (OutboxEvent e : backlog) {
+      assertThat(store.find(e.id()).orElseThrow().attempts()).as("released without counting an attempt").isZero();
+    }
+  }
+
   /** Appends {@code count} events of as many aggregates, a0, a1, …, and returns them in that order. */
   private List<OutboxEvent> appendBacklog(int count) {
     List<OutboxEvent> backlog = new ArrayList<>();
