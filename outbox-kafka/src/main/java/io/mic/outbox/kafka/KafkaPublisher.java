@@ -15,7 +15,9 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
@@ -27,6 +29,8 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.Metric;
+import org.apache.kafka.common.MetricName;
 import org.apache.kafka.common.errors.InterruptException;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.slf4j.Logger;
@@ -73,14 +77,23 @@ public final class KafkaPublisher implements BatchDispatchFn, AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(KafkaPublisher.class);
   /** Added to the producer's own bounds before waiting on a future gives up: the producer should answer first. */
   private static final long WAIT_MARGIN_MILLIS = 5_000;
-  /** Topics of one batch whose metadata may be waited for in vain before the broker counts as down. */
+  /**
+   * Topics of one batch whose metadata may be waited for in vain: after that many, Kafka counts as down if it
+   * did not answer, and otherwise only events of topics the producer already knows are sent.
+   */
   static final int MAX_TOPICS_WAITED_FOR = 2;
+  /** How long the events of a topic Kafka said it does not have go back at once instead of waiting again. */
+  public static final Duration MISSING_TOPIC_RECHECK = Duration.ofSeconds(30);
 
   private final Producer<byte[], byte[]> producer;
   private final boolean ownsProducer;
   private final Function<OutboxEvent, String> topicOf;
   private final Function<OutboxEvent, String> keyOf;
   private final long waitMillis;
+  /** Topics Kafka answered without, and until when ({@link System#nanoTime()}) their events are not sent. */
+  private final Map<String, Long> missingTopics = new ConcurrentHashMap<>();
+  /** Topics the producer had metadata for: sending to them does not wait. */
+  private final Set<String> knownTopics = ConcurrentHashMap.newKeySet();
 
   private KafkaPublisher(Builder b, Producer<byte[], byte[]> producer, boolean ownsProducer, long sendBoundMillis) {
     this.producer = producer;
@@ -111,7 +124,19 @@ public final class KafkaPublisher implements BatchDispatchFn, AutoCloseable {
    */
   @Override
   public void dispatch(OutboxEvent event) throws InterruptedException {
+    String topic = topicOf.apply(event);
+    PublishUnavailableException missing = stillMissing(event, topic);
+    if (missing != null) {
+      throw missing;
+    }
+    long sending = System.nanoTime();
     Future<RecordMetadata> sent = send(event);
+    PublishUnavailableException immediate = failedAtOnce(event, sent);
+    if (immediate != null) {
+      rememberIfMissing(topic, immediate, sending);
+      throw immediate;
+    }
+    knownTopics.add(topic);
     flush();
     await(event, sent);
   }
@@ -125,16 +150,27 @@ public final class KafkaPublisher implements BatchDispatchFn, AutoCloseable {
   public Map<UUID, Exception> dispatchBatch(List<OutboxEvent> events) throws InterruptedException {
     Map<UUID, Exception> failures = new LinkedHashMap<>();
     List<InFlight> inFlight = new ArrayList<>(events.size());
-    // send() waits max.block.ms for a topic's metadata: a topic that made it wait in vain is not tried
-    // again in this batch, and after two such topics the broker itself is taken as down
+    // send() waits max.block.ms for a topic's metadata. A topic waited for in vain is not tried again in this
+    // batch; if Kafka answered meanwhile, the topic is missing and is not tried again for a while either. After
+    // two such waits Kafka counts as down if it never answered; if it did, only known topics are sent.
     Map<String, PublishUnavailableException> downTopics = new HashMap<>();
     PublishUnavailableException down = null;
+    int unanswered = 0;
     for (OutboxEvent event : events) {
-      PublishUnavailableException known = down != null ? down : downTopics.get(topicOf.apply(event));
+      String topic = topicOf.apply(event);
+      PublishUnavailableException known = down != null ? down : downTopics.get(topic);
+      if (known == null) {
+        known = stillMissing(event, topic);
+      }
+      if (known == null && downTopics.size() >= MAX_TOPICS_WAITED_FOR && !knownTopics.contains(topic)) {
+        known = new PublishUnavailableException(describe(event) + " not sent: this batch already waited in vain"
+            + " for the metadata of " + downTopics.keySet() + "; it goes in a later batch");
+      }
       if (known != null) {
         failures.put(event.id(), known);
         continue;
       }
+      long sending = System.nanoTime();
       Future<RecordMetadata> sent;
       try {
         sent = send(event);
@@ -147,14 +183,15 @@ public final class KafkaPublisher implements BatchDispatchFn, AutoCloseable {
         continue;
       }
       PublishUnavailableException immediate = failedAtOnce(event, sent);
-      if (immediate != null) {
-        failures.put(event.id(), immediate);
-        downTopics.put(topicOf.apply(event), immediate);
-        if (downTopics.size() >= MAX_TOPICS_WAITED_FOR) {
-          down = immediate;
-        }
-      } else {
+      if (immediate == null) {
+        knownTopics.add(topic);
         inFlight.add(new InFlight(event, sent));
+        continue;
+      }
+      failures.put(event.id(), immediate);
+      downTopics.put(topic, immediate);
+      if (!rememberIfMissing(topic, immediate, sending) && ++unanswered >= MAX_TOPICS_WAITED_FOR) {
+        down = immediate;
       }
     }
     if (!inFlight.isEmpty()) {
@@ -183,6 +220,58 @@ public final class KafkaPublisher implements BatchDispatchFn, AutoCloseable {
       // (serialization) or about the producer (closed)
       throw KafkaErrors.classify(e, describe(event));
     }
+  }
+
+  /** The failure of an event whose topic Kafka recently said it does not have; null when it may be tried. */
+  private PublishUnavailableException stillMissing(OutboxEvent event, String topic) {
+    Long until = missingTopics.get(topic);
+    if (until == null) {
+      return null;
+    }
+    if (System.nanoTime() - until >= 0) {
+      missingTopics.remove(topic, until);
+      return null;
+    }
+    return new PublishUnavailableException("Kafka has no topic '" + topic + "' (at the last try): " + describe(event)
+        + " waits without counting an attempt; create the topic, it is tried again within " + MISSING_TOPIC_RECHECK);
+  }
+
+  /**
+   * After send() failed at once: when it gave up on the topic's metadata although Kafka answered meanwhile,
+   * the topic is missing, and its events go back at once for {@link #MISSING_TOPIC_RECHECK}.
+   *
+   * @return whether the topic is missing
+   */
+  private boolean rememberIfMissing(String topic, PublishUnavailableException failure, long sendingNanos) {
+    if (!isMetadataWait(failure) || !answeredSince(sendingNanos)) {
+      return false;
+    }
+    if (missingTopics.put(topic, System.nanoTime() + MISSING_TOPIC_RECHECK.toNanos()) == null) {
+      LOG.warn("Kafka has no topic '{}': its events wait without counting attempts; it is tried again every {}",
+          topic, MISSING_TOPIC_RECHECK);
+    }
+    return true;
+  }
+
+  /** Whether {@code failure} is send() giving up on a topic's metadata (not on buffer space). */
+  private static boolean isMetadataWait(PublishUnavailableException failure) {
+    return failure.getCause() instanceof org.apache.kafka.common.errors.TimeoutException
+        && !(failure.getCause() instanceof org.apache.kafka.clients.producer.BufferExhaustedException);
+  }
+
+  /**
+   * Whether the producer's metadata was refreshed since {@code sinceNanos} ({@code metadata-age}): Kafka
+   * answered, so a topic it did not list is missing rather than Kafka down.
+   */
+  private boolean answeredSince(long sinceNanos) {
+    double waitedSeconds = (System.nanoTime() - sinceNanos) / 1e9;
+    for (Map.Entry<MetricName, ? extends Metric> m : producer.metrics().entrySet()) {
+      if (m.getKey().name().equals("metadata-age") && m.getKey().group().equals("producer-metrics")
+          && m.getValue().metricValue() instanceof Double age) {
+        return age < waitedSeconds;
+      }
+    }
+    return false; // no such metric: as if Kafka had not answered
   }
 
   /** The unavailable outcome of a send that failed before it left the producer, else null. */

@@ -3,7 +3,9 @@ package io.mic.outbox.kafka;
 import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.tuple;
+import static org.awaitility.Awaitility.await;
 
+import io.mic.outbox.AsyncOutboxDispatcher;
 import io.mic.outbox.DispatchResult;
 import io.mic.outbox.InMemoryOutboxStore;
 import io.mic.outbox.OutboxDispatcher;
@@ -161,6 +163,40 @@ class KafkaPublisherTest {
     }
     assertThat(TopicReader.readAtLeast(bootstrap, topic, 3)).extracting(r -> new String(r.key(), UTF_8))
         .containsExactlyInAnyOrder("m-1", "m-3", "m-5");
+  }
+
+  /**
+   * Two events of two missing topics are the oldest in the outbox: each batch starts with them. Kafka
+   * answers, so they are missing topics, not a broker that is down, and the events of existing topics go
+   * out while the two wait for their topics.
+   */
+  @Test
+  void twoMissingTopicsFirstInLineDoNotHoldUpTheOthers() throws Exception {
+    List<OutboxEvent> missing = List.of(
+        OutboxEvent.builder().aggregate("order", "a").topic(KafkaTestBroker.uniqueTopic()).payload("{}").build(),
+        OutboxEvent.builder().aggregate("order", "b").topic(KafkaTestBroker.uniqueTopic()).payload("{}").build());
+    store.append(missing);
+    List<OutboxEvent> existing = new ArrayList<>();
+    for (int i = 0; i < 10; i++) {
+      existing.add(event("e-" + i, "{\"i\":" + i + "}"));
+    }
+    store.append(existing);
+    try (KafkaPublisher publisher = publisher().maxBlock(Duration.ofMillis(500))
+        .property("allow.auto.create.topics", "false").build();
+        AsyncOutboxDispatcher d = AsyncOutboxDispatcher.builder().store(store).dispatchFn(publisher)
+            .retryBackoff(Duration.ofMillis(100), Duration.ofSeconds(1)).pollInterval(Duration.ofMillis(50))
+            .build()) {
+      d.start();
+      await().atMost(Duration.ofSeconds(30)).until(() -> existing.stream()
+          .allMatch(e -> store.find(e.id()).orElseThrow().status() == OutboxStatus.DISPATCHED));
+      for (OutboxEvent e : missing) {
+        OutboxEvent stored = store.find(e.id()).orElseThrow();
+        assertThat(stored.status()).isEqualTo(OutboxStatus.PENDING);
+        assertThat(stored.attempts()).as("a missing topic counts no attempt").isZero();
+      }
+    }
+    assertThat(TopicReader.readAtLeast(bootstrap, topic, 10)).extracting(r -> new String(r.key(), UTF_8))
+        .containsExactlyInAnyOrderElementsOf(existing.stream().map(OutboxEvent::aggregateId).toList());
   }
 
   @Test
