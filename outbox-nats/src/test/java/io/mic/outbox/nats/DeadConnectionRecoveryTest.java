@@ -69,6 +69,31 @@ class DeadConnectionRecoveryTest {
     assertThat(admin.jetStreamManagement().getStreamInfo(stream).getStreamState().getMsgCount()).isEqualTo(2);
   }
 
+  /**
+   * With an ackTimeout above the NATS client's own 5 s for a PubAck, the client cancels the wait first:
+   * that is a missing PubAck all the same, and the dead connection must still be replaced.
+   */
+  @Test
+  void theOwnConnectionIsReplacedWhenTheClientGivesUpOnThePubAckBeforeTheAckTimeout() throws Exception {
+    try (BlackholeProxy proxy = BlackholeProxy.to(NatsTestServer.url());
+        NatsJetStreamPublisher publisher = NatsJetStreamPublisher.builder().url(proxy.url())
+            .ackTimeout(Duration.ofSeconds(12)).build()) {
+      OutboxDispatcher dispatcher = OutboxDispatcher.builder().store(store).dispatchFn(publisher).build();
+      store.append(event(1));
+      assertThat(dispatcher.dispatchOnce().dispatched()).isEqualTo(1);
+
+      proxy.blackholeOpenConnections();
+      OutboxEvent second = event(2);
+      store.append(second);
+      assertThat(dispatcher.dispatchOnce().released()).isEqualTo(1);
+
+      await("dispatch over a new connection").atMost(Duration.ofSeconds(40)).pollInterval(Duration.ofMillis(100))
+          .until(() -> dispatcher.dispatchOnce().dispatched() == 1);
+      assertThat(store.find(second.id()).orElseThrow().attempts()).isEqualTo(1);
+      assertThat(proxy.acceptedConnections()).isEqualTo(2);
+    }
+  }
+
   @Test
   void theApplicationsConnectionIsToldToReconnect() throws Exception {
     try (BlackholeProxy proxy = BlackholeProxy.to(NatsTestServer.url())) {

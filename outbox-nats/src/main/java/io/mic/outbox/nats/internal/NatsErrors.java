@@ -51,8 +51,10 @@ public final class NatsErrors {
           + ": the outcome is unknown, the event will be published again with the same Nats-Msg-Id");
     }
     if (t instanceof CancellationException) {
-      return new PublishUnavailableException("the publication of " + what + " was cancelled before its PubAck"
-          + " arrived: the outcome is unknown", null);
+      // the client's own limit for a reply (5 s, publishAsync takes no timeout) or its connection closing:
+      // a missing PubAck like any other, so a connection that carries nothing is still found and replaced
+      return new NoPubAck("no PubAck for " + what + ": the NATS client stopped waiting (" + t.getMessage()
+          + "); the outcome is unknown, the event will be published again with the same Nats-Msg-Id");
     }
     if (t instanceof IOException && isNoResponders(t)) {
       return new PublishUnavailableException(noStream(subject) + "; event " + id + " waits without counting an"
