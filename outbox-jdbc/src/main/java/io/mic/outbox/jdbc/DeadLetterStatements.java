@@ -38,7 +38,7 @@ final class DeadLetterStatements {
       try (PreparedStatement ps = c.prepareStatement("SELECT " + Sql.COLUMNS + " FROM " + table
           + " o WHERE o.status = 'DLQ'" + filter.sql + " ORDER BY o.created_at, o.id LIMIT ?")) {
         ps.setInt(filter.bind(ps, 1, dialect), limit);
-        return EventRows.readAll(ps, dialect);
+        return EventRows.readAllForOperators(ps, dialect);
       }
     });
   }

@@ -35,7 +35,7 @@ final class EventQueries {
     return access.inAutoCommit(c -> {
       try (PreparedStatement ps = c.prepareStatement("SELECT " + Sql.COLUMNS + " FROM " + table + " WHERE id = ?")) {
         dialect.setId(ps, 1, id);
-        return EventRows.readAll(ps, dialect).stream().findFirst();
+        return EventRows.readAllForOperators(ps, dialect).stream().findFirst();
       }
     });
   }

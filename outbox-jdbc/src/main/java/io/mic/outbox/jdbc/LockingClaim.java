@@ -54,12 +54,17 @@ final class LockingClaim extends ClaimStatement {
       } else {
         ps.setInt(DispatchSql.bindPaused(ps, 1, r), r.limit());
       }
+      List<EventRows.Unreadable> unreadable = new ArrayList<>();
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
-          locked.add(EventRows.read(rs, dialect));
+          OutboxEvent event = EventRows.readOrSetAside(rs, dialect, unreadable);
+          if (event != null) {
+            locked.add(event);
+          }
           dbNow = dialect.getInstant(rs, 20);
         }
       }
+      EventRows.deadLetter(c, table, dialect, unreadable); // locked by this transaction
     }
     if (locked.isEmpty()) {
       return locked;
@@ -124,7 +129,10 @@ final class LockingClaim extends ClaimStatement {
     try (PreparedStatement ps = c.prepareStatement("SELECT " + Sql.COLUMNS + " FROM " + table + " WHERE id IN "
         + Sql.placeholders(picked.size()) + " AND lease_owner = ?")) {
       ps.setString(bindIds(ps, 1, picked), r.owner());
-      return EventRows.readAll(ps, dialect);
+      List<EventRows.Unreadable> unreadable = new ArrayList<>();
+      List<OutboxEvent> claimed = EventRows.readAll(ps, dialect, unreadable);
+      EventRows.deadLetter(c, table, dialect, unreadable);
+      return claimed;
     }
   }
 

@@ -2,6 +2,7 @@ package io.mic.outbox.jdbc;
 
 import io.mic.outbox.OutboxEvent;
 import java.sql.PreparedStatement;
+import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -40,7 +41,10 @@ final class PostgresClaim extends ClaimStatement {
         }
         ps.setString(next++, r.owner());
         ps.setLong(next, r.leaseMicros());
-        return EventRows.readAll(ps, sql.dialect);
+        List<EventRows.Unreadable> unreadable = new ArrayList<>();
+        List<OutboxEvent> claimed = EventRows.readAll(ps, sql.dialect, unreadable);
+        EventRows.deadLetter(c, sql.tables.outbox(), sql.dialect, unreadable);
+        return claimed;
       }
     });
   }

@@ -108,6 +108,55 @@ abstract class JdbcOutboxStoreTest {
         .payload("{\"id\":\"" + aggregateId + "\"}").build();
   }
 
+  /**
+   * A row that cannot become an event (here headers written by hand that are no JSON object) goes to the DLQ
+   * with the reason at the read that meets it, and the read returns the others: failing every read on it
+   * would stop the whole outbox, and a claim would count an attempt on every event behind it each time.
+   */
+  @Test
+  void aRowThatCannotBecomeAnEventIsDeadLetteredInsteadOfStoppingTheOutbox() throws SQLException {
+    char quote = store.dialect().identifierQuote();
+    String table = quote + tables.get(tables.size() - 1) + quote;
+    ClaimRequest claim = ClaimRequest.of("w-1", 10, Duration.ofMinutes(1));
+    Map<String, java.util.function.Supplier<List<OutboxEvent>>> reads = new java.util.LinkedHashMap<>();
+    reads.put("read without claims", () -> store.fetchPending(10, false));
+    reads.put("ordered read without claims", () -> store.fetchPending(10, true));
+    reads.put("claim", () -> store.claim(claim));
+    reads.put("ordered claim", () -> store.claim(claim.ordered(true)));
+    reads.put("ordered claim of runs", () -> store.claim(claim.ordered(true).inRuns(5)));
+    for (Map.Entry<String, java.util.function.Supplier<List<OutboxEvent>>> read : reads.entrySet()) {
+      List<OutboxEvent> events = List.of(event(read.getKey() + " 1"), event(read.getKey() + " 2"),
+          event(read.getKey() + " 3"));
+      inTransaction(store, true, events);
+      try (Connection c = dataSource.getConnection();
+          PreparedStatement ps = c.prepareStatement("UPDATE " + table + " SET headers = '[]' WHERE id = ?")) {
+        store.dialect().setId(ps, 1, events.get(1).id());
+        assertThat(ps.executeUpdate()).isEqualTo(1);
+      }
+
+      List<OutboxEvent> got = read.getValue().get();
+
+      assertThat(got).as(read.getKey()).extracting(OutboxEvent::id)
+          .containsExactly(events.get(0).id(), events.get(2).id());
+      try (Connection c = dataSource.getConnection();
+          PreparedStatement ps = c.prepareStatement("SELECT status, last_error, lease_owner FROM " + table
+              + " WHERE id = ?")) {
+        store.dialect().setId(ps, 1, events.get(1).id());
+        try (ResultSet rs = ps.executeQuery()) {
+          assertThat(rs.next()).isTrue();
+          assertThat(rs.getString(1)).as(read.getKey()).isEqualTo("DLQ");
+          assertThat(rs.getString(2)).startsWith("unreadable row: the headers column must hold a JSON object of"
+              + " strings; fix the row, then redrive the event");
+          assertThat(rs.getString(3)).isNull();
+        }
+      }
+      OutboxEvent dead = store.find(events.get(1).id()).orElseThrow(); // an operator can still look at it
+      assertThat(dead.status()).isEqualTo(OutboxStatus.DLQ);
+      assertThat(dead.headers()).isEmpty();
+      assertThat(store.markDispatched(got)).hasSize(2);
+    }
+  }
+
   @Test
   void detectsTheDialect() {
     assertThat(store.dialect().name()).isEqualTo(expectedDialect());

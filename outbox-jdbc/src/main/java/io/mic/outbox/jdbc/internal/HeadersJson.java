@@ -41,7 +41,7 @@ public final class HeadersJson {
     }
     try (JsonParser p = JSON.createParser(json)) {
       if (p.nextToken() != JsonToken.START_OBJECT) {
-        throw new OutboxException("headers column must hold a JSON object, found: " + json);
+        throw new OutboxException("the headers column must hold a JSON object of strings");
       }
       while (p.nextToken() == JsonToken.FIELD_NAME) {
         String name = p.currentName();
@@ -49,7 +49,7 @@ public final class HeadersJson {
         headers.put(name, p.getValueAsString());
       }
     } catch (IOException e) {
-      throw new OutboxException("headers column is not valid JSON: " + e.getMessage(), e);
+      throw new OutboxException("the headers column must hold a JSON object of strings, and is not valid JSON");
     }
     return headers;
   }
