@@ -56,6 +56,18 @@ class BrokerControlTest {
     return exchange;
   }
 
+  /** A durable exchange and queue of their own, declared on a connection of their own. */
+  private static String declareExchange() throws Exception {
+    try (Connection c = TestRabbit.connect(); Channel ch = c.createChannel()) {
+      return declare(ch);
+    }
+  }
+
+  /** The broker's memory high watermark now, as rabbitmqctl prints it. */
+  private static String watermark() throws Exception {
+    return TestRabbit.rabbitmqctl("eval", "vm_memory_monitor:get_vm_memory_high_watermark().").strip();
+  }
+
   private static void delete(String exchange) throws Exception {
     try (Connection c = TestRabbit.connect(); Channel ch = c.createChannel()) {
       ch.queueDelete(exchange + "-q");
@@ -83,10 +95,7 @@ class BrokerControlTest {
   @Test
   void theBrokerStoppedAndStartedMidDrainLosesNothingBurnsNoAttemptAndDeadLettersNothing() throws Exception {
     TestRabbit.assumeControllable();
-    String exchange;
-    try (Connection c = TestRabbit.connect(); Channel ch = c.createChannel()) {
-      exchange = declare(ch);
-    }
+    String exchange = declareExchange();
     List<OutboxEvent> events = new ArrayList<>();
     for (int i = 0; i < 40_000; i++) {
       events.add(event("agg-" + (i % 500), "{\"n\":" + i + "}"));
@@ -134,10 +143,7 @@ class BrokerControlTest {
   @Test
   void aMessageOverTheBrokersSizeLimitIsRejectedAndPoisonsNeitherItsBatchNorTheNext() throws Exception {
     TestRabbit.assumeControllable();
-    String exchange;
-    try (Connection c = TestRabbit.connect(); Channel ch = c.createChannel()) {
-      exchange = declare(ch);
-    }
+    String exchange = declareExchange();
     long previous = maxMessageSize();
     TestRabbit.rabbitmqctl("eval", "application:set_env(rabbit, max_message_size, 4096).");
     try (RabbitMqPublisher publisher = RabbitMqPublisher.builder().uri(TestRabbit.uri()).exchange(exchange)
@@ -180,11 +186,8 @@ class BrokerControlTest {
   @Test
   void aBlockedConnectionFailsFastAsUnavailableAndPublishesAgainOnceUnblocked() throws Exception {
     TestRabbit.assumeControllable();
-    String exchange;
-    try (Connection c = TestRabbit.connect(); Channel ch = c.createChannel()) {
-      exchange = declare(ch);
-    }
-    String watermark = TestRabbit.rabbitmqctl("eval", "vm_memory_monitor:get_vm_memory_high_watermark().").strip();
+    String exchange = declareExchange();
+    String watermark = watermark();
     OutboxEvent before = event("1", "{\"n\":1}");
     OutboxEvent during = event("2", "{\"n\":2}");
     try (RabbitMqPublisher publisher = RabbitMqPublisher.builder().uri(TestRabbit.uri()).exchange(exchange)
@@ -216,11 +219,8 @@ class BrokerControlTest {
   @Test
   void messagesHeldByABlockedConnectionThatClosesAreNotReportedAsPublished() throws Exception {
     TestRabbit.assumeControllable();
-    String exchange;
-    try (Connection c = TestRabbit.connect(); Channel ch = c.createChannel()) {
-      exchange = declare(ch);
-    }
-    String watermark = TestRabbit.rabbitmqctl("eval", "vm_memory_monitor:get_vm_memory_high_watermark().").strip();
+    String exchange = declareExchange();
+    String watermark = watermark();
     String name = TestRabbit.uniqueName();
     List<OutboxEvent> batch = new ArrayList<>();
     for (int i = 0; i < 10; i++) {
@@ -271,7 +271,7 @@ class BrokerControlTest {
     } finally {
       delete(exchange);
     }
-    assertThat(TestRabbit.rabbitmqctl("eval", "vm_memory_monitor:get_vm_memory_high_watermark().").strip())
+    assertThat(watermark())
         .isEqualTo(watermark);
   }
 
