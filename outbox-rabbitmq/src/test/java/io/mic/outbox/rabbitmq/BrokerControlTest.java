@@ -238,6 +238,7 @@ class BrokerControlTest {
             if (index == 2 && alarmRaised.compareAndSet(false, true)) {
               // the alarm goes off: the broker tells the connection, and stops reading it once it publishes
               TestRabbit.rabbitmqctl("set_vm_memory_high_watermark", "0");
+              awaitState(name, "blocking", "blocked"); // in force before this message goes
             } else if (index == 3 && publishing.compareAndSet(null, Thread.currentThread())) {
               awaitState(name, "blocked"); // the third message made the broker block the connection
               fourthKeyed.countDown();
@@ -275,9 +276,9 @@ class BrokerControlTest {
         .isEqualTo(watermark);
   }
 
-  /** Waits until the broker lists the connection named {@code name} in {@code state}. */
-  private static void awaitState(String name, String state) {
-    await().atMost(Duration.ofSeconds(30)).until(() -> state.equals(connection(name)[1]));
+  /** Waits until the broker lists the connection named {@code name} in one of {@code states}. */
+  private static void awaitState(String name, String... states) {
+    await().atMost(Duration.ofSeconds(30)).until(() -> List.of(states).contains(connection(name)[1]));
   }
 
   /** The broker's pid and state of the connection the client named {@code name}; empty strings when none. */
