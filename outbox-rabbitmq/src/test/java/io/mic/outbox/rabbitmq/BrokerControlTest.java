@@ -1,6 +1,7 @@
 package io.mic.outbox.rabbitmq;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatCode;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
@@ -274,6 +275,53 @@ class BrokerControlTest {
     }
     assertThat(watermark())
         .isEqualTo(watermark);
+  }
+
+  /**
+   * Closing the publisher while an alarm blocks its connection: the broker reads nothing from it, so no
+   * close-ok ever comes back. close() must still return promptly (an application's shutdown waits on it),
+   * not wait for each pooled channel in turn.
+   */
+  @Test
+  void closeReturnsPromptlyWhileTheBrokerBlocksTheConnection() throws Exception {
+    TestRabbit.assumeControllable();
+    String exchange = declareExchange();
+    String watermark = watermark();
+    String name = TestRabbit.uniqueName();
+    RabbitMqPublisher publisher = RabbitMqPublisher.builder().uri(TestRabbit.uri()).exchange(exchange)
+        .connectionName(name).confirmTimeout(Duration.ofSeconds(1)).build();
+    ExecutorService callers = Executors.newFixedThreadPool(3);
+    try {
+      // three batches at once: three channels, kept in the pool afterwards
+      CountDownLatch together = new CountDownLatch(3);
+      List<Future<Map<UUID, Exception>>> batches = new ArrayList<>();
+      for (int i = 0; i < 3; i++) {
+        List<OutboxEvent> batch = List.of(event("c-" + i, "{}"));
+        batches.add(callers.submit(() -> {
+          together.countDown();
+          together.await(10, TimeUnit.SECONDS);
+          return publisher.dispatchBatch(batch);
+        }));
+      }
+      for (Future<Map<UUID, Exception>> b : batches) {
+        assertThat(b.get(30, TimeUnit.SECONDS)).isEmpty();
+      }
+      TestRabbit.rabbitmqctl("set_vm_memory_high_watermark", "0");
+      awaitState(name, "blocking", "blocked");
+      assertThat(publisher.dispatchBatch(List.of(event("blocked", "{}")))).hasSize(1); // it blocks the connection
+      awaitState(name, "blocked");
+
+      Future<?> closing = callers.submit(publisher::close);
+      assertThatCode(() -> closing.get(8, TimeUnit.SECONDS)).as("close() returned within 8 s")
+          .doesNotThrowAnyException();
+    } finally {
+      TestRabbit.rabbitmqctl("set_vm_memory_high_watermark", watermark); // first: a close that waits ends
+      callers.shutdownNow();
+      assertThat(callers.awaitTermination(60, TimeUnit.SECONDS)).isTrue();
+      publisher.close();
+      delete(exchange);
+    }
+    assertThat(watermark()).isEqualTo(watermark);
   }
 
   /** Waits until the broker lists the connection named {@code name} in one of {@code states}. */

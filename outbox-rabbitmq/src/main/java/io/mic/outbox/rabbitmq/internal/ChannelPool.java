@@ -77,7 +77,7 @@ public final class ChannelPool implements AutoCloseable {
         throw new PublishUnavailableException("the publisher is closed");
       }
       if (connection == null || !connection.isOpen()) {
-        dropIdle();
+        idle.clear(); // closed with their connection
         connection = connect();
       }
       c = connection;
@@ -160,18 +160,14 @@ public final class ChannelPool implements AutoCloseable {
     return RabbitErrors.replyText(cause);
   }
 
-  private void dropIdle() {
-    while (!idle.isEmpty()) {
-      idle.pop().abort();
-    }
-  }
-
   @Override
   public void close() {
     Connection c;
     synchronized (this) {
       closed = true;
-      dropIdle();
+      // the pooled channels close with the connection below: closing one by one waits for the broker's
+      // close-ok, without a limit, and a connection blocked by an alarm is not read, so it never comes
+      idle.clear();
       c = connection;
       connection = null;
     }
