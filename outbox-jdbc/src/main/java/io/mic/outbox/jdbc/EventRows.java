@@ -22,25 +22,28 @@ final class EventRows {
   private EventRows() {}
 
   static List<OutboxEvent> readAll(PreparedStatement ps, Dialect dialect) throws SQLException {
-    List<OutboxEvent> events = new ArrayList<>();
-    try (ResultSet rs = ps.executeQuery()) {
-      while (rs.next()) {
-        events.add(read(rs, dialect));
-      }
-    }
-    return events;
+    return readRows(ps, rs -> read(rs, dialect, false));
   }
 
   /**
-   * {@link #readAll}, for a read that hands its events to a dispatcher: a row that cannot become an event is
-   * set aside in {@code unreadable} instead of failing the read, so that one row cannot stop the outbox.
+   * {@link #readAll} for a read that hands its events to a dispatcher, on connection {@code c}: a row that
+   * cannot become an event goes to the DLQ ({@link #deadLetter}) instead of failing the read, so that one row
+   * cannot stop the outbox.
    */
-  static List<OutboxEvent> readAll(PreparedStatement ps, Dialect dialect, List<Unreadable> unreadable)
+  static List<OutboxEvent> readDue(Connection c, PreparedStatement ps, Dialect dialect, String table)
       throws SQLException {
+    List<Unreadable> unreadable = new ArrayList<>();
+    List<OutboxEvent> events = readRows(ps, rs -> readOrSetAside(rs, dialect, unreadable));
+    deadLetter(c, table, dialect, unreadable);
+    return events;
+  }
+
+  /** Reads each row of {@code ps}'s result with {@code reader}, leaving out the rows it returns null for. */
+  private static List<OutboxEvent> readRows(PreparedStatement ps, RowReader reader) throws SQLException {
     List<OutboxEvent> events = new ArrayList<>();
     try (ResultSet rs = ps.executeQuery()) {
       while (rs.next()) {
-        OutboxEvent event = readOrSetAside(rs, dialect, unreadable);
+        OutboxEvent event = reader.read(rs);
         if (event != null) {
           events.add(event);
         }
@@ -49,10 +52,15 @@ final class EventRows {
     return events;
   }
 
+  @FunctionalInterface
+  private interface RowReader {
+    OutboxEvent read(ResultSet rs) throws SQLException;
+  }
+
   /** {@link #read}, or {@code null} with the row added to {@code unreadable} when it cannot become an event. */
   static OutboxEvent readOrSetAside(ResultSet rs, Dialect dialect, List<Unreadable> unreadable) throws SQLException {
     try {
-      return read(rs, dialect);
+      return read(rs, dialect, false);
     } catch (OutboxException | IllegalArgumentException e) {
       unreadable.add(new Unreadable(dialect.getId(rs, 1), e.getMessage()));
       return null;
@@ -88,17 +96,7 @@ final class EventRows {
    * shows without them, so the row an unreadable-row dead letter names can still be looked at.
    */
   static List<OutboxEvent> readAllForOperators(PreparedStatement ps, Dialect dialect) throws SQLException {
-    List<OutboxEvent> events = new ArrayList<>();
-    try (ResultSet rs = ps.executeQuery()) {
-      while (rs.next()) {
-        events.add(read(rs, dialect, true));
-      }
-    }
-    return events;
-  }
-
-  static OutboxEvent read(ResultSet rs, Dialect dialect) throws SQLException {
-    return read(rs, dialect, false);
+    return readRows(ps, rs -> read(rs, dialect, true));
   }
 
   private static OutboxEvent read(ResultSet rs, Dialect dialect, boolean unreadableHeadersAsNone)

@@ -2,7 +2,6 @@ package io.mic.outbox.jdbc;
 
 import io.mic.outbox.OutboxEvent;
 import java.sql.PreparedStatement;
-import java.util.ArrayList;
 import java.util.List;
 
 /** Reads due {@code PENDING} events without changing them (no-claim mode); the same on every database. */
@@ -23,14 +22,10 @@ final class FetchStatement {
       if (r == null) {
         return List.of();
       }
-      List<EventRows.Unreadable> unreadable = new ArrayList<>();
-      List<OutboxEvent> events;
       try (PreparedStatement ps = c.prepareStatement(statement(sql, r))) {
         ps.setInt(sql.bindInFlight(ps, DispatchSql.bindPaused(ps, 1, r), r), r.limit());
-        events = EventRows.readAll(ps, d, unreadable);
+        return EventRows.readDue(c, ps, d, sql.tables.outbox());
       }
-      EventRows.deadLetter(c, sql.tables.outbox(), d, unreadable);
-      return events;
     });
   }
 

@@ -129,10 +129,7 @@ final class LockingClaim extends ClaimStatement {
     try (PreparedStatement ps = c.prepareStatement("SELECT " + Sql.COLUMNS + " FROM " + table + " WHERE id IN "
         + Sql.placeholders(picked.size()) + " AND lease_owner = ?")) {
       ps.setString(bindIds(ps, 1, picked), r.owner());
-      List<EventRows.Unreadable> unreadable = new ArrayList<>();
-      List<OutboxEvent> claimed = EventRows.readAll(ps, dialect, unreadable);
-      EventRows.deadLetter(c, table, dialect, unreadable);
-      return claimed;
+      return EventRows.readDue(c, ps, dialect, table);
     }
   }
 

@@ -2,7 +2,6 @@ package io.mic.outbox.jdbc;
 
 import io.mic.outbox.OutboxEvent;
 import java.sql.PreparedStatement;
-import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -41,10 +40,7 @@ final class PostgresClaim extends ClaimStatement {
         }
         ps.setString(next++, r.owner());
         ps.setLong(next, r.leaseMicros());
-        List<EventRows.Unreadable> unreadable = new ArrayList<>();
-        List<OutboxEvent> claimed = EventRows.readAll(ps, sql.dialect, unreadable);
-        EventRows.deadLetter(c, sql.tables.outbox(), sql.dialect, unreadable);
-        return claimed;
+        return EventRows.readDue(c, ps, sql.dialect, sql.tables.outbox());
       }
     });
   }
