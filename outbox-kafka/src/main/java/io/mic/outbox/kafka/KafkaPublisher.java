@@ -3,6 +3,7 @@ package io.mic.outbox.kafka;
 import io.mic.outbox.BatchDispatchFn;
 import io.mic.outbox.InvalidConfigurationException;
 import io.mic.outbox.OutboxEvent;
+import io.mic.outbox.OutboxException;
 import io.mic.outbox.OutboxHeaders;
 import io.mic.outbox.PublishUnavailableException;
 import io.mic.outbox.kafka.internal.KafkaErrors;
@@ -124,21 +125,10 @@ public final class KafkaPublisher implements BatchDispatchFn, AutoCloseable {
    */
   @Override
   public void dispatch(OutboxEvent event) throws InterruptedException {
-    String topic = topicOf.apply(event);
-    PublishUnavailableException missing = stillMissing(event, topic);
-    if (missing != null) {
-      throw missing;
+    Exception failure = dispatchBatch(List.of(event)).get(event.id());
+    if (failure != null) {
+      throw (OutboxException) failure; // the only kind dispatchBatch reports
     }
-    long sending = System.nanoTime();
-    Future<RecordMetadata> sent = send(event);
-    PublishUnavailableException immediate = failedAtOnce(event, sent);
-    if (immediate != null) {
-      rememberIfMissing(topic, immediate, sending);
-      throw immediate;
-    }
-    knownTopics.add(topic);
-    flush();
-    await(event, sent);
   }
 
   /**
