@@ -24,6 +24,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Function;
+import java.util.function.Supplier;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerConfig;
@@ -32,6 +33,7 @@ import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.Metric;
 import org.apache.kafka.common.MetricName;
+import org.apache.kafka.common.errors.AuthenticationException;
 import org.apache.kafka.common.errors.InterruptException;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.slf4j.Logger;
@@ -62,7 +64,9 @@ import org.slf4j.LoggerFactory;
  * <p>Failures: {@link PublishUnavailableException} (no attempt counted) for retriable errors and unknown
  * outcomes (timeouts, not enough replicas, network, broker down, failed authentication);
  * {@link PublishRejectedException} (an attempt counted, then the DLQ) for a record too large, an invalid
- * topic, a missing authorization or a serialization error.
+ * topic, a missing authorization or a serialization error. After failed authentication the publisher's own
+ * producer is replaced by a new one (at most every {@link #PRODUCER_RENEWAL_INTERVAL}): a producer Kafka
+ * refused stops sending for good, even once the credentials are accepted.
  *
  * <p>Thread-safe. {@link #close()} closes the producer only if this publisher created it.
  */
@@ -85,9 +89,19 @@ public final class KafkaPublisher implements BatchDispatchFn, AutoCloseable {
   static final int MAX_TOPICS_WAITED_FOR = 2;
   /** How long the events of a topic Kafka said it does not have go back at once instead of waiting again. */
   public static final Duration MISSING_TOPIC_RECHECK = Duration.ofSeconds(30);
+  /**
+   * The shortest time between two replacements of the publisher's own producer after Kafka refused its
+   * credentials: a refused producer stops sending for good, so it is replaced by one that authenticates afresh.
+   */
+  public static final Duration PRODUCER_RENEWAL_INTERVAL = Duration.ofSeconds(5);
 
-  private final Producer<byte[], byte[]> producer;
-  private final boolean ownsProducer;
+  /** Creates the publisher's own producer; null when it publishes with the application's. */
+  private final Supplier<Producer<byte[], byte[]>> newProducer;
+  private volatile Producer<byte[], byte[]> producer;
+  /** Set when a send reported failed authentication; the next batch then replaces an own producer. */
+  private volatile boolean authenticationFailed;
+  private long renewedAt; // System.nanoTime(), guarded by this
+  private boolean closed; // guarded by this
   private final Function<OutboxEvent, String> topicOf;
   private final Function<OutboxEvent, String> keyOf;
   private final long waitMillis;
@@ -96,9 +110,11 @@ public final class KafkaPublisher implements BatchDispatchFn, AutoCloseable {
   /** Topics the producer had metadata for: sending to them does not wait. */
   private final Set<String> knownTopics = ConcurrentHashMap.newKeySet();
 
-  private KafkaPublisher(Builder b, Producer<byte[], byte[]> producer, boolean ownsProducer, long sendBoundMillis) {
+  private KafkaPublisher(Builder b, Producer<byte[], byte[]> producer,
+      Supplier<Producer<byte[], byte[]>> newProducer, long sendBoundMillis) {
     this.producer = producer;
-    this.ownsProducer = ownsProducer;
+    this.newProducer = newProducer;
+    this.renewedAt = System.nanoTime() - PRODUCER_RENEWAL_INTERVAL.toNanos();
     this.topicOf = b.topicOf;
     this.keyOf = b.keyOf;
     this.waitMillis = sendBoundMillis + WAIT_MARGIN_MILLIS;
@@ -138,6 +154,7 @@ public final class KafkaPublisher implements BatchDispatchFn, AutoCloseable {
    */
   @Override
   public Map<UUID, Exception> dispatchBatch(List<OutboxEvent> events) throws InterruptedException {
+    Producer<byte[], byte[]> producer = authenticationFailed ? renewIfDue() : this.producer;
     Map<UUID, Exception> failures = new LinkedHashMap<>();
     List<InFlight> inFlight = new ArrayList<>(events.size());
     // send() waits max.block.ms for a topic's metadata. A topic waited for in vain is not tried again in this
@@ -163,7 +180,7 @@ public final class KafkaPublisher implements BatchDispatchFn, AutoCloseable {
       long sending = System.nanoTime();
       Future<RecordMetadata> sent;
       try {
-        sent = send(event);
+        sent = send(producer, event);
       } catch (PublishRejectedException e) {
         failures.put(event.id(), e);
         continue;
@@ -180,12 +197,12 @@ public final class KafkaPublisher implements BatchDispatchFn, AutoCloseable {
       }
       failures.put(event.id(), immediate);
       downTopics.put(topic, immediate);
-      if (!rememberIfMissing(topic, immediate, sending) && ++unanswered >= MAX_TOPICS_WAITED_FOR) {
+      if (!rememberIfMissing(producer, topic, immediate, sending) && ++unanswered >= MAX_TOPICS_WAITED_FOR) {
         down = immediate;
       }
     }
     if (!inFlight.isEmpty()) {
-      flush();
+      flush(producer);
     }
     for (InFlight f : inFlight) {
       try {
@@ -196,11 +213,56 @@ public final class KafkaPublisher implements BatchDispatchFn, AutoCloseable {
     }
     if (!failures.isEmpty()) {
       LOG.debug("{} of {} events not acknowledged by Kafka", failures.size(), events.size());
+      if (!authenticationFailed && failures.values().stream().anyMatch(KafkaPublisher::isFailedAuthentication)) {
+        authenticationFailed = true;
+      }
     }
     return failures;
   }
 
-  private Future<RecordMetadata> send(OutboxEvent event) throws InterruptedException {
+  /**
+   * The producer for the next batch. A producer whose credentials Kafka refused stops sending for good, even
+   * once the broker accepts them (a user created later, a password rotated on the broker first): the
+   * publisher's own producer is replaced by a new one, at most once per {@link #PRODUCER_RENEWAL_INTERVAL}.
+   * Sends still in flight on the old one fail as unavailable.
+   */
+  private synchronized Producer<byte[], byte[]> renewIfDue() {
+    if (closed || System.nanoTime() - renewedAt < PRODUCER_RENEWAL_INTERVAL.toNanos()) {
+      return producer;
+    }
+    authenticationFailed = false;
+    renewedAt = System.nanoTime();
+    if (newProducer == null) {
+      LOG.warn("Kafka refused the credentials of the application's producer; the publisher cannot replace it."
+          + " Once Kafka accepts them, recreate that producer if its sends keep failing");
+      return producer;
+    }
+    Producer<byte[], byte[]> renewed;
+    try {
+      renewed = newProducer.get();
+    } catch (KafkaException e) {
+      LOG.warn("Kafka refused the producer's credentials and a new producer could not be created ({});"
+          + " the old one is kept and replaced later", e.getMessage());
+      return producer;
+    }
+    Producer<byte[], byte[]> refused = producer;
+    producer = renewed;
+    refused.close(Duration.ZERO);
+    LOG.warn("Kafka refused the producer's credentials: replaced it by a new producer that authenticates afresh");
+    return renewed;
+  }
+
+  private static boolean isFailedAuthentication(Exception failure) {
+    for (Throwable t = failure; t != null; t = t.getCause()) {
+      if (t instanceof AuthenticationException) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private Future<RecordMetadata> send(Producer<byte[], byte[]> producer, OutboxEvent event)
+      throws InterruptedException {
     try {
       return producer.send(recordOf(event));
     } catch (InterruptException e) {
@@ -232,8 +294,9 @@ public final class KafkaPublisher implements BatchDispatchFn, AutoCloseable {
    *
    * @return whether the topic is missing
    */
-  private boolean rememberIfMissing(String topic, PublishUnavailableException failure, long sendingNanos) {
-    if (!isMetadataWait(failure) || !answeredSince(sendingNanos)) {
+  private boolean rememberIfMissing(Producer<byte[], byte[]> producer, String topic,
+      PublishUnavailableException failure, long sendingNanos) {
+    if (!isMetadataWait(failure) || !answeredSince(producer, sendingNanos)) {
       return false;
     }
     if (missingTopics.put(topic, System.nanoTime() + MISSING_TOPIC_RECHECK.toNanos()) == null) {
@@ -253,7 +316,7 @@ public final class KafkaPublisher implements BatchDispatchFn, AutoCloseable {
    * Whether the producer's metadata was refreshed since {@code sinceNanos} ({@code metadata-age}): Kafka
    * answered, so a topic it did not list is missing rather than Kafka down.
    */
-  private boolean answeredSince(long sinceNanos) {
+  private static boolean answeredSince(Producer<byte[], byte[]> producer, long sinceNanos) {
     double waitedSeconds = (System.nanoTime() - sinceNanos) / 1e9;
     for (Map.Entry<MetricName, ? extends Metric> m : producer.metrics().entrySet()) {
       if (m.getKey().name().equals("metadata-age") && m.getKey().group().equals("producer-metrics")
@@ -278,7 +341,7 @@ public final class KafkaPublisher implements BatchDispatchFn, AutoCloseable {
     }
   }
 
-  private void flush() throws InterruptedException {
+  private static void flush(Producer<byte[], byte[]> producer) throws InterruptedException {
     try {
       producer.flush();
     } catch (InterruptException e) {
@@ -315,8 +378,13 @@ public final class KafkaPublisher implements BatchDispatchFn, AutoCloseable {
   /** Closes the producer if this publisher created it (built with {@link Builder#bootstrapServers}). */
   @Override
   public void close() {
-    if (ownsProducer) {
-      producer.close(Duration.ofMillis(waitMillis));
+    Producer<byte[], byte[]> own;
+    synchronized (this) { // no renewal after this
+      own = closed || newProducer == null ? null : producer;
+      closed = true;
+    }
+    if (own != null) {
+      own.close(Duration.ofMillis(waitMillis));
     }
   }
 
@@ -415,18 +483,19 @@ public final class KafkaPublisher implements BatchDispatchFn, AutoCloseable {
         require(properties.isEmpty(), "set either producer or bootstrapServers/property, not both: the"
             + " settings " + properties.keySet() + " would not reach the application's producer");
         long bound = deliveryTimeout.toMillis() + maxBlock.toMillis();
-        return new KafkaPublisher(this, producer, false, bound);
+        return new KafkaPublisher(this, producer, null, bound);
       }
       Properties settings = ProducerSettings.of(properties, deliveryTimeout, requestTimeout, maxBlock);
+      Supplier<Producer<byte[], byte[]>> newProducer = () -> new KafkaProducer<>(settings);
       Producer<byte[], byte[]> own;
       try {
-        own = new KafkaProducer<>(settings);
+        own = newProducer.get();
       } catch (KafkaException e) {
         // Kafka's messages hide password-type values; name the cause, never echo the settings
         Throwable cause = e.getCause() != null ? e.getCause() : e;
         throw new InvalidConfigurationException("the Kafka producer could not be created: " + cause.getMessage());
       }
-      return new KafkaPublisher(this, own, true, ProducerSettings.sendBoundMillis(settings));
+      return new KafkaPublisher(this, own, newProducer, ProducerSettings.sendBoundMillis(settings));
     }
 
     private static void requireMillis(String option, Duration d) {

@@ -98,30 +98,40 @@ public final class KafkaTestBroker {
    * modules' tests that freeze, kill or restart a broker start their own with {@link #start()}.
    */
   public static final class ChildBroker implements AutoCloseable {
+    /** The mechanism of the {@link #scramBootstrap()} listener. */
+    public static final String SCRAM_MECHANISM = "SCRAM-SHA-256";
+
     private final Path dir;
     private final int port;
+    private final int scramPort;
     private Process process;
 
-    private ChildBroker(Path dir, int port) {
+    private ChildBroker(Path dir, int port, int scramPort) {
       this.dir = dir;
       this.port = port;
+      this.scramPort = scramPort;
     }
 
     public static ChildBroker start() {
       try {
         Path dir = Files.createTempDirectory("mic-kafka-");
         int port = freePort();
+        int scramPort = freePort();
         int controllerPort = freePort();
         Path config = dir.resolve("server.properties");
         Files.writeString(config, String.join("\n",
             "process.roles=broker,controller",
             "node.id=1",
             "controller.quorum.voters=1@127.0.0.1:" + controllerPort,
-            "listeners=PLAINTEXT://127.0.0.1:" + port + ",CONTROLLER://127.0.0.1:" + controllerPort,
-            "advertised.listeners=PLAINTEXT://127.0.0.1:" + port,
+            "listeners=PLAINTEXT://127.0.0.1:" + port + ",SASL_PLAINTEXT://127.0.0.1:" + scramPort
+                + ",CONTROLLER://127.0.0.1:" + controllerPort,
+            "advertised.listeners=PLAINTEXT://127.0.0.1:" + port + ",SASL_PLAINTEXT://127.0.0.1:" + scramPort,
             "controller.listener.names=CONTROLLER",
             "inter.broker.listener.name=PLAINTEXT",
-            "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+            "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT,CONTROLLER:PLAINTEXT",
+            "sasl.enabled.mechanisms=" + SCRAM_MECHANISM,
+            "listener.name.sasl_plaintext.scram-sha-256.sasl.jaas.config="
+                + "org.apache.kafka.common.security.scram.ScramLoginModule required;",
             "log.dirs=" + dir.resolve("data"),
             "num.partitions=1",
             "auto.create.topics.enable=false",
@@ -135,7 +145,7 @@ public final class KafkaTestBroker {
             ""), StandardCharsets.UTF_8);
         run(dir, "format", List.of("kafka.tools.StorageTool", "format", "-t", Uuid.randomUuid().toString(),
             "-c", config.toString()));
-        ChildBroker broker = new ChildBroker(dir, port);
+        ChildBroker broker = new ChildBroker(dir, port, scramPort);
         broker.launch();
         Runtime.getRuntime().addShutdownHook(new Thread(broker::destroy));
         return broker;
@@ -146,6 +156,14 @@ public final class KafkaTestBroker {
 
     public String bootstrap() {
       return "127.0.0.1:" + port;
+    }
+
+    /**
+     * A listener that takes only clients authenticated with {@link #SCRAM_MECHANISM}; users are added through
+     * the admin client on {@link #bootstrap()} ({@code alterUserScramCredentials}).
+     */
+    public String scramBootstrap() {
+      return "127.0.0.1:" + scramPort;
     }
 
     public long pid() {
