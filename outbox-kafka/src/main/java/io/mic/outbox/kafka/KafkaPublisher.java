@@ -213,7 +213,8 @@ public final class KafkaPublisher implements BatchDispatchFn, AutoCloseable {
     }
     if (!failures.isEmpty()) {
       LOG.debug("{} of {} events not acknowledged by Kafka", failures.size(), events.size());
-      if (!authenticationFailed && failures.values().stream().anyMatch(KafkaPublisher::isFailedAuthentication)) {
+      if (!authenticationFailed && producer == this.producer // not a batch that ran on a producer replaced since
+          && failures.values().stream().anyMatch(KafkaPublisher::isFailedAuthentication)) {
         authenticationFailed = true;
       }
     }
