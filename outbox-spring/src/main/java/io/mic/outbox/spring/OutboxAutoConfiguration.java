@@ -15,6 +15,7 @@ import java.util.Map;
 import java.util.function.Supplier;
 import java.util.stream.Collectors;
 import javax.sql.DataSource;
+import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
@@ -29,10 +30,10 @@ import org.springframework.context.annotation.Configuration;
 /**
  * The outbox for a Spring Boot application with one {@link DataSource}: a {@link JdbcOutboxStore} on it, a
  * {@link TransactionalOutbox} that appends in the Spring-managed transaction, and, when the application
- * declares one {@link DispatchFn} bean (a publisher such as {@code NatsJetStreamPublisher}), an
- * {@link AsyncOutboxDispatcher} that publishes through it and starts and stops with the context. It binds
- * {@code outbox-micrometer} when a {@link MeterRegistry} bean exists and contributes an {@code outbox}
- * health indicator when Spring Boot's health API is present.
+ * declares a {@link DispatchFn} bean (a publisher such as {@code NatsJetStreamPublisher}; of several, the
+ * {@code @Primary} one), an {@link AsyncOutboxDispatcher} that publishes through it and starts and stops with
+ * the context. It binds {@code outbox-micrometer} when a {@link MeterRegistry} bean exists and contributes an
+ * {@code outbox} health indicator when Spring Boot's health API is present.
  *
  * <p>Every bean steps aside for one of the application's own of the same type;
  * {@code mic.outbox.enabled=false} creates none. {@link OutboxListener} beans are registered with the
@@ -74,12 +75,24 @@ public class OutboxAutoConfiguration {
     return OutboxHealth.builder().store(store).build();
   }
 
-  /** Publishes through the application's {@link DispatchFn}; started by {@link #outboxDispatcherLifecycle}. */
+  /**
+   * Publishes through the application's {@link DispatchFn} (the {@code @Primary} one of several); started by
+   * {@link #outboxDispatcherLifecycle}.
+   */
   @Bean
   @ConditionalOnMissingBean
-  @ConditionalOnSingleCandidate(DispatchFn.class)
-  public AsyncOutboxDispatcher outboxDispatcher(OutboxStore store, DispatchFn dispatchFn,
-      OutboxProperties properties, ObjectProvider<OutboxListener> listeners) {
+  @ConditionalOnBean(DispatchFn.class)
+  public AsyncOutboxDispatcher outboxDispatcher(OutboxStore store, ObjectProvider<DispatchFn> dispatchFns,
+      ListableBeanFactory beans, OutboxProperties properties, ObjectProvider<OutboxListener> listeners) {
+    DispatchFn dispatchFn = dispatchFns.getIfUnique();
+    if (dispatchFn == null) {
+      // several without a primary (a publisher and its tracing wrapper): failing beats publishing nothing
+      String[] names = beans.getBeanNamesForType(DispatchFn.class);
+      throw new InvalidConfigurationException("invalid mic.outbox configuration: the dispatcher publishes"
+          + " through one DispatchFn bean, but there are " + names.length + " (" + String.join(", ", names)
+          + ") and none is @Primary: mark the one to publish through @Primary, or declare the"
+          + " AsyncOutboxDispatcher bean yourself");
+    }
     return configured(() -> AsyncOutboxDispatcher.builder()
         .store(store)
         .dispatchFn(dispatchFn)
@@ -109,6 +122,7 @@ public class OutboxAutoConfiguration {
     PROPERTIES.put("workers", "mic.outbox.workers");
     PROPERTIES.put("leaseTtl", "mic.outbox.lease-ttl");
     PROPERTIES.put("pollInterval", "mic.outbox.poll-interval");
+    PROPERTIES.put("maxLag", "mic.outbox.health.max-lag");
   }
 
   private static <T> T configured(Supplier<T> build) {
@@ -147,7 +161,7 @@ public class OutboxAutoConfiguration {
     @Bean
     @ConditionalOnMissingBean(name = "outboxHealthIndicator")
     OutboxHealthIndicator outboxHealthIndicator(OutboxHealth health, OutboxProperties properties) {
-      return new OutboxHealthIndicator(health, properties.getHealth().getMaxLag());
+      return configured(() -> new OutboxHealthIndicator(health, properties.getHealth().getMaxLag()));
     }
   }
 }

@@ -1,5 +1,6 @@
 package io.mic.outbox.spring;
 
+import io.mic.outbox.InvalidConfigurationException;
 import io.mic.outbox.OutboxHealth;
 import java.time.Duration;
 import java.util.Objects;
@@ -17,10 +18,14 @@ public final class OutboxHealthIndicator extends AbstractHealthIndicator {
   private final OutboxHealth health;
   private final Duration maxLag;
 
+  /** @throws InvalidConfigurationException when {@code maxLag} is null or negative */
   public OutboxHealthIndicator(OutboxHealth health, Duration maxLag) {
     super("outbox health check failed");
     this.health = Objects.requireNonNull(health, "health");
-    this.maxLag = Objects.requireNonNull(maxLag, "maxLag");
+    if (maxLag == null || maxLag.isNegative()) {
+      throw new InvalidConfigurationException("maxLag must be >= 0, was " + maxLag);
+    }
+    this.maxLag = maxLag;
   }
 
   @Override

@@ -35,6 +35,10 @@ public final class TransactionalOutbox {
   static final String NO_TRANSACTION = "no Spring-managed transaction is active: an outbox event must be"
       + " written in the transaction of the change it announces. Call append(...) from a @Transactional"
       + " method or inside TransactionTemplate.execute(...)";
+  static final String OTHER_RESOURCE = "the active transaction does not hold a connection of the outbox's"
+      + " DataSource, so the event would not commit with it: manage that DataSource with the transaction"
+      + " manager (DataSourceTransactionManager, JdbcTransactionManager or JpaTransactionManager on the same"
+      + " DataSource)";
 
   private final JdbcOutboxStore store;
   private final DataSource dataSource;
@@ -69,14 +73,13 @@ public final class TransactionalOutbox {
     if (!TransactionSynchronizationManager.isActualTransactionActive()) {
       throw new OutboxException(NO_TRANSACTION);
     }
+    // asked before getConnection, which would bind a connection of its own to a transaction of another
+    // resource: one that commits each statement (auto-commit) or rolls back when released, apart from it
+    if (TransactionSynchronizationManager.getResource(dataSource) == null) {
+      throw new OutboxException(OTHER_RESOURCE);
+    }
     Connection connection = DataSourceUtils.getConnection(dataSource);
     try {
-      if (!DataSourceUtils.isConnectionTransactional(connection, dataSource)) {
-        throw new OutboxException("the active transaction does not hold a connection of the outbox's"
-            + " DataSource, so the event would not commit with it: manage that DataSource with the"
-            + " transaction manager (DataSourceTransactionManager, JdbcTransactionManager or"
-            + " JpaTransactionManager on the same DataSource)");
-      }
       store.append(connection, events);
     } finally {
       DataSourceUtils.releaseConnection(connection, dataSource);

@@ -7,6 +7,7 @@ import static org.awaitility.Awaitility.await;
 import io.mic.outbox.test.OutboxTestDatabase;
 import io.mic.outbox.AsyncOutboxDispatcher;
 import io.mic.outbox.DispatchFn;
+import io.mic.outbox.InvalidConfigurationException;
 import io.mic.outbox.OutboxEvent;
 import io.mic.outbox.OutboxException;
 import io.mic.outbox.OutboxHealth;
@@ -135,6 +136,26 @@ class OutboxAutoConfigurationTest {
   }
 
   @Test
+  void anAppendInATransactionOfAnotherResourceIsRefusedInsteadOfWrittenApart() throws SQLException {
+    // the application's only transaction manager manages another database; the outbox's pool hands out
+    // connections with or without auto-commit: either way the event would not commit with the transaction
+    for (String autoCommit : List.of("false", "true")) {
+      runner.withUserConfiguration(OtherDatabase.class)
+          .withPropertyValues("spring.datasource.hikari.auto-commit=" + autoCommit)
+          .run(context -> {
+            OutboxEvent event = event("o-8-" + autoCommit);
+            TransactionTemplate tx = context.getBean(TransactionTemplate.class);
+            TransactionalOutbox outbox = context.getBean(TransactionalOutbox.class);
+            assertThatThrownBy(() -> tx.executeWithoutResult(status -> outbox.append(event)))
+                .as("auto-commit=" + autoCommit)
+                .isInstanceOf(OutboxException.class)
+                .hasMessage(TransactionalOutbox.OTHER_RESOURCE);
+          });
+      assertThat(statusCounts()).as("auto-commit=" + autoCommit).isEmpty();
+    }
+  }
+
+  @Test
   void closingTheContextFinishesInFlightPublicationsAndLeavesNothingProcessing() {
     int events = 20;
     runner.withUserConfiguration(SlowPublisher.class).run(context -> {
@@ -208,6 +229,14 @@ class OutboxAutoConfigurationTest {
   }
 
   @Test
+  void aNegativeMaxLagFailsTheStartNamingIt() {
+    runner.withPropertyValues("mic.outbox.health.max-lag=-1m")
+        .run(context -> assertThat(context).getFailure().rootCause()
+            .hasMessage("invalid mic.outbox configuration: maxLag must be >= 0, was PT-1M"
+                + " (set mic.outbox.health.max-lag)"));
+  }
+
+  @Test
   void anImpossibleCombinationFailsTheStartNamingTheProperties() {
     runner.withUserConfiguration(Recording.class)
         .withPropertyValues("mic.outbox.use-claim=false", "mic.outbox.preserve-aggregate-order=true",
@@ -251,6 +280,31 @@ class OutboxAutoConfigurationTest {
     runner.run(context -> assertThat(context).hasNotFailed()
         .hasSingleBean(JdbcOutboxStore.class).hasSingleBean(TransactionalOutbox.class)
         .doesNotHaveBean(AsyncOutboxDispatcher.class).doesNotHaveBean(OutboxDispatcherLifecycle.class));
+  }
+
+  @Test
+  void severalDispatchFnBeansWithoutAPrimaryFailTheStartNamingThem() {
+    // e.g. a publisher and the tracing wrapper around it: which one publishes is the application's choice
+    runner.withUserConfiguration(Recording.class, Wrapped.class)
+        .run(context -> assertThat(context).getFailure().rootCause()
+            .isInstanceOf(InvalidConfigurationException.class)
+            .hasMessage("invalid mic.outbox configuration: the dispatcher publishes through one DispatchFn"
+                + " bean, but there are 2 (recordingDispatch, wrappedDispatch) and none is @Primary: mark"
+                + " the one to publish through @Primary, or declare the AsyncOutboxDispatcher bean yourself"));
+  }
+
+  @Test
+  void thePrimaryOfSeveralDispatchFnBeansPublishes() {
+    runner.withUserConfiguration(Recording.class, Wrapped.class, PrimaryRecording.class).run(context -> {
+      OutboxEvent event = event("o-9");
+      context.getBean(TransactionTemplate.class)
+          .executeWithoutResult(status -> context.getBean(TransactionalOutbox.class).append(event));
+
+      RecordingDispatch primary = context.getBean("primaryDispatch", RecordingDispatch.class);
+      await().atMost(Duration.ofSeconds(10)).until(() -> primary.ids.contains(event.id()));
+      assertThat(primary.ids).containsExactly(event.id());
+      assertThat(context.getBean("recordingDispatch", RecordingDispatch.class).ids).isEmpty();
+    });
   }
 
   @Test
@@ -442,6 +496,32 @@ class OutboxAutoConfigurationTest {
       String orders = properties.getTable() + "_orders";
       DB.execute("CREATE TABLE " + orders + " (id varchar(64) PRIMARY KEY)");
       return new OrderService(outbox, dataSource, orders);
+    }
+  }
+
+  @Configuration(proxyBeanMethods = false)
+  static class Wrapped {
+    @Bean
+    DispatchFn wrappedDispatch(RecordingDispatch publisher) {
+      return publisher::dispatch;
+    }
+  }
+
+  @Configuration(proxyBeanMethods = false)
+  static class PrimaryRecording {
+    @Bean
+    @org.springframework.context.annotation.Primary
+    RecordingDispatch primaryDispatch() {
+      return new RecordingDispatch();
+    }
+  }
+
+  /** The application's transactions are those of another database than the outbox's. */
+  @Configuration(proxyBeanMethods = false)
+  static class OtherDatabase {
+    @Bean
+    org.springframework.transaction.PlatformTransactionManager otherTransactionManager() {
+      return new org.springframework.jdbc.support.JdbcTransactionManager(DB.dataSource());
     }
   }
 
