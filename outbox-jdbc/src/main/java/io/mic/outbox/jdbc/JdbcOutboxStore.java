@@ -10,6 +10,7 @@ import io.mic.outbox.OutboxStatus;
 import io.mic.outbox.OutboxStore;
 import io.mic.outbox.PauseState;
 import io.mic.outbox.jdbc.internal.AppendChannel;
+import io.mic.outbox.jdbc.internal.Causes;
 import io.mic.outbox.jdbc.internal.PostgresAppendListener;
 import io.mic.outbox.jdbc.internal.TableName;
 import java.sql.Connection;
@@ -409,8 +410,9 @@ public final class JdbcOutboxStore implements OutboxStore {
         }
       }
     }
+    SQLException refused = Causes.withoutValues(e); // the details may quote the row, payload included
     return new OutboxException("append of " + events.size() + " event(s) to " + tableName + " failed: "
-        + e.getMessage() + " (SQLState " + e.getSQLState() + "); roll the transaction back", e);
+        + refused.getMessage() + " (SQLState " + e.getSQLState() + "); roll the transaction back", refused);
   }
 
   private static UUID duplicateIn(SQLException e, Collection<OutboxEvent> events) {

@@ -1,6 +1,7 @@
 package io.mic.outbox.jdbc;
 
 import io.mic.outbox.OutboxException;
+import io.mic.outbox.jdbc.internal.Causes;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.Objects;
@@ -87,7 +88,8 @@ public final class JdbcTransactions {
       connection.commit();
     } catch (SQLException e) {
       rollback(connection, e);
-      throw new OutboxStoreException("commit failed, nothing was written: " + e.getMessage(), e);
+      SQLException refused = Causes.withoutValues(e); // a deferred constraint's details quote the row
+      throw new OutboxStoreException("commit failed, nothing was written: " + refused.getMessage(), refused);
     }
   }
 

@@ -109,6 +109,33 @@ abstract class JdbcOutboxStoreTest {
   }
 
   /**
+   * An append the database refuses (here a check constraint of the application's on the table) fails naming
+   * the constraint, without the row's text: PostgreSQL's detail quotes the failing row, payload included,
+   * which may hold a secret and must reach no log.
+   */
+  @Test
+  void anAppendTheDatabaseRefusesIsReportedWithoutTheRowsText() throws SQLException {
+    char quote = store.dialect().identifierQuote();
+    String table = quote + tables.get(tables.size() - 1) + quote;
+    try (Connection c = dataSource.getConnection(); Statement st = c.createStatement()) {
+      st.execute("ALTER TABLE " + table + " ADD CONSTRAINT no_refused CHECK (aggregate_id <> 'refused')");
+    }
+    OutboxEvent refused = OutboxEvent.builder().aggregate("order", "refused").topic("order.created")
+        .payload("{\"cardNumber\":\"4111111111111111\"}").header("tenant", "t-secret-9").build();
+
+    for (List<OutboxEvent> events : List.of(List.of(refused), List.of(event("fine"), refused))) {
+      assertThatThrownBy(() -> inTransaction(store, true, events)).isInstanceOf(OutboxException.class)
+          .hasMessageStartingWith("append of " + events.size() + " event(s) to ")
+          .hasMessageEndingWith("; roll the transaction back")
+          .satisfies(e -> assertThat(e.getMessage().toLowerCase()).as(e.getMessage()).contains("no_refused")
+              .doesNotContain("4111111111111111").doesNotContain("t-secret-9").doesNotContain("order.created"))
+          .satisfies(e -> assertThat(e.getCause().getMessage()).as("the cause, which a log prints too")
+              .doesNotContain("4111111111111111").doesNotContain("t-secret-9"));
+    }
+    assertThat(store.countByStatus().values().stream().mapToLong(Long::longValue).sum()).isZero();
+  }
+
+  /**
    * A row that cannot become an event (here headers written by hand that are no JSON object) goes to the DLQ
    * with the reason at the read that meets it, and the read returns the others: failing every read on it
    * would stop the whole outbox, and a claim would count an attempt on every event behind it each time.

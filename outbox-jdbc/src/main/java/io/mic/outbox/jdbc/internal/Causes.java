@@ -1,5 +1,6 @@
 package io.mic.outbox.jdbc.internal;
 
+import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.IdentityHashMap;
 import java.util.List;
@@ -38,6 +39,21 @@ public final class Causes {
     }
     String head = parts.get(0);
     return redact(parts.size() == 1 ? head : head + "; caused by: " + String.join("; ", parts.subList(1, parts.size())));
+  }
+
+  /**
+   * {@code e} without the lines after its first: the database's own error, SQLState and error code kept,
+   * the details dropped. They may quote the statement's values; PostgreSQL's "Failing row contains (…)"
+   * quotes the whole row, payload and headers included, which no message or log may carry. The copy has
+   * {@code e}'s stack trace; use it in place of {@code e} as a cause.
+   */
+  public static SQLException withoutValues(SQLException e) {
+    String message = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage().strip();
+    int end = message.indexOf('\n');
+    SQLException copy = new SQLException(end < 0 ? message : message.substring(0, end).strip(), e.getSQLState(),
+        e.getErrorCode());
+    copy.setStackTrace(e.getStackTrace());
+    return copy;
   }
 
   /** {@code text} with passwords in URLs and {@code key=value} properties replaced by {@code ***}. */
