@@ -1,6 +1,7 @@
 package io.mic.replay;
 
 import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonProcessingException;
 import io.mic.outbox.archive.ArchiveAccessException;
 import io.mic.outbox.archive.ClickHouseHttp;
 import io.mic.outbox.archive.ClickHouseSql;
@@ -167,7 +168,9 @@ public final class ClickHouseArchiveSource implements ReplaySource {
       } catch (RecordParser.BadRecordException e) {
         throw new ReplayInputException("ClickHouse table " + table + " row " + rows + ": " + e.getMessage());
       } catch (IOException e) {
-        throw new ReplayInputException("ClickHouse table " + table + " row " + rows + " is not JSON: " + e.getMessage());
+        String problem = e instanceof JsonProcessingException j ? j.getOriginalMessage() : e.getMessage();
+        throw new ReplayInputException("ClickHouse table " + table + " row " + rows + " is not JSON: "
+            + JsonText.withoutInput(problem)); // never a payload's text
       }
     }
 

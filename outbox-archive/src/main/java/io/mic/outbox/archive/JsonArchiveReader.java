@@ -136,7 +136,7 @@ public final class JsonArchiveReader implements AutoCloseable {
   }
 
   private static String problem(String name, long recordLine, JsonProcessingException e) {
-    String message = e.getOriginalMessage();
+    String message = JsonText.withoutInput(e.getOriginalMessage());
     if (e instanceof StreamConstraintsException || e.getLocation() == null) {
       // a limit of the parser (nesting depth, number or string length) has no location: the record's line
       return name + " line " + Math.max(1, recordLine) + ": the record is beyond a limit of the JSON parser: "

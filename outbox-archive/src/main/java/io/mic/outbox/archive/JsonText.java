@@ -6,12 +6,28 @@ import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import java.io.IOException;
 import java.io.StringWriter;
+import java.util.regex.Pattern;
 
 /** Compact JSON text of one value, with numbers copied digit for digit (no rounding through double). */
 public final class JsonText {
   public static final JsonFactory FACTORY = new JsonFactory();
 
+  /** The one complaint of the parser that quotes the input: up to 256 characters of it, e.g. a bare secret. */
+  private static final Pattern QUOTED_TOKEN = Pattern.compile("Unrecognized token '([^']*)'");
+
   private JsonText() {}
+
+  /**
+   * A parser's message for an error message: an unrecognized token is told by its length, since the text
+   * may be a payload's (a password, a card number), which never goes into a message.
+   */
+  public static String withoutInput(String parserMessage) {
+    if (parserMessage == null) {
+      return "";
+    }
+    return QUOTED_TOKEN.matcher(parserMessage)
+        .replaceAll(m -> "Unrecognized token (" + m.group(1).length() + " characters)");
+  }
 
   /** The value the parser is positioned on, as compact JSON; the parser ends on its last token. */
   public static String compact(JsonParser parser) throws IOException {

@@ -192,7 +192,8 @@ public final class RecordParser {
       try {
         return JsonText.compact(text);
       } catch (IOException e) {
-        throw new BadRecordException("column 'payload' is not JSON text: " + firstLine(e.getMessage()));
+        throw new BadRecordException("column 'payload' is not JSON text: "
+            + firstLine(JsonText.withoutInput(e.getMessage())));
       }
     }
     return JsonText.compact(p);
@@ -211,7 +212,8 @@ public final class RecordParser {
         inner.nextToken();
         return headerObject(inner);
       } catch (IOException e) {
-        throw new BadRecordException("column 'headers' is not a JSON object: " + firstLine(e.getMessage()));
+        throw new BadRecordException("column 'headers' is not a JSON object: "
+            + firstLine(JsonText.withoutInput(e.getMessage())));
       }
     }
     return headerObject(p);

@@ -1,6 +1,7 @@
 package io.mic.outbox.archive;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.core.JsonParser;
@@ -10,10 +11,13 @@ import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.StringWriter;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Instant;
 import java.util.Map;
 import java.util.UUID;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /** The record formats: written, read back, and the ClickHouse rules both sides share. */
 class ArchiveFormatTest {
@@ -100,6 +104,19 @@ class ArchiveFormatTest {
       g.writeString(text);
     }
     return out.toString();
+  }
+
+  @Test
+  void aLineThatIsNotJsonIsNamedWithoutQuotingThePayload(@TempDir Path dir) throws IOException {
+    Path file = dir.resolve("a.jsonl");
+    Files.writeString(file, "{\"id\":\"e1\",\"topic\":\"t\",\"created_at\":\"2026-09-29T08:00:00Z\","
+        + "\"payload\":{\"pin\":s3cretPin42}}\n", StandardCharsets.UTF_8);
+
+    try (JsonArchiveReader reader = JsonArchiveReader.open(file, 1 << 20)) {
+      assertThatThrownBy(reader::next).isInstanceOf(ArchiveAccessException.class)
+          .hasMessage(file + " line 1: not valid JSON: Unrecognized token (11 characters): was expecting (JSON String,"
+              + " Number, Array, Object or token 'null', 'true' or 'false') (column 77)");
+    }
   }
 
   @Test

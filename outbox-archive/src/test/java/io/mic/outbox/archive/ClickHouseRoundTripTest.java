@@ -107,6 +107,23 @@ class ClickHouseRoundTripTest {
             + missing + ": Code: 60");
   }
 
+  @Test
+  void aRowWhosePayloadOrHeadersAreNotJsonIsRefusedWithoutQuotingThem() throws Exception {
+    String badPayload = table("created_at DateTime('UTC')");
+    http.execute("INSERT INTO " + badPayload + " VALUES ('e1', '" + TOPIC + "', 'order', '42',"
+        + " toDateTime('2026-09-29 08:00:00', 'UTC'), 'sk_live_4f9a1c2b', '')", "the test row");
+    String badHeaders = table("created_at DateTime('UTC')");
+    http.execute("INSERT INTO " + badHeaders + " VALUES ('e2', '" + TOPIC + "', 'order', '42',"
+        + " toDateTime('2026-09-29 08:00:01', 'UTC'), '{}', '{\"authorization\": Bearer_9f8e7d6c}')", "the test row");
+
+    assertThatThrownBy(() -> select(badPayload)).isInstanceOf(RecordParser.BadRecordException.class)
+        .hasMessage("column 'payload' is not JSON text: Unrecognized token (16 characters): was expecting (JSON"
+            + " String, Number, Array, Object or token 'null', 'true' or 'false')");
+    assertThatThrownBy(() -> select(badHeaders)).isInstanceOf(RecordParser.BadRecordException.class)
+        .hasMessage("column 'headers' is not a JSON object: Unrecognized token (15 characters): was expecting (JSON"
+            + " String, Number, Array, Object or token 'null', 'true' or 'false')");
+  }
+
   private String table(String timeColumn) throws InterruptedException {
     String t = "t" + UUID.randomUUID().toString().replace("-", "").substring(0, 16);
     http.execute("CREATE TABLE " + t + " (id String, topic String, aggregate_type Nullable(String),"
