@@ -4,6 +4,9 @@ import io.mic.outbox.rabbitmq.internal.Urls;
 import io.mic.replay.internal.CliProgress;
 import io.mic.outbox.archive.Timestamps;
 import java.io.BufferedWriter;
+import java.io.FilterOutputStream;
+import java.io.IOException;
+import java.io.OutputStream;
 import java.io.OutputStreamWriter;
 import java.io.PrintStream;
 import java.io.PrintWriter;
@@ -167,14 +170,48 @@ public final class ReplayCommand implements Callable<Integer> {
     ReplaySource replaySource = source();
     EventReplay.Builder replay = EventReplay.builder().source(replaySource).batchId(batchId).topic(topic)
         .from(from).to(to).progress(new CliProgress(stderr, Duration.ofSeconds(Math.max(0, progressSeconds))));
-    Writer dryRunOut = new BufferedWriter(new OutputStreamWriter(stdout, StandardCharsets.UTF_8), 1 << 16);
+    Writer dryRunOut = new BufferedWriter(new OutputStreamWriter(failingOnError(stdout), StandardCharsets.UTF_8),
+        1 << 16);
     ReplayResult result;
     try (ReplaySink sink = natsUrl != null ? natsSink() : kafkaBootstrap != null ? kafkaSink()
         : rabbitUri != null ? rabbitSink() : new DryRunSink(dryRunOut)) {
-      result = build(replay.sink(sink)::build, EVENT_REPLAY_OPTIONS).run();
+      EventReplay eventReplay = build(replay.sink(sink)::build, EVENT_REPLAY_OPTIONS);
+      if (batchId == null && !sink.isDryRun()) {
+        // before the first publication: a run stopped from outside (Ctrl-C, a stopped pod) prints no summary,
+        // and only the same batch id lets the destination drop what the rerun sends again
+        stderr.println("batch id " + eventReplay.batchId() + ": if this replay stops before its summary, run the"
+            + " same command with --batch-id " + eventReplay.batchId() + " to resume it");
+      }
+      result = eventReplay.run();
     }
     summary(result, replaySource); // after close: stdout is complete before the summary reaches stderr
     return OK;
+  }
+
+  /**
+   * {@code target} as a stream whose writes fail once {@code target} failed: a {@link PrintStream} keeps its
+   * errors to itself, and a dry run written to a full disk or a closed pipe must not end as if its list were
+   * complete.
+   */
+  private static OutputStream failingOnError(PrintStream target) {
+    return new FilterOutputStream(target) {
+      @Override
+      public void write(byte[] b, int off, int len) throws IOException {
+        target.write(b, off, len);
+        check();
+      }
+
+      @Override
+      public void flush() throws IOException {
+        check(); // checkError() flushes
+      }
+
+      private void check() throws IOException {
+        if (target.checkError()) {
+          throw new IOException("stdout refused the output (a full disk, or a reader that went away)");
+        }
+      }
+    };
   }
 
   private void checkCombinations() {
@@ -289,6 +326,11 @@ public final class ReplayCommand implements Callable<Integer> {
 
   /** Maps every failure to its exit code and one clear message on stderr. */
   private int fail(Exception e) {
+    if (e instanceof ReplayPublishException p && natsUrl == null && kafkaBootstrap == null && rabbitUri == null) {
+      stderr.println("mic-events-replay: the dry run failed, its list on stdout is incomplete: "
+          + p.getCause().getMessage());
+      return PUBLICATION_FAILED;
+    }
     if (e instanceof ReplayPublishException p) {
       stderr.println("mic-events-replay: publication failed: " + p.getMessage());
       if (p.firstUnpublishedId() != null) {

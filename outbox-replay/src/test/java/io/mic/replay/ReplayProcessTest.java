@@ -2,10 +2,12 @@ package io.mic.replay;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.io.File;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -34,6 +36,25 @@ class ReplayProcessTest {
     assertThat(bad.exitCode()).isEqualTo(2);
     assertThat(bad.stderr()).startsWith("mic-events-replay: Missing required options: '--from=ISO-8601',"
         + " '--to=ISO-8601'");
+  }
+
+  @Test
+  void aDryRunWhoseListCannotBeWrittenFailsInsteadOfReportingItDone() throws Exception {
+    Path archive = dir.resolve("a.jsonl");
+    Files.writeString(archive, "{\"id\":\"e1\",\"topic\":\"t\",\"created_at\":\"2026-09-29T08:00:00Z\",\"payload\":{}}\n",
+        StandardCharsets.UTF_8);
+    Path err = dir.resolve("stderr.txt");
+    // stdout on /dev/full: every write fails with ENOSPC, as on a full disk
+    Process process = new ProcessBuilder(ReplayProcess.java(), "-cp", System.getProperty("java.class.path"),
+        ReplayCommand.class.getName(), "--from-json", archive.toString(), "--topic", "t", "--from",
+        "2026-09-29T08:00:00Z", "--to", "2026-09-29T08:00:00Z", "--batch-id", "full")
+        .redirectOutput(new File("/dev/full")).redirectError(err.toFile()).start();
+    assertThat(process.waitFor(60, TimeUnit.SECONDS)).isTrue();
+
+    assertThat(Files.readString(err, StandardCharsets.UTF_8)).isEqualTo("mic-events-replay: the dry run failed,"
+        + " its list on stdout is incomplete: cannot write the dry run: stdout refused the output (a full disk,"
+        + " or a reader that went away)\n");
+    assertThat(process.exitValue()).isEqualTo(1);
   }
 
   static List<String> concat(List<String> base, String... more) {
