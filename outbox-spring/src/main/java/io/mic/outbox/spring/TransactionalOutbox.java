@@ -8,6 +8,8 @@ import java.util.Collection;
 import java.util.List;
 import java.util.Objects;
 import javax.sql.DataSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import org.springframework.jdbc.datasource.DataSourceUtils;
 import org.springframework.transaction.support.TransactionSynchronization;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
@@ -40,6 +42,8 @@ public final class TransactionalOutbox {
       + " manager (DataSourceTransactionManager, JdbcTransactionManager or JpaTransactionManager on the same"
       + " DataSource)";
 
+  private static final Logger LOG = LoggerFactory.getLogger(TransactionalOutbox.class);
+
   private final JdbcOutboxStore store;
   private final DataSource dataSource;
   private final Runnable afterCommit;
@@ -49,7 +53,10 @@ public final class TransactionalOutbox {
     this(store, dataSource, () -> {});
   }
 
-  /** As above; {@code afterCommit} runs once after each transaction that appended commits. */
+  /**
+   * As above; {@code afterCommit} runs once after each transaction that appended commits. Its failure is
+   * logged, never thrown: the transaction has committed by then.
+   */
   public TransactionalOutbox(JdbcOutboxStore store, DataSource dataSource, Runnable afterCommit) {
     this.store = Objects.requireNonNull(store, "store");
     this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
@@ -88,7 +95,14 @@ public final class TransactionalOutbox {
       TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
         @Override
         public void afterCommit() {
-          afterCommit.run();
+          try {
+            afterCommit.run();
+          } catch (RuntimeException e) {
+            // the transaction has committed: an exception here would tell the caller it failed, and a retry
+            // would repeat a business change that is done; the dispatcher's next poll finds the events
+            LOG.warn("the outbox's wake-up after a commit failed ({}); the committed events go out at the"
+                + " dispatcher's next poll", e.toString());
+          }
         }
       });
     }

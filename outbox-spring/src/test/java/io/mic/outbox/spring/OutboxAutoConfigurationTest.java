@@ -124,6 +124,21 @@ class OutboxAutoConfigurationTest {
   }
 
   @Test
+  void aWakeUpThatFailsAfterTheCommitDoesNotMakeTheCommittedTransactionLookFailed() {
+    // e.g. the context is closing and the dispatcher bean is gone: the transaction has committed by then, and
+    // an exception would make the caller retry a business change that is already done
+    runner.run(context -> {
+      TransactionalOutbox outbox = new TransactionalOutbox(context.getBean(JdbcOutboxStore.class),
+          context.getBean(DataSource.class), () -> {
+            throw new IllegalStateException("the dispatcher bean is being destroyed");
+          });
+      OutboxEvent event = event("o-10");
+      context.getBean(TransactionTemplate.class).executeWithoutResult(status -> outbox.append(event));
+      assertThat(statusCounts()).isEqualTo(Map.of(OutboxStatus.PENDING, 1L));
+    });
+  }
+
+  @Test
   void appendingWithoutATransactionFailsAndNamesTheFix() {
     runner.withUserConfiguration(Recording.class).run(context -> {
       OutboxEvent event = event("o-5");
