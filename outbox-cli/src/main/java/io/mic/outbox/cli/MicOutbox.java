@@ -43,6 +43,8 @@ public final class MicOutbox implements Callable<Integer> {
   public static final int OK = 0;
   public static final int CHECK_FAILED = 1;
   public static final int BAD_INPUT = 2;
+  /** stdout refused the output (a full disk, a reader that went away): what it shows is incomplete. */
+  public static final int OUTPUT_FAILED = 3;
   public static final String PASSWORD_ENV = "MIC_OUTBOX_PASSWORD";
 
   @Spec
@@ -91,12 +93,20 @@ public final class MicOutbox implements Callable<Integer> {
       root.err.println("mic-outbox: " + message(e));
       return e instanceof CheckFailedException ? CHECK_FAILED : BAD_INPUT;
     });
+    int code;
     try {
-      return cli.execute(args);
+      code = cli.execute(args);
     } finally {
       root.out.flush();
       root.err.flush();
     }
+    if (stdout.checkError()) { // PrintStream keeps write errors to itself: a truncated list must not look whole
+      root.err.println("mic-outbox: stdout refused the output (a full disk, or a reader that went away): what it"
+          + " shows is incomplete; what the command changed, if anything, is done");
+      root.err.flush();
+      return OUTPUT_FAILED;
+    }
+    return code;
   }
 
   public static void main(String[] args) {

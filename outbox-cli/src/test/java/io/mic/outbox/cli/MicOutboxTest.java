@@ -7,6 +7,11 @@ import io.mic.outbox.OutboxStatus;
 import io.mic.outbox.PauseState;
 import io.mic.outbox.jdbc.JdbcOutboxStore;
 import io.mic.outbox.jdbc.OutboxControl;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
@@ -57,6 +62,27 @@ class MicOutboxTest {
     assertThat(claimed.id()).isEqualTo(e.id());
     assertThat(store.markDead(claimed, error)).isTrue();
     return e;
+  }
+
+  @Test
+  void aListThatCannotBeWrittenFailsInsteadOfLookingComplete() {
+    dead("order.created", "o-1", "boom");
+    // stdout redirected to a full disk: PrintStream keeps the write errors to itself
+    PrintStream full = new PrintStream(new OutputStream() {
+      @Override
+      public void write(int b) throws IOException {
+        throw new IOException("No space left on device");
+      }
+    }, true, StandardCharsets.UTF_8);
+    ByteArrayOutputStream err = new ByteArrayOutputStream();
+
+    int code = MicOutbox.execute(new String[] {"--jdbc-url", url, "--user", "sa", "dlq", "list"}, full,
+        new PrintStream(err, true, StandardCharsets.UTF_8), Map.of());
+
+    assertThat(code).isEqualTo(MicOutbox.OUTPUT_FAILED);
+    assertThat(err.toString(StandardCharsets.UTF_8)).isEqualTo("1 dead letter(s)\nmic-outbox: stdout refused the output (a full"
+        + " disk, or a reader that went away): what it shows is incomplete; what the command changed, if"
+        + " anything, is done\n");
   }
 
   @Test
