@@ -1,6 +1,7 @@
 package io.mic.outbox.jdbc;
 
 import io.mic.outbox.InvalidConfigurationException;
+import io.mic.outbox.InvalidEventException;
 import io.mic.outbox.OutboxEvent;
 import io.mic.outbox.PauseState;
 import java.sql.SQLException;
@@ -77,12 +78,15 @@ public final class OutboxControl {
    * Pauses {@code topic}, or every topic when it is {@code null}, for every dispatcher of this outbox: every
    * claim that starts after this returns honours it.
    *
+   * @param topic the exact topic of the events to pause (no wildcards), or {@code null} for every topic
    * @param reason why, for the operators who will see it in {@code mic-outbox status}
    * @return {@code false} when it was paused already (the first reason and time stay)
-   * @throws IllegalArgumentException if the topic or reason is blank or too long
+   * @throws IllegalArgumentException if the topic is not one an event can have, or the reason is blank or
+   *     too long
    */
   public boolean pause(String topic, String reason) {
     String key = key(topic);
+    requireEventTopic(topic);
     if (reason == null || reason.isBlank() || reason.length() > MAX_REASON_LENGTH) {
       throw new IllegalArgumentException("reason is required: say why the outbox is paused and who to ask,"
           + " in at most " + MAX_REASON_LENGTH + " characters" + (reason == null ? "" : ", was "
@@ -162,6 +166,23 @@ public final class OutboxControl {
           + " pause, at most " + OutboxEvent.MAX_NAME_LENGTH + " characters, or no topic to pause every topic");
     }
     return topic;
+  }
+
+  /**
+   * Refuses a topic no event can have (a pattern such as {@code billing.*}, a space): its pause would be
+   * stored and listed, and hold nothing. The rule is {@link OutboxEvent}'s own. A resume takes any stored
+   * topic, so that such a pause written before can still be lifted.
+   */
+  private static void requireEventTopic(String topic) {
+    if (topic == null) {
+      return;
+    }
+    try {
+      OutboxEvent.builder().aggregate("pause", "pause").topic(topic).payload("{}").build();
+    } catch (InvalidEventException e) {
+      throw new IllegalArgumentException(e.getMessage() + "; a pause holds the one topic it names: give the topic"
+          + " of the events to pause, or no topic to pause every topic", e);
+    }
   }
 
   private static String describe(String topic) {

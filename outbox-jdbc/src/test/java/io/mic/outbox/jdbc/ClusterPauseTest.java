@@ -194,6 +194,30 @@ abstract class ClusterPauseTest {
     assertThat(control.pauses()).isEmpty();
   }
 
+  /**
+   * A pause matches one topic exactly. A pattern, or any text no event can carry as its topic, would be
+   * stored, listed and logged as a pause, and hold nothing: the operator must hear so at once.
+   */
+  @Test
+  void aTopicNoEventCanCarryIsRefusedRatherThanStoredAsAPauseOfNothing() {
+    assertThatThrownBy(() -> control.pause("billing.*", "billing consumer v2 deploy"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("topic 'billing.*' is invalid: use letters, digits, '_', '-' and '.' between non-empty parts"
+            + " (no wildcards '*' or '>', no spaces, no leading, trailing or double dots), e.g. 'order.created';"
+            + " a pause holds the one topic it names: give the topic of the events to pause, or no topic to"
+            + " pause every topic");
+    for (String topic : List.of("billing.>", "billing issued", "billing..issued", "billing.issued.")) {
+      assertThatThrownBy(() -> control.pause(topic, "deploy")).as(topic)
+          .isInstanceOf(IllegalArgumentException.class).hasMessageStartingWith("topic '" + topic + "' is invalid");
+    }
+    assertThat(control.pauses()).isEmpty();
+    assertThat(control.state()).isEqualTo(PauseState.NONE);
+
+    assertThat(control.pause("billing.issued", "billing consumer v2 deploy")).isTrue();
+    assertThat(control.state()).isEqualTo(PauseState.topics(Set.of("billing.issued")));
+    assertThat(control.resume("billing.issued")).isTrue();
+  }
+
   @Test
   void anOutboxWithoutControlTableIsNotPausedAndCreateSchemaAddsTheTable() throws Exception {
     try (Connection c = pools.get(0).getConnection(); Statement s = c.createStatement()) {
