@@ -3,6 +3,7 @@ package io.mic.outbox.jdbc;
 import io.mic.outbox.OutboxHeaders;
 import io.mic.outbox.InvalidConfigurationException;
 import io.mic.outbox.OutboxException;
+import io.mic.outbox.jdbc.internal.Causes;
 import io.mic.outbox.jdbc.internal.TableName;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -182,7 +183,7 @@ public final class JdbcInbox {
         return false;
       }
       apply(effect, c, consumer, eventId);
-      c.commit();
+      commit(sql, c);
       return true;
     } catch (Throwable t) {
       try {
@@ -191,6 +192,15 @@ public final class JdbcInbox {
         t.addSuppressed(r);
       }
       throw t;
+    }
+  }
+
+  /** Commits; a refusal (a deferred constraint of the effect's tables) is reported without the row it quotes. */
+  private static void commit(InboxStatements sql, Connection c) {
+    try {
+      c.commit();
+    } catch (SQLException e) {
+      throw sql.access.failed(Causes.withoutValues(e));
     }
   }
 
@@ -203,8 +213,9 @@ public final class JdbcInbox {
       if (e instanceof InterruptedException) {
         Thread.currentThread().interrupt();
       }
+      // the class only: a database's text quotes the effect's rows (the message's data); the cause keeps it
       throw new OutboxException("the effect of consumer '" + consumer + "' for event '" + eventId + "' failed: "
-          + e + "; the transaction was rolled back and the event is not recorded", e);
+          + e.getClass().getName() + "; the transaction was rolled back and the event is not recorded", e);
     }
   }
 

@@ -224,7 +224,7 @@ abstract class JdbcInboxTest {
       increment(c, "e-1");
       throw new IOException("disk gone");
     })).isInstanceOf(OutboxException.class)
-        .hasMessage("the effect of consumer 'billing' for event 'e-1' failed: java.io.IOException: disk gone;"
+        .hasMessage("the effect of consumer 'billing' for event 'e-1' failed: java.io.IOException;"
             + " the transaction was rolled back and the event is not recorded")
         .hasCauseInstanceOf(IOException.class);
     assertThat(records()).isEmpty();
