@@ -5,6 +5,7 @@ import io.mic.outbox.OutboxException;
 import io.mic.outbox.OutboxHeaders;
 import io.nats.client.Message;
 import io.nats.client.impl.Headers;
+import java.time.Duration;
 import java.util.Objects;
 import java.util.TreeSet;
 
@@ -19,6 +20,11 @@ import java.util.TreeSet;
  * }</pre>
  */
 public final class NatsConsumers {
+  /** How long JetStream waits before delivering a message again after its handler failed the first time. */
+  public static final Duration FIRST_REDELIVERY_DELAY = Duration.ofSeconds(1);
+  /** The delay doubles with each failed delivery up to this. */
+  public static final Duration MAX_REDELIVERY_DELAY = Duration.ofMinutes(5);
+
   private NatsConsumers() {}
 
   /**
@@ -40,9 +46,12 @@ public final class NatsConsumers {
 
   /**
    * Runs {@code handler} with the message's idempotency key and settles the message by the outcome:
-   * applied or duplicate: {@code ack()}; the handler threw: {@code nak()}, so JetStream delivers it again,
-   * and the exception is rethrown (a checked one wrapped in {@link OutboxException}); no event id:
-   * {@code term()}, since no redelivery can fix that, and the error is thrown.
+   * applied or duplicate: {@code ack()}; the handler threw: {@code nakWithDelay}, so JetStream delivers it
+   * again after {@link #FIRST_REDELIVERY_DELAY}, doubling with each failed delivery up to
+   * {@link #MAX_REDELIVERY_DELAY}, and the exception is rethrown (a checked one wrapped in
+   * {@link OutboxException}); no event id: {@code term()}, since no redelivery can fix that, and the error is
+   * thrown. The delay keeps a message that always fails from being delivered again at once, ahead of every
+   * message behind it; the consumer's {@code MaxDeliver} bounds how often it comes back.
    *
    * @return what {@code handler} returned: {@code true} applied now, {@code false} a duplicate
    */
@@ -59,7 +68,7 @@ public final class NatsConsumers {
     try {
       applied = handler.handle(key);
     } catch (Exception e) {
-      message.nak();
+      message.nakWithDelay(redeliveryDelay(message));
       if (e instanceof InterruptedException) {
         Thread.currentThread().interrupt();
       }
@@ -68,5 +77,15 @@ public final class NatsConsumers {
     }
     message.ack();
     return applied;
+  }
+
+  /**
+   * JetStream delivers a nak-ed message again before any new one: without a delay, a message that always
+   * fails is all a consumer fetching one at a time ever sees.
+   */
+  private static Duration redeliveryDelay(Message message) {
+    long failed = message.isJetStream() ? Math.max(1, message.metaData().deliveredCount()) : 1;
+    Duration delay = FIRST_REDELIVERY_DELAY.multipliedBy(1L << Math.min(failed - 1, 20));
+    return delay.compareTo(MAX_REDELIVERY_DELAY) < 0 ? delay : MAX_REDELIVERY_DELAY;
   }
 }

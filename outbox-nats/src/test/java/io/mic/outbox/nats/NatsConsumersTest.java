@@ -1,0 +1,84 @@
+package io.mic.outbox.nats;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.mic.outbox.OutboxEvent;
+import io.nats.client.Connection;
+import io.nats.client.JetStreamSubscription;
+import io.nats.client.Message;
+import io.nats.client.PullSubscribeOptions;
+import io.nats.client.api.AckPolicy;
+import io.nats.client.api.ConsumerConfiguration;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** {@link NatsConsumers} on a real JetStream consumer. */
+class NatsConsumersTest {
+  private Connection nats;
+  private String stream;
+  private JetStreamSubscription sub;
+  private final List<String> applied = new ArrayList<>();
+  private final List<Long> poisonDeliveries = new ArrayList<>();
+
+  @BeforeEach
+  void connect() throws Exception {
+    nats = NatsTestServer.connect();
+    stream = NatsTestServer.uniqueName();
+    NatsTestServer.createStream(nats, stream, s -> s);
+    sub = nats.jetStream().subscribe(stream + ".>", PullSubscribeOptions.builder().configuration(
+        ConsumerConfiguration.builder().ackPolicy(AckPolicy.Explicit).build()).build());
+  }
+
+  @AfterEach
+  void cleanUp() throws Exception {
+    NatsTestServer.deleteStream(nats, stream);
+    nats.close();
+  }
+
+  @Test
+  void aMessageWhoseHandlerAlwaysFailsDoesNotHoldBackTheMessagesBehindIt() throws Exception {
+    OutboxEvent poison = OutboxEvent.builder().aggregate("order", "1").topic(stream + ".created").payload("{}").build();
+    OutboxEvent good = OutboxEvent.builder().aggregate("order", "2").topic(stream + ".created").payload("{}").build();
+    try (NatsJetStreamPublisher publisher = NatsJetStreamPublisher.builder().connection(nats).build()) {
+      publisher.dispatch(poison);
+      publisher.dispatch(good);
+    }
+
+    // a consumer that handles one message at a time, as an ordered one does
+    await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
+      for (Message m : sub.fetch(1, Duration.ofMillis(200))) {
+        try {
+          NatsConsumers.handle(m, id -> {
+            if (id.equals(poison.id().toString())) {
+              poisonDeliveries.add(m.metaData().deliveredCount());
+              throw new IllegalStateException("cannot parse the order");
+            }
+            return applied.add(id);
+          });
+        } catch (IllegalStateException expected) {
+          // the poison message: nak-ed, delivered again later
+        }
+      }
+      assertThat(applied).as("applied while the poison message was delivered %d times", poisonDeliveries.size())
+          .contains(good.id().toString());
+    });
+
+    assertThat(applied).containsExactly(good.id().toString());
+    assertThat(poisonDeliveries).containsExactly(1L); // the good message came before any redelivery
+    // not lost: the failed message comes back once its redelivery delay has passed
+    await().atMost(Duration.ofSeconds(10)).until(() -> {
+      for (Message m : sub.fetch(1, Duration.ofMillis(200))) {
+        assertThat(NatsConsumers.idempotencyKey(m)).isEqualTo(poison.id().toString());
+        poisonDeliveries.add(m.metaData().deliveredCount());
+        m.ack();
+      }
+      return poisonDeliveries.size() == 2;
+    });
+    assertThat(poisonDeliveries).containsExactly(1L, 2L);
+  }
+}
