@@ -78,6 +78,8 @@ public final class NatsJetStreamPublisher implements BatchDispatchFn, AutoClosea
   public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(2);
   public static final int DEFAULT_MAX_PENDING_ACKS = 256;
   public static final int MAX_PENDING_ACKS_LIMIT = 10_000;
+  /** The longest ack or connect timeout: longer ones cannot be counted in the client's units, or waited for. */
+  public static final Duration TIMEOUT_LIMIT = Duration.ofHours(1);
   public static final String DEFAULT_CONNECTION_NAME = "mic-outbox";
 
   private static final String MSG_ID_HEADER = "Nats-Msg-Id";
@@ -384,7 +386,11 @@ public final class NatsJetStreamPublisher implements BatchDispatchFn, AutoClosea
           "subjectPrefix must be dot-separated tokens of letters, digits, '_' or '-' without a trailing dot,"
               + " e.g. 'acme.events', was '" + subjectPrefix + "'");
       require(positive(ackTimeout), "ackTimeout must be > 0, was " + ackTimeout);
+      require(ackTimeout.compareTo(TIMEOUT_LIMIT) <= 0,
+          "ackTimeout must be > 0 and at most " + TIMEOUT_LIMIT + ", was " + ackTimeout);
       require(positive(connectTimeout), "connectTimeout must be > 0, was " + connectTimeout);
+      require(connectTimeout.compareTo(TIMEOUT_LIMIT) <= 0,
+          "connectTimeout must be > 0 and at most " + TIMEOUT_LIMIT + ", was " + connectTimeout);
       require(maxPendingAcks >= 1 && maxPendingAcks <= MAX_PENDING_ACKS_LIMIT,
           "maxPendingAcks must be between 1 and " + MAX_PENDING_ACKS_LIMIT + ", was " + maxPendingAcks);
       require(expectedStream == null || STREAM_NAME.matcher(expectedStream).matches(),

@@ -333,6 +333,22 @@ class NatsJetStreamPublisherTest {
         .hasMessageNotContaining("pw@");
   }
 
+  @Test
+  void aTimeoutTooLongToWaitForIsRefusedAtBuild() {
+    // accepted, Long.MAX_VALUE ms made every batch fail with "long overflow" after sending: an attempt was counted
+    // for events already in the stream, until the DLQ; a 30-day connect timeout never connected
+    assertThatThrownBy(() -> NatsJetStreamPublisher.builder().connection(nats)
+        .ackTimeout(Duration.ofMillis(Long.MAX_VALUE)).build())
+        .isInstanceOf(InvalidConfigurationException.class)
+        .hasMessage("ackTimeout must be > 0 and at most PT1H, was PT2562047788015H12M55.807S");
+    assertThatThrownBy(() -> NatsJetStreamPublisher.builder().url(NatsTestServer.url())
+        .connectTimeout(Duration.ofDays(30)).build())
+        .isInstanceOf(InvalidConfigurationException.class)
+        .hasMessage("connectTimeout must be > 0 and at most PT1H, was PT720H");
+    assertThat(NatsJetStreamPublisher.builder().connection(nats).ackTimeout(Duration.ofHours(1))
+        .build().subjectOf(event("a", "{}"))).isEqualTo(stream + ".a");
+  }
+
   private StreamInfo streamInfo() throws Exception {
     return nats.jetStreamManagement().getStreamInfo(stream);
   }

@@ -73,6 +73,8 @@ public final class RabbitMqPublisher implements BatchDispatchFn, AutoCloseable {
   public static final int DEFAULT_CONFIRM_WINDOW = 256;
   public static final int CONFIRM_WINDOW_LIMIT = 10_000;
   public static final Duration DEFAULT_CONFIRM_TIMEOUT = Duration.ofSeconds(10);
+  /** The longest confirm timeout: a longer one cannot be counted in nanoseconds, nor usefully waited for. */
+  public static final Duration CONFIRM_TIMEOUT_LIMIT = Duration.ofHours(1);
   public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(2);
   public static final String DEFAULT_CONNECTION_NAME = "mic-outbox";
   public static final String CONTENT_TYPE = "application/json";
@@ -572,7 +574,10 @@ public final class RabbitMqPublisher implements BatchDispatchFn, AutoCloseable {
       return this;
     }
 
-    /** How long opening a connection from {@link #uri} may take (default 2 s). */
+    /**
+     * How long opening a connection from {@link #uri} may take (default 2 s): the TCP connection, then the
+     * AMQP handshake, each.
+     */
     public Builder connectTimeout(Duration connectTimeout) {
       this.connectTimeout = connectTimeout;
       return this;
@@ -597,6 +602,8 @@ public final class RabbitMqPublisher implements BatchDispatchFn, AutoCloseable {
       require(confirmWindow >= 1 && confirmWindow <= CONFIRM_WINDOW_LIMIT,
           "confirmWindow must be between 1 and " + CONFIRM_WINDOW_LIMIT + ", was " + confirmWindow);
       require(positive(confirmTimeout), "confirmTimeout must be > 0, was " + confirmTimeout);
+      require(confirmTimeout.compareTo(CONFIRM_TIMEOUT_LIMIT) <= 0,
+          "confirmTimeout must be > 0 and at most " + CONFIRM_TIMEOUT_LIMIT + ", was " + confirmTimeout);
       require(positive(connectTimeout), "connectTimeout must be > 0, was " + connectTimeout);
       require(connectionName != null && CONNECTION_NAME.matcher(connectionName).matches(),
           "connectionName must be 1 to 64 letters, digits, '_', '.' or '-', was '" + connectionName + "'");
@@ -616,7 +623,10 @@ public final class RabbitMqPublisher implements BatchDispatchFn, AutoCloseable {
         throw new InvalidConfigurationException("uri '" + Urls.redact(uri) + "' is not an AMQP URI: use e.g."
             + " amqp://guest:guest@127.0.0.1:5672 or amqps://user:password@host:5671/vhost");
       }
-      factory.setConnectionTimeout(Math.toIntExact(Math.min(Integer.MAX_VALUE, connectTimeout.toMillis())));
+      int connectMillis = Math.toIntExact(Math.min(Integer.MAX_VALUE, connectTimeout.toMillis()));
+      factory.setConnectionTimeout(connectMillis);
+      // also for a socket that accepts but never speaks AMQP (a load balancer with no broker behind it)
+      factory.setHandshakeTimeout(connectMillis);
       return new RabbitMqPublisher(this, factory, Urls.redact(uri));
     }
 

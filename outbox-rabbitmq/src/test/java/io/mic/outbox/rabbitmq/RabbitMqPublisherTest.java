@@ -18,12 +18,17 @@ import io.mic.outbox.OutboxDispatcher;
 import io.mic.outbox.OutboxEvent;
 import io.mic.outbox.OutboxStatus;
 import io.mic.outbox.PublishUnavailableException;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -359,6 +364,52 @@ class RabbitMqPublisherTest {
         e -> assertThat(e.replyCode()).isEqualTo(-1))
         .hasMessageEndingWith("a routing key must be 0 to 255 bytes of UTF-8");
     assertThat(drainQueue(1)).extracting(m -> m.getProps().getMessageId()).containsExactly(fine.id().toString());
+  }
+
+  @Test
+  void theConnectTimeoutAlsoBoundsABrokerThatAcceptsTheConnectionButNeverAnswers() throws Exception {
+    // a load balancer without a live broker behind it, or a broker still starting: TCP connects, AMQP is silent
+    List<Socket> accepted = new CopyOnWriteArrayList<>();
+    try (ServerSocket silent = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
+      Thread acceptor = new Thread(() -> {
+        try {
+          while (true) {
+            accepted.add(silent.accept());
+          }
+        } catch (IOException closed) {
+          // the test is over
+        }
+      });
+      acceptor.setDaemon(true);
+      acceptor.start();
+      RabbitMqPublisher publisher = track(RabbitMqPublisher.builder()
+          .uri("amqp://guest:guest@127.0.0.1:" + silent.getLocalPort()).exchange(exchange)
+          .connectTimeout(Duration.ofMillis(500)).build());
+
+      long t0 = System.nanoTime();
+      assertThatThrownBy(() -> publisher.dispatch(event("1", "order.created", "{}")))
+          .isInstanceOf(PublishUnavailableException.class)
+          .hasMessage("cannot connect to RabbitMQ at amqp://***@127.0.0.1:" + silent.getLocalPort()
+              + " (java.util.concurrent.TimeoutException); events wait without counting attempts until it is"
+              + " reachable");
+      long millis = Duration.ofNanos(System.nanoTime() - t0).toMillis();
+
+      assertThat(accepted).hasSize(1);
+      assertThat(millis).as("connectTimeout 500 ms, waited %d ms", millis).isLessThan(1_500);
+    } finally {
+      for (Socket s : accepted) {
+        s.close();
+      }
+    }
+  }
+
+  @Test
+  void aConfirmTimeoutTooLongToWaitForIsRefusedAtBuild() {
+    // accepted, Long.MAX_VALUE ms made every event fail as rejected ("long overflow"), until the DLQ
+    assertThatThrownBy(() -> RabbitMqPublisher.builder().uri(TestRabbit.uri()).exchange(exchange)
+        .confirmTimeout(Duration.ofMillis(Long.MAX_VALUE)).build())
+        .isInstanceOf(InvalidConfigurationException.class)
+        .hasMessage("confirmTimeout must be > 0 and at most PT1H, was PT2562047788015H12M55.807S");
   }
 
   @Test
