@@ -317,7 +317,9 @@ public final class NatsJetStreamPublisher implements BatchDispatchFn, AutoClosea
     private Builder() {}
 
     /**
-     * Publish over the application's connection; the publisher never closes it. Build it with
+     * Publish over the application's connection; the publisher never closes it. Should it close for good (it
+     * gave up reconnecting; build it with {@code maxReconnects(-1)}), the publisher opens and owns a connection
+     * with the same options, so that publishing resumes once the server is back. Build it with
      * {@code Options.Builder.dontForceFlushOnRequest()}, as the publisher's own connection is: with the client's
      * default every publication ends a socket write, and a batch costs NATS and this process about twice the CPU
      * per message.

@@ -24,7 +24,7 @@ final class PrivateNatsServer implements AutoCloseable {
   private static final Path BINARY = Path.of(System.getenv().getOrDefault("MIC_TEST_NATS_SERVER",
       "/usr/sbin/nats-server"));
 
-  private final Process process;
+  private Process process;
   private final Path dir;
   private final int port;
 
@@ -48,19 +48,37 @@ final class PrivateNatsServer implements AutoCloseable {
       port = probe.getLocalPort();
     }
     Path dir = Files.createTempDirectory("mic-nats-");
-    Path config = dir.resolve("server.conf");
-    Files.write(config, List.of(configLines), StandardCharsets.UTF_8);
-    Process process = new ProcessBuilder(BINARY.toString(), "-a", "127.0.0.1", "-p", String.valueOf(port), "-js",
-        "-sd", dir.resolve("js").toString(), "-c", config.toString())
-        .redirectErrorStream(true).redirectOutput(dir.resolve("server.log").toFile()).start();
-    PrivateNatsServer server = new PrivateNatsServer(process, dir, port);
+    Files.write(dir.resolve("server.conf"), List.of(configLines), StandardCharsets.UTF_8);
+    PrivateNatsServer server = new PrivateNatsServer(null, dir, port);
+    server.launch();
+    return server;
+  }
+
+  private void launch() throws IOException {
+    Process p = new ProcessBuilder(BINARY.toString(), "-a", "127.0.0.1", "-p", String.valueOf(port), "-js",
+        "-sd", dir.resolve("js").toString(), "-c", dir.resolve("server.conf").toString())
+        .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve("server.log").toFile()))
+        .start();
+    process = p;
     await("nats-server on port " + port).atMost(Duration.ofSeconds(15)).until(() -> {
-      if (!process.isAlive()) {
+      if (!p.isAlive()) {
         throw new AssertionError("nats-server exited: " + Files.readString(dir.resolve("server.log")));
       }
       return answers(port);
     });
-    return server;
+  }
+
+  /** Stops the server, keeping its port and JetStream directory for {@link #restart()}. */
+  void stop() throws InterruptedException {
+    process.destroy();
+    if (!process.waitFor(10, java.util.concurrent.TimeUnit.SECONDS)) {
+      process.destroyForcibly().waitFor();
+    }
+  }
+
+  /** Starts the stopped server again on the same port, with its streams. */
+  void restart() throws IOException {
+    launch();
   }
 
   static boolean answers(int port) {

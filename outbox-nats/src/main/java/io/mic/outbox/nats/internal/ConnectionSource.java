@@ -15,7 +15,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The connection a publisher uses: either one the application owns (never closed here) or one this class
- * opens on first use and again after it was closed or found dead. Connecting lazily lets a dispatcher start
+ * opens on first use and again after it was closed or found dead. When the application's connection closes
+ * for good (it gave up reconnecting during an outage), this class opens its own with the same options and
+ * owns it from then on: otherwise nothing would be published until the application restarted. Connecting lazily lets a dispatcher start
  * while NATS is down: each publication then fails as unavailable, without burning attempts, until NATS is
  * back.
  *
@@ -26,7 +28,8 @@ import org.slf4j.LoggerFactory;
 public final class ConnectionSource implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(ConnectionSource.class);
 
-  private final Options options;
+  /** How this class opens its own connection; null while it uses the application's. */
+  private volatile Options options;
   private final String displayUrl;
   private final JetStreamOptions jetStreamOptions;
   private final Object probeLock = new Object();
@@ -96,11 +99,10 @@ public final class ConnectionSource implements AutoCloseable {
     if (closed) {
       throw new PublishUnavailableException("the publisher is closed");
     }
-    if (options == null) {
-      if (connection.getStatus() == Connection.Status.CLOSED) {
-        throw new PublishUnavailableException("the NATS connection given to the publisher is closed");
-      }
-    } else if (connection == null || connection.getStatus() == Connection.Status.CLOSED) {
+    if (options == null && connection.getStatus() == Connection.Status.CLOSED) {
+      takeOverClosed();
+    }
+    if (options != null && (connection == null || connection.getStatus() == Connection.Status.CLOSED)) {
       jetStream = null;
       connection = connect();
     }
@@ -189,6 +191,19 @@ public final class ConnectionSource implements AutoCloseable {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
+  }
+
+  /** The application's connection closed for good: from now on this class opens and owns its own. */
+  private void takeOverClosed() {
+    Options given = connection.getOptions(); // null from a test double
+    if (given == null) {
+      throw new PublishUnavailableException("the NATS connection given to the publisher is closed");
+    }
+    LOG.warn("the application's NATS connection closed for good (it gives up after {} reconnects; build it with"
+        + " Options.Builder.maxReconnects(-1) to reconnect forever): the publisher opens a connection of its own"
+        + " with the same options and closes it when it closes", given.getMaxReconnect());
+    options = given;
+    jetStream = null;
   }
 
   private Connection connect() throws InterruptedException {
