@@ -101,6 +101,10 @@ public class OutboxAutoConfiguration {
         .workers(properties.getWorkers())
         .leaseTtl(properties.getLeaseTtl())
         .pollInterval(properties.getPollInterval())
+        .batchSize(properties.getBatchSize())
+        .maxAttempts(properties.getMaxAttempts())
+        .retryBackoff(properties.getRetry().getInitialDelay(), properties.getRetry().getMaxDelay())
+        .shutdownTimeout(properties.getShutdownTimeout())
         .listener(OutboxListeners.of(listeners.orderedStream().toArray(OutboxListener[]::new)))
         .build());
   }
@@ -123,6 +127,10 @@ public class OutboxAutoConfiguration {
     PROPERTIES.put("leaseTtl", "mic.outbox.lease-ttl");
     PROPERTIES.put("pollInterval", "mic.outbox.poll-interval");
     PROPERTIES.put("maxLag", "mic.outbox.health.max-lag");
+    PROPERTIES.put("batchSize", "mic.outbox.batch-size");
+    PROPERTIES.put("maxAttempts", "mic.outbox.max-attempts");
+    PROPERTIES.put("retryBackoff", "mic.outbox.retry.initial-delay, mic.outbox.retry.max-delay");
+    PROPERTIES.put("shutdownTimeout", "mic.outbox.shutdown-timeout");
   }
 
   private static <T> T configured(Supplier<T> build) {

@@ -17,6 +17,10 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
  * mic.outbox.workers=2
  * mic.outbox.lease-ttl=30s
  * mic.outbox.poll-interval=100ms
+ * mic.outbox.batch-size=500
+ * mic.outbox.max-attempts=5
+ * mic.outbox.retry.initial-delay=2s
+ * mic.outbox.retry.max-delay=10m
  * </pre>
  *
  * <p>The build writes {@code META-INF/spring-configuration-metadata.json} (the configuration processor), so
@@ -49,6 +53,13 @@ public class OutboxProperties {
    * ship the DDL with their own migrations (Flyway, Liquibase).
    */
   private boolean createSchema;
+  /** Events read or claimed per round trip to the database (at most 10,000). */
+  private int batchSize = OutboxDispatcher.DEFAULT_BATCH_SIZE;
+  /** Attempts before an event moves to the dead-letter queue. */
+  private int maxAttempts = OutboxDispatcher.DEFAULT_MAX_ATTEMPTS;
+  /** How long closing the dispatcher waits for the publications in flight before it releases the rest. */
+  private Duration shutdownTimeout = AsyncOutboxDispatcher.DEFAULT_SHUTDOWN_TIMEOUT;
+  private final Retry retry = new Retry();
   private final Health health = new Health();
 
   public boolean isEnabled() {
@@ -115,8 +126,60 @@ public class OutboxProperties {
     this.createSchema = createSchema;
   }
 
+  public int getBatchSize() {
+    return batchSize;
+  }
+
+  public void setBatchSize(int batchSize) {
+    this.batchSize = batchSize;
+  }
+
+  public int getMaxAttempts() {
+    return maxAttempts;
+  }
+
+  public void setMaxAttempts(int maxAttempts) {
+    this.maxAttempts = maxAttempts;
+  }
+
+  public Duration getShutdownTimeout() {
+    return shutdownTimeout;
+  }
+
+  public void setShutdownTimeout(Duration shutdownTimeout) {
+    this.shutdownTimeout = shutdownTimeout;
+  }
+
+  public Retry getRetry() {
+    return retry;
+  }
+
   public Health getHealth() {
     return health;
+  }
+
+  /** {@code mic.outbox.retry.*}: the wait before an event whose publication failed is tried again. */
+  public static class Retry {
+    /** The wait after the first failure (with 20 % jitter); it doubles with each further one. */
+    private Duration initialDelay = OutboxDispatcher.DEFAULT_RETRY_INITIAL;
+    /** The longest wait between two attempts. */
+    private Duration maxDelay = OutboxDispatcher.DEFAULT_RETRY_MAX;
+
+    public Duration getInitialDelay() {
+      return initialDelay;
+    }
+
+    public void setInitialDelay(Duration initialDelay) {
+      this.initialDelay = initialDelay;
+    }
+
+    public Duration getMaxDelay() {
+      return maxDelay;
+    }
+
+    public void setMaxDelay(Duration maxDelay) {
+      this.maxDelay = maxDelay;
+    }
   }
 
   /** {@code mic.outbox.health.*}: when the health indicator reports the outbox down. */

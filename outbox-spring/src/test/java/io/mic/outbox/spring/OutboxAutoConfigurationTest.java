@@ -220,6 +220,36 @@ class OutboxAutoConfigurationTest {
   }
 
   @Test
+  void theRetryPropertiesReachTheDispatcher() {
+    // max-attempts 2 and a 20 ms backoff: an event whose publication always fails is dead-lettered after
+    // exactly two attempts within seconds, where the defaults (10 attempts from 1 s on) would take minutes
+    runner.withUserConfiguration(AlwaysRejecting.class)
+        .withPropertyValues("mic.outbox.max-attempts=2", "mic.outbox.retry.initial-delay=20ms",
+            "mic.outbox.retry.max-delay=40ms", "mic.outbox.batch-size=7", "mic.outbox.shutdown-timeout=3s",
+            "mic.outbox.poll-interval=20ms")
+        .run(context -> {
+          OutboxProperties p = context.getBean(OutboxProperties.class);
+          assertThat(p.getBatchSize()).isEqualTo(7);
+          assertThat(p.getShutdownTimeout()).isEqualTo(Duration.ofSeconds(3));
+          OutboxEvent event = event("o-11");
+          context.getBean(TransactionTemplate.class)
+              .executeWithoutResult(status -> context.getBean(TransactionalOutbox.class).append(event));
+          JdbcOutboxStore store = context.getBean(JdbcOutboxStore.class);
+          await().atMost(Duration.ofSeconds(10))
+              .until(() -> store.find(event.id()).orElseThrow().status() == OutboxStatus.DLQ);
+          assertThat(store.find(event.id()).orElseThrow().attempts()).isEqualTo(2);
+        });
+  }
+
+  @Test
+  void aBatchSizeOutOfRangeFailsTheStartNamingIt() {
+    runner.withUserConfiguration(Recording.class).withPropertyValues("mic.outbox.batch-size=0")
+        .run(context -> assertThat(context).getFailure().rootCause()
+            .hasMessageStartingWith("invalid mic.outbox configuration: batchSize must be between 1 and ")
+            .hasMessageEndingWith(", was 0 (set mic.outbox.batch-size)"));
+  }
+
+  @Test
   void theDefaultsAreThoseOfTheLibraryWithClaimsOn() {
     new ApplicationContextRunner()
         .withUserConfiguration(PropertiesOnly.class)
@@ -447,6 +477,16 @@ class OutboxAutoConfigurationTest {
     @Override
     public void dispatch(OutboxEvent event) {
       ids.add(event.id());
+    }
+  }
+
+  @Configuration(proxyBeanMethods = false)
+  static class AlwaysRejecting {
+    @Bean
+    DispatchFn alwaysRejecting() {
+      return event -> {
+        throw new IllegalStateException("the broker refuses this event");
+      };
     }
   }
 
