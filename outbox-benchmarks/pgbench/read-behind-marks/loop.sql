@@ -12,13 +12,13 @@ BEGIN
     t0 := clock_timestamp();
     IF :keyset THEN
       SELECT array_agg(id ORDER BY created_at, id), max(created_at) INTO next_ids, last_at
-      FROM (SELECT * FROM bench_rbm o WHERE o.status = 'PENDING' AND o.next_attempt_at <= now()
+      FROM (SELECT * FROM bench_rbm.outbox o WHERE o.status = 'PENDING' AND o.next_attempt_at <= now()
               AND o.priority = 0 AND (o.created_at, o.id) > (last_at, last_id)
             ORDER BY o.priority DESC, o.created_at, o.id LIMIT 500) r;
       last_id := next_ids[array_length(next_ids, 1)];
     ELSE
       SELECT array_agg(id) INTO next_ids
-      FROM (SELECT * FROM bench_rbm o WHERE o.status = 'PENDING' AND o.next_attempt_at <= now()
+      FROM (SELECT * FROM bench_rbm.outbox o WHERE o.status = 'PENDING' AND o.next_attempt_at <= now()
               AND uuid_send(o.id) NOT IN (SELECT substring(b FROM g * 16 + 1 FOR 16)
                   FROM (SELECT in_flight AS b) p, generate_series(0, length(b) / 16 - 1) g)
             ORDER BY o.priority DESC, o.created_at, o.id LIMIT 500) r;
@@ -26,7 +26,7 @@ BEGIN
     t_read := t_read + (clock_timestamp() - t0);
     COMMIT;
     t0 := clock_timestamp();
-    UPDATE bench_rbm SET status = 'DISPATCHED', dispatched_at = now(), lease_until = NULL, attempts = attempts + 1
+    UPDATE bench_rbm.outbox SET status = 'DISPATCHED', dispatched_at = now(), lease_until = NULL, attempts = attempts + 1
     WHERE id = ANY(ids) AND status = 'PENDING';
     t_mark := t_mark + (clock_timestamp() - t0);
     COMMIT;

@@ -2,6 +2,7 @@ package io.mic.replay;
 
 import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import io.nats.client.Connection;
 import io.nats.client.JetStreamApiException;
@@ -11,12 +12,15 @@ import io.nats.client.PullSubscribeOptions;
 import io.nats.client.api.DiscardPolicy;
 import io.nats.client.api.StreamConfiguration;
 import io.nats.client.impl.Headers;
+import java.io.BufferedWriter;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -24,6 +28,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /** The command publishing to a real JetStream server. */
 class NatsReplayTest {
+  private static final int KILLED_RUN_EVENTS = 60_000;
+
   @TempDir
   Path dir;
   private Connection nats;
@@ -338,5 +344,53 @@ class NatsReplayTest {
     sub.unsubscribe();
     assertThat(messages).hasSize(count);
     return messages;
+  }
+
+  @Test
+  void aReplayKilledMidBatchHasPrintedItsRandomBatchIdAndResumesWithIt() throws Exception {
+    // a run stopped from outside prints no summary: only the id printed first lets JetStream drop the prefix
+    // a rerun sends again
+    createStream(0);
+    Path archive = dir.resolve("archive.jsonl");
+    Instant t0 = Instant.parse("2026-09-29T08:00:00Z");
+    try (BufferedWriter w = Files.newBufferedWriter(archive, UTF_8)) {
+      for (int i = 0; i < KILLED_RUN_EVENTS; i++) {
+        w.write("{\"id\":\"e" + i + "\",\"topic\":\"" + topic + "\",\"created_at\":\"" + t0.plusMillis(i)
+            + "\",\"payload\":{\"n\":" + i + "}}\n");
+      }
+    }
+    List<String> args = List.of("--from-json", archive.toString(), "--topic", topic,
+        "--from", "2026-09-29T08:00:00Z", "--to", "2026-09-29T10:00:00Z",
+        "--to-nats", TestServices.natsUrl(), "--nats-stream", stream);
+    Path stderr = dir.resolve("stderr.txt");
+    List<String> command = ReplayProcessTest.concat(ReplayProcessTest.concat(List.of(ReplayProcess.java(), "-cp",
+        System.getProperty("java.class.path"), ReplayCommand.class.getName()), args.toArray(String[]::new)),
+        "--max-pending-acks", "1", "--progress-interval", "0");
+    Process process = new ProcessBuilder(command).redirectOutput(dir.resolve("stdout.txt").toFile())
+        .redirectError(stderr.toFile()).start();
+    try {
+      await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(20)).until(() -> stored() > 0);
+      process.destroy(); // SIGTERM, as Ctrl-C or a stopped pod
+      assertThat(process.waitFor(30, TimeUnit.SECONDS)).isTrue();
+    } finally {
+      process.destroyForcibly();
+    }
+    long before = stored();
+    assertThat(before).as("the replay was stopped mid-batch").isBetween(1L, KILLED_RUN_EVENTS - 1L);
+    String batchId = nats.jetStreamManagement().getMessage(stream, 1).getHeaders().getFirst("x-replay-batch-id");
+
+    assertThat(Files.readString(stderr, UTF_8)).contains("--batch-id " + batchId);
+
+    Cli resumed = Cli.run(ReplayProcessTest.concat(args, "--batch-id", batchId).toArray(String[]::new));
+    assertThat(resumed.exitCode()).as(resumed.stderr()).isZero();
+    // every event is in the stream once: what the stopped run stored was dropped as a duplicate
+    assertThat(stored()).isEqualTo(KILLED_RUN_EVENTS);
+    assertThat(resumed.stderr()).startsWith("published " + KILLED_RUN_EVENTS + " events to NATS stream " + stream)
+        .contains(" of them dropped by JetStream as duplicates of an earlier run of this batch; batch id " + batchId
+            + " (");
+  }
+
+  private long stored() throws Exception {
+    return nats.jetStreamManagement().getStreamInfo(stream).getStreamState().getMsgCount();
   }
 }

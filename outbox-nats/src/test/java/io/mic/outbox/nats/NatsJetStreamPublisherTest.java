@@ -233,14 +233,15 @@ class NatsJetStreamPublisherTest {
   }
 
   @Test
-  void aClosedConnectionFailsAsUnavailable() throws Exception {
+  void aClosedApplicationConnectionIsReplacedByOneOfThePublishersOwn() throws Exception {
+    NatsTestServer.createStream(nats, stream, c -> c);
     Connection closed = NatsTestServer.connect();
     closed.close();
-    NatsJetStreamPublisher publisher = NatsJetStreamPublisher.builder().connection(closed).build();
-
-    assertThatThrownBy(() -> publisher.dispatch(event("a", "{}")))
-        .isInstanceOf(PublishUnavailableException.class)
-        .hasMessage("the NATS connection given to the publisher is closed");
+    try (NatsJetStreamPublisher publisher = NatsJetStreamPublisher.builder().connection(closed).build()) {
+      publisher.dispatch(event("a", "{}")); // over a connection opened with the closed one's options
+    }
+    assertThat(streamInfo().getStreamState().getMsgCount()).isEqualTo(1);
+    assertThat(closed.getStatus()).isEqualTo(Connection.Status.CLOSED);
   }
 
   @Test
