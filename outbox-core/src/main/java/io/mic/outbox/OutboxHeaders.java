@@ -36,6 +36,9 @@ public final class OutboxHeaders {
   /** The id of the replayed event: the idempotency key of replayed deliveries. */
   public static final String ORIGINAL_EVENT_ID = "x-original-event-id";
 
+  /** The longest key an inbox keeps: an idempotency key or a consumer name ({@link #keyProblem}). */
+  public static final int MAX_KEY_LENGTH = 255;
+
   /** Names the library sets; an event's own headers may not use them (compared case-insensitively). */
   public static final Set<String> RESERVED = Set.of(EVENT_ID, AGGREGATE_TYPE, AGGREGATE_ID, SEQUENCE,
       SCHEMA_VERSION, OCCURRED_AT, TRACEPARENT, REPLAY, REPLAY_BATCH_ID, ORIGINAL_EVENT_ID);
@@ -72,6 +75,29 @@ public final class OutboxHeaders {
   public static String idempotencyKey(Function<String, String> header) {
     String original = header.apply(ORIGINAL_EVENT_ID);
     return original != null ? original : header.apply(EVENT_ID);
+  }
+
+  /**
+   * Why {@code value} cannot be a key an inbox keeps (an idempotency key, a consumer name), or {@code null}
+   * when it can: not blank, at most {@value #MAX_KEY_LENGTH} characters, not padded with whitespace (MariaDB
+   * compares text ignoring trailing spaces, so {@code 'a'} and {@code 'a '} would be one key there). A
+   * message whose key fails this fails it on every delivery: the consumer helpers reject it rather than have
+   * it delivered again.
+   *
+   * @param what names the value in the answer, e.g. {@code eventId}
+   */
+  public static String keyProblem(String what, String value) {
+    if (value == null || value.isBlank()) {
+      return what + " must not be blank, was " + (value == null ? "null" : "'" + value + "'");
+    }
+    if (value.length() > MAX_KEY_LENGTH) {
+      return what + " is " + value.length() + " characters long, the limit is " + MAX_KEY_LENGTH + ": '"
+          + value.substring(0, 40) + "…'";
+    }
+    if (!value.strip().equals(value)) {
+      return what + " '" + value + "' must not start or end with whitespace";
+    }
+    return null;
   }
 
   /** ISO-8601 in UTC with the precision the instant has, up to microseconds. */

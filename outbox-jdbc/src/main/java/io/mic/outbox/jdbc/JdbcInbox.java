@@ -58,7 +58,7 @@ public final class JdbcInbox {
   public static final int DEFAULT_PURGE_BATCH_SIZE = 1_000;
   public static final int MAX_PURGE_BATCH_SIZE = 10_000;
   /** Longest consumer name or event id, in characters (the columns are {@code varchar(255)}). */
-  public static final int MAX_KEY_LENGTH = 255;
+  public static final int MAX_KEY_LENGTH = OutboxHeaders.MAX_KEY_LENGTH;
 
   private static final Logger LOG = LoggerFactory.getLogger(JdbcInbox.class);
 
@@ -428,17 +428,9 @@ public final class JdbcInbox {
   }
 
   private static void requireKey(String what, String value) {
-    if (value == null || value.isBlank()) {
-      throw new InvalidInboxKeyException(what + " must not be blank, was "
-          + (value == null ? "null" : "'" + value + "'"));
-    }
-    if (value.length() > MAX_KEY_LENGTH) {
-      throw new InvalidInboxKeyException(what + " is " + value.length() + " characters long, the limit is "
-          + MAX_KEY_LENGTH + ": '" + value.substring(0, 40) + "…'");
-    }
-    if (!value.strip().equals(value)) {
-      // MariaDB compares VARCHAR ignoring trailing spaces: 'a' and 'a ' would be the same key there only
-      throw new InvalidInboxKeyException(what + " '" + value + "' must not start or end with whitespace");
+    String problem = OutboxHeaders.keyProblem(what, value);
+    if (problem != null) {
+      throw new InvalidInboxKeyException(problem);
     }
   }
 

@@ -30,7 +30,8 @@ public final class NatsConsumers {
   /**
    * The id to deduplicate on: {@code x-original-event-id} for a replay, else {@code x-event-id}.
    *
-   * @throws OutboxException if the message carries neither header (it was not published by MIC Outbox)
+   * @throws OutboxException if the message carries neither header (it was not published by MIC Outbox), or
+   *     an id no inbox can keep ({@link OutboxHeaders#keyProblem})
    */
   public static String idempotencyKey(Message message) {
     Objects.requireNonNull(message, "message");
@@ -41,6 +42,11 @@ public final class NatsConsumers {
           + OutboxHeaders.EVENT_ID + " (live) or " + OutboxHeaders.ORIGINAL_EVENT_ID + " (replay); headers present: "
           + (headers == null ? "none" : new TreeSet<>(headers.keySet())));
     }
+    String problem = OutboxHeaders.keyProblem("its event id", key);
+    if (problem != null) {
+      throw new OutboxException("the message on " + message.getSubject() + " carries an event id no inbox can"
+          + " keep: " + problem);
+    }
     return key;
   }
 
@@ -49,8 +55,8 @@ public final class NatsConsumers {
    * applied or duplicate: {@code ack()}; the handler threw: {@code nakWithDelay}, so JetStream delivers it
    * again after {@link #FIRST_REDELIVERY_DELAY}, doubling with each failed delivery up to
    * {@link #MAX_REDELIVERY_DELAY}, and the exception is rethrown (a checked one wrapped in
-   * {@link OutboxException}); no event id: {@code term()}, since no redelivery can fix that, and the error is
-   * thrown. The delay keeps a message that always fails from being delivered again at once, ahead of every
+   * {@link OutboxException}); no event id, or one no inbox can keep: {@code term()}, since no redelivery can
+   * fix that, and the error is thrown. The delay keeps a message that always fails from being delivered again at once, ahead of every
    * message behind it; the consumer's {@code MaxDeliver} bounds how often it comes back.
    *
    * @return what {@code handler} returned: {@code true} applied now, {@code false} a duplicate

@@ -4,12 +4,16 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.mic.outbox.OutboxEvent;
+import io.mic.outbox.OutboxException;
+import io.mic.outbox.OutboxHeaders;
 import io.nats.client.Connection;
 import io.nats.client.JetStreamSubscription;
 import io.nats.client.Message;
 import io.nats.client.PullSubscribeOptions;
 import io.nats.client.api.AckPolicy;
 import io.nats.client.api.ConsumerConfiguration;
+import io.nats.client.impl.Headers;
+import io.nats.client.impl.NatsMessage;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -80,5 +84,39 @@ class NatsConsumersTest {
       return poisonDeliveries.size() == 2;
     });
     assertThat(poisonDeliveries).containsExactly(1L, 2L);
+  }
+
+  /**
+   * A message whose event id no inbox can keep (too long, here; NATS trims header values, so a padded one
+   * cannot arrive) would fail the inbox on every delivery: the helper terminates it instead of handing it to
+   * the handler, and the message behind it is handled.
+   */
+  @Test
+  void aMessageWhoseEventIdNoInboxCanKeepIsTerminatedNotRetried() throws Exception {
+    String tooLong = "e".repeat(OutboxHeaders.MAX_KEY_LENGTH + 1);
+    Headers headers = new Headers().put(OutboxHeaders.EVENT_ID, tooLong);
+    nats.jetStream().publish(NatsMessage.builder().subject(stream + ".created").headers(headers).data("{}")
+        .build());
+    OutboxEvent good = OutboxEvent.builder().aggregate("order", "2").topic(stream + ".created").payload("{}").build();
+    try (NatsJetStreamPublisher publisher = NatsJetStreamPublisher.builder().connection(nats).build()) {
+      publisher.dispatch(good);
+    }
+    List<String> refused = new ArrayList<>();
+
+    await().atMost(Duration.ofSeconds(10)).until(() -> {
+      for (Message m : sub.fetch(1, Duration.ofMillis(200))) {
+        try {
+          NatsConsumers.handle(m, applied::add);
+        } catch (OutboxException e) {
+          refused.add(e.getMessage());
+        }
+      }
+      return applied.contains(good.id().toString());
+    });
+
+    assertThat(applied).containsExactly(good.id().toString());
+    assertThat(refused).containsExactly("the message on " + stream + ".created carries an event id no inbox can keep:"
+        + " its event id is 256 characters long, the limit is 255: '" + "e".repeat(40) + "…'");
+    assertThat(sub.getConsumerInfo().getNumAckPending()).as("nothing waits to be delivered again").isZero();
   }
 }

@@ -27,7 +27,8 @@ public final class RabbitMqConsumers {
    * The id to deduplicate on: header {@code x-original-event-id} for a replay, else {@code x-event-id}
    * (AMQP long strings read as UTF-8 text).
    *
-   * @throws OutboxException if the delivery carries neither header (it was not published by MIC Outbox)
+   * @throws OutboxException if the delivery carries neither header (it was not published by MIC Outbox), or
+   *     an id no inbox can keep ({@link OutboxHeaders#keyProblem})
    */
   public static String idempotencyKey(Delivery delivery) {
     Objects.requireNonNull(delivery, "delivery");
@@ -43,6 +44,11 @@ public final class RabbitMqConsumers {
           + OutboxHeaders.ORIGINAL_EVENT_ID + " (replay); headers present: "
           + (headers == null ? "none" : new TreeSet<>(headers.keySet())));
     }
+    String problem = OutboxHeaders.keyProblem("its event id", key);
+    if (problem != null) {
+      throw new OutboxException("the delivery with routing key " + delivery.getEnvelope().getRoutingKey()
+          + " carries an event id no inbox can keep: " + problem);
+    }
     return key;
   }
 
@@ -50,8 +56,9 @@ public final class RabbitMqConsumers {
    * Runs {@code handler} with the delivery's idempotency key and settles it on {@code channel} by the
    * outcome: applied or duplicate: {@code basicAck}; the handler threw: {@code basicNack} with requeue, so
    * the broker delivers it again, and the exception is rethrown (a checked one wrapped in
-   * {@link OutboxException}); no event id: {@code basicNack} without requeue (to the queue's dead-letter
-   * exchange, if it has one), since no redelivery can fix that, and the error is thrown. A classic queue
+   * {@link OutboxException}); no event id, or one no inbox can keep: {@code basicNack} without requeue (to
+   * the queue's dead-letter exchange, if it has one), since no redelivery can fix that, and the error is
+   * thrown. A classic queue
    * delivers a requeued message again at once, ahead of the rest, however often its handler fails; a quorum
    * queue with {@code x-delivery-limit} and a dead-letter exchange moves it aside after that many.
    *
