@@ -12,13 +12,17 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.config.TopicConfig;
 import org.apache.kafka.common.errors.InterruptException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
+import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 
@@ -41,10 +45,17 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  */
 public final class KafkaReplaySink implements ReplaySink {
   public static final Duration DEFAULT_DELIVERY_TIMEOUT = Duration.ofSeconds(30);
+  /** The producer's {@code max.request.size}: no record, with its batch's overhead, may be larger. */
+  public static final int MAX_REQUEST_SIZE = 1_048_576;
+  /** A record batch's header in Kafka's record format 2, before its first record. */
+  private static final int BATCH_OVERHEAD = 61;
 
   private final String bootstrapServers;
   private final Duration deliveryTimeout;
   private KafkaProducer<byte[], byte[]> producer;
+  private String topic;
+  /** The topic's {@code max.message.bytes}: the largest record batch the broker takes for it. */
+  private long topicLimit = Long.MAX_VALUE;
 
   private KafkaReplaySink(Builder b) {
     this.bootstrapServers = b.bootstrapServers;
@@ -55,7 +66,7 @@ public final class KafkaReplaySink implements ReplaySink {
     return new Builder();
   }
 
-  /** Checks that the topic exists, then creates the producer. */
+  /** Checks that the topic exists and reads its size limit, then creates the producer. */
   @Override
   public void prepare(ReplayQuery query) throws InterruptedException {
     long timeout = Math.min(deliveryTimeout.toMillis(), 10_000);
@@ -63,6 +74,11 @@ public final class KafkaReplaySink implements ReplaySink {
         AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, (int) timeout,
         AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, (int) timeout))) {
       admin.describeTopics(Set.of(query.topic())).allTopicNames().get(timeout + 1_000, TimeUnit.MILLISECONDS);
+      ConfigResource resource = new ConfigResource(ConfigResource.Type.TOPIC, query.topic());
+      ConfigEntry limit = admin.describeConfigs(List.of(resource)).all().get(timeout + 1_000, TimeUnit.MILLISECONDS)
+          .get(resource).get(TopicConfig.MAX_MESSAGE_BYTES_CONFIG);
+      topic = query.topic();
+      topicLimit = limit == null || limit.value() == null ? Long.MAX_VALUE : Long.parseLong(limit.value());
     } catch (ExecutionException e) {
       if (e.getCause() instanceof UnknownTopicOrPartitionException) {
         throw new ReplayConfigurationException("bootstrapServers", "Kafka topic '" + query.topic()
@@ -85,8 +101,49 @@ public final class KafkaReplaySink implements ReplaySink {
         ProducerConfig.LINGER_MS_CONFIG, 5,
         ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, (int) deliveryTimeout.toMillis(),
         ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, (int) Math.min(deliveryTimeout.toMillis() - 5, 10_000),
+        ProducerConfig.MAX_REQUEST_SIZE_CONFIG, MAX_REQUEST_SIZE,
         ProducerConfig.CLIENT_ID_CONFIG, "mic-events-replay"),
         new ByteArraySerializer(), new ByteArraySerializer());
+  }
+
+  /**
+   * Refuses a record larger, in its own batch, than the topic's {@code max.message.bytes} or the producer's
+   * {@code max.request.size}: Kafka would refuse it mid-replay, after the records before it were published.
+   */
+  @Override
+  public void validate(ReplayMessage m) {
+    ProducerRecord<byte[], byte[]> r = recordOf(m);
+    int key = r.key() == null ? 0 : r.key().length;
+    int value = r.value().length;
+    long headers = 0;
+    for (Header h : r.headers()) {
+      int name = h.key().getBytes(StandardCharsets.UTF_8).length;
+      headers += varintSize(name) + name + varintSize(h.value().length) + h.value().length;
+    }
+    long body = 3 // attributes, timestamp delta and offset delta of the batch's only record
+        + varintSize(r.key() == null ? -1 : key) + key + varintSize(value) + value
+        + varintSize(m.headers().size()) + headers;
+    long size = BATCH_OVERHEAD + varintSize((int) Math.min(Integer.MAX_VALUE, body)) + body;
+    boolean topicBound = topicLimit <= MAX_REQUEST_SIZE;
+    long limit = topicBound ? topicLimit : MAX_REQUEST_SIZE;
+    if (size > limit) {
+      throw new UnpublishableEventException("event " + m.event().id() + " cannot go to Kafka: the record would be up"
+          + " to " + size + " bytes (value " + value + ", key " + key + ", headers " + headers + "), over the " + limit
+          + (topicBound ? " bytes of topic " + topic + "'s max.message.bytes: raise the topic's limit"
+              : " bytes of the producer's max.request.size:")
+          + " or leave the event out of the range");
+    }
+  }
+
+  /** The bytes of {@code n} as a zig-zag varint, as Kafka's record format writes lengths. */
+  private static int varintSize(int n) {
+    int v = (n << 1) ^ (n >> 31);
+    int bytes = 1;
+    while ((v & 0xFFFFFF80) != 0) {
+      bytes++;
+      v >>>= 7;
+    }
+    return bytes;
   }
 
   @Override
