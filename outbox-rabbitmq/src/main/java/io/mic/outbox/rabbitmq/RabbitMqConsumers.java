@@ -7,6 +7,7 @@ import io.mic.outbox.DeliveryHandler;
 import io.mic.outbox.OutboxException;
 import io.mic.outbox.OutboxHeaders;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import java.util.Objects;
 import java.util.TreeSet;
@@ -25,7 +26,7 @@ public final class RabbitMqConsumers {
 
   /**
    * The id to deduplicate on: header {@code x-original-event-id} for a replay, else {@code x-event-id}
-   * (AMQP long strings read as UTF-8 text).
+   * (AMQP long strings and byte arrays read as UTF-8 text).
    *
    * @throws OutboxException if the delivery carries neither header (it was not published by MIC Outbox), or
    *     an id no inbox can keep ({@link OutboxHeaders#keyProblem})
@@ -34,10 +35,7 @@ public final class RabbitMqConsumers {
     Objects.requireNonNull(delivery, "delivery");
     AMQP.BasicProperties properties = delivery.getProperties();
     Map<String, Object> headers = properties == null ? null : properties.getHeaders();
-    String key = headers == null ? null : OutboxHeaders.idempotencyKey(name -> {
-      Object value = headers.get(name);
-      return value == null ? null : value.toString(); // a LongString's toString is its UTF-8 text
-    });
+    String key = headers == null ? null : OutboxHeaders.idempotencyKey(name -> text(headers.get(name)));
     if (key == null || key.isBlank()) {
       throw new OutboxException("the delivery with routing key " + delivery.getEnvelope().getRoutingKey()
           + " carries no event id: expected header " + OutboxHeaders.EVENT_ID + " (live) or "
@@ -50,6 +48,18 @@ public final class RabbitMqConsumers {
           + " carries an event id no inbox can keep: " + problem);
     }
     return key;
+  }
+
+  /**
+   * A header value as text: a long string (how AMQP carries strings) and a byte array (how some publishers
+   * send them) as UTF-8. A byte array's own {@code toString} would differ on every delivery, and a redelivery
+   * would not be recognised as a duplicate.
+   */
+  private static String text(Object value) {
+    if (value instanceof byte[] bytes) {
+      return new String(bytes, StandardCharsets.UTF_8);
+    }
+    return value == null ? null : value.toString(); // a LongString's toString is its UTF-8 text
   }
 
   /**

@@ -48,6 +48,24 @@ class RabbitMqConsumersTest {
     }
   }
 
+  /**
+   * A publisher other than this library may send the id as a byte array (AMQP field type 'x'): it is the
+   * same key on every delivery, so a redelivery is recognised as a duplicate.
+   */
+  @Test
+  void anEventIdSentAsBytesIsReadAsItsText() throws Exception {
+    ConnectionFactory factory = new ConnectionFactory();
+    factory.setUri(TestRabbit.uri());
+    try (Connection connection = factory.newConnection(); Channel channel = connection.createChannel()) {
+      String queue = channel.queueDeclare("", false, true, true, null).getQueue();
+      channel.basicPublish("", queue, new AMQP.BasicProperties.Builder()
+          .headers(Map.of(OutboxHeaders.EVENT_ID, "e-7".getBytes(StandardCharsets.UTF_8))).build(),
+          "{}".getBytes(StandardCharsets.UTF_8));
+
+      assertThat(RabbitMqConsumers.idempotencyKey(next(channel, queue))).isEqualTo("e-7");
+    }
+  }
+
   private static void publish(Channel channel, String queue, String eventId) throws Exception {
     channel.basicPublish("", queue, new AMQP.BasicProperties.Builder()
         .headers(Map.of(OutboxHeaders.EVENT_ID, eventId)).build(), "{}".getBytes(StandardCharsets.UTF_8));
