@@ -4,6 +4,7 @@ import io.mic.outbox.BatchDispatchFn;
 import io.mic.outbox.OutboxEvent;
 import io.opentelemetry.api.trace.Span;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -21,25 +22,40 @@ final class TracingBatchDispatchFn extends TracingDispatchFn implements BatchDis
     this.delegate = delegate;
   }
 
+  /**
+   * An event whose span cannot start (the destination function fails for it) fails alone, unsent: the rest
+   * of the batch is still published.
+   */
   @Override
   public Map<UUID, Exception> dispatchBatch(List<OutboxEvent> events) throws Exception {
+    Map<UUID, Exception> failures = new LinkedHashMap<>();
     List<Span> spans = new ArrayList<>(events.size());
     List<OutboxEvent> sent = new ArrayList<>(events.size());
     for (OutboxEvent event : events) {
-      Span span = start(event);
+      Span span;
+      try {
+        span = start(event);
+      } catch (RuntimeException e) {
+        failures.put(event.id(), e);
+        continue;
+      }
       spans.add(span);
       sent.add(carrying(event, span));
     }
-    Map<UUID, Exception> failures;
+    if (sent.isEmpty()) {
+      return failures;
+    }
+    Map<UUID, Exception> published;
     try {
-      failures = delegate.dispatchBatch(sent);
+      published = delegate.dispatchBatch(sent);
     } catch (Exception | Error e) {
       spans.forEach(span -> end(span, e));
       throw e;
     }
-    for (int i = 0; i < events.size(); i++) {
-      end(spans.get(i), failures.get(events.get(i).id()));
+    for (int i = 0; i < sent.size(); i++) {
+      end(spans.get(i), published.get(sent.get(i).id()));
     }
+    failures.putAll(published);
     return failures;
   }
 

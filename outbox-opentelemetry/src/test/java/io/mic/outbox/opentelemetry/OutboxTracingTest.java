@@ -103,6 +103,45 @@ class OutboxTracingTest {
     assertThat(store.find(appended.id()).orElseThrow().traceParent()).isEqualTo(CALLER_TRACE);
   }
 
+  /**
+   * The destination function fails for one event of a batch (no subject for it): that event fails alone,
+   * the rest of the batch is published, and every span that was started ends.
+   */
+  @Test
+  void aDestinationThatFailsForOneEventFailsThatEventAloneInABatch() {
+    OutboxEvent good = event("1");
+    OutboxEvent bad = event("2");
+    store.append(List.of(good, bad));
+    OutboxTracing failing = OutboxTracing.builder(sdk.openTelemetry).messagingSystem("nats").destination(e -> {
+      if (e.id().equals(bad.id())) {
+        throw new IllegalArgumentException("no subject for this event");
+      }
+      return e.topic();
+    }).build();
+    BatchDispatchFn publisher = new BatchDispatchFn() {
+      @Override
+      public void dispatch(OutboxEvent event) {
+        throw new AssertionError("a batch publisher must get batches");
+      }
+
+      @Override
+      public Map<UUID, Exception> dispatchBatch(List<OutboxEvent> events) {
+        sent.addAll(events);
+        return Map.of();
+      }
+    };
+
+    DispatchResult result = OutboxDispatcher.builder().store(store).dispatchFn(failing.wrap(publisher)).build()
+        .dispatchOnce();
+
+    assertThat(result.dispatched()).isEqualTo(1);
+    assertThat(result.retried()).isEqualTo(1);
+    assertThat(sent).extracting(OutboxEvent::id).containsExactly(good.id());
+    assertThat(store.find(bad.id()).orElseThrow().lastError()).contains("no subject for this event");
+    assertThat(sdk.spans()).extracting(s -> s.getAttributes().get(MessagingAttributes.MESSAGE_ID))
+        .containsExactly(good.id().toString());
+  }
+
   @Test
   void aBatchPublisherStaysABatchPublisherAndEachFailureMarksItsOwnSpan() {
     OutboxEvent good = event("1");
