@@ -80,7 +80,8 @@ class MicOutboxTest {
         new PrintStream(err, true, StandardCharsets.UTF_8), Map.of());
 
     assertThat(code).isEqualTo(MicOutbox.OUTPUT_FAILED);
-    assertThat(err.toString(StandardCharsets.UTF_8)).isEqualTo("1 dead letter(s)\nmic-outbox: stdout refused the output (a full"
+    assertThat(err.toString(StandardCharsets.UTF_8)).isEqualTo("1 dead letter(s)\n"
+        + "mic-outbox: stdout refused the output (a full"
         + " disk, or a reader that went away): what it shows is incomplete; what the command changed, if"
         + " anything, is done\n");
   }

@@ -56,8 +56,9 @@ public final class NatsConsumers {
    * again after {@link #FIRST_REDELIVERY_DELAY}, doubling with each failed delivery up to
    * {@link #MAX_REDELIVERY_DELAY}, and the exception is rethrown (a checked one wrapped in
    * {@link OutboxException}); no event id, or one no inbox can keep: {@code term()}, since no redelivery can
-   * fix that, and the error is thrown. The delay keeps a message that always fails from being delivered again at once, ahead of every
-   * message behind it; the consumer's {@code MaxDeliver} bounds how often it comes back.
+   * fix that, and the error is thrown. The delay keeps a message that always fails from being delivered
+   * again at once, ahead of every message behind it; the consumer's {@code MaxDeliver} bounds how often it
+   * comes back.
    *
    * @return what {@code handler} returned: {@code true} applied now, {@code false} a duplicate
    */

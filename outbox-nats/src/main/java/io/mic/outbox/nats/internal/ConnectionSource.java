@@ -17,9 +17,9 @@ import org.slf4j.LoggerFactory;
  * The connection a publisher uses: either one the application owns (never closed here) or one this class
  * opens on first use and again after it was closed or found dead. When the application's connection closes
  * for good (it gave up reconnecting during an outage), this class opens its own with the same options and
- * owns it from then on: otherwise nothing would be published until the application restarted. Connecting lazily lets a dispatcher start
- * while NATS is down: each publication then fails as unavailable, without burning attempts, until NATS is
- * back.
+ * owns it from then on: otherwise nothing would be published until the application restarted. Connecting
+ * lazily lets a dispatcher start while NATS is down: each publication then fails as unavailable, without
+ * burning attempts, until NATS is back.
  *
  * <p>A client can report {@code CONNECTED} and still send nothing (after a server restart, the client's
  * writer may stay on its reconnect queue: every PubAck then times out, for good). {@link #recover} probes
