@@ -27,6 +27,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Function;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -118,18 +119,7 @@ class OutboxTracingTest {
       }
       return e.topic();
     }).build();
-    BatchDispatchFn publisher = new BatchDispatchFn() {
-      @Override
-      public void dispatch(OutboxEvent event) {
-        throw new AssertionError("a batch publisher must get batches");
-      }
-
-      @Override
-      public Map<UUID, Exception> dispatchBatch(List<OutboxEvent> events) {
-        sent.addAll(events);
-        return Map.of();
-      }
-    };
+    BatchDispatchFn publisher = batchPublisher(events -> Map.of());
 
     DispatchResult result = OutboxDispatcher.builder().store(store).dispatchFn(failing.wrap(publisher)).build()
         .dispatchOnce();
@@ -148,21 +138,12 @@ class OutboxTracingTest {
     OutboxEvent bad = event("2");
     store.append(List.of(good, bad));
     List<Integer> batchSizes = new CopyOnWriteArrayList<>();
-    BatchDispatchFn publisher = new BatchDispatchFn() {
-      @Override
-      public void dispatch(OutboxEvent event) {
-        throw new AssertionError("a batch publisher must get batches");
-      }
-
-      @Override
-      public Map<UUID, Exception> dispatchBatch(List<OutboxEvent> events) {
-        batchSizes.add(events.size());
-        sent.addAll(events);
-        Map<UUID, Exception> failures = new HashMap<>();
-        failures.put(bad.id(), new IllegalStateException("refused by the broker"));
-        return failures;
-      }
-    };
+    BatchDispatchFn publisher = batchPublisher(events -> {
+      batchSizes.add(events.size());
+      Map<UUID, Exception> failures = new HashMap<>();
+      failures.put(bad.id(), new IllegalStateException("refused by the broker"));
+      return failures;
+    });
     DispatchFn wrapped = tracing.wrap(publisher);
     assertThat(wrapped).isInstanceOf(BatchDispatchFn.class);
 
@@ -237,5 +218,21 @@ class OutboxTracingTest {
     assertThatThrownBy(() -> OutboxTracing.builder(null).messagingSystem("nats").build())
         .isInstanceOf(InvalidConfigurationException.class)
         .hasMessageStartingWith("openTelemetry is required");
+  }
+
+  /** A batch publisher that records what it is sent in {@code sent} and answers with {@code outcome}. */
+  private BatchDispatchFn batchPublisher(Function<List<OutboxEvent>, Map<UUID, Exception>> outcome) {
+    return new BatchDispatchFn() {
+      @Override
+      public void dispatch(OutboxEvent event) {
+        throw new AssertionError("a batch publisher must get batches");
+      }
+
+      @Override
+      public Map<UUID, Exception> dispatchBatch(List<OutboxEvent> events) {
+        sent.addAll(events);
+        return outcome.apply(events);
+      }
+    };
   }
 }

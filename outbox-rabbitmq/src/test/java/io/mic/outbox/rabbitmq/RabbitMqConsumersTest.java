@@ -15,10 +15,29 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /** {@link RabbitMqConsumers} on a real queue. */
 class RabbitMqConsumersTest {
+  private Connection connection;
+  private Channel channel;
+  private String queue;
+
+  @BeforeEach
+  void declareQueue() throws Exception {
+    ConnectionFactory factory = new ConnectionFactory();
+    factory.setUri(TestRabbit.uri());
+    connection = factory.newConnection();
+    channel = connection.createChannel();
+    queue = channel.queueDeclare("", false, true, true, null).getQueue(); // goes with the connection
+  }
+
+  @AfterEach
+  void close() throws Exception {
+    connection.close();
+  }
 
   /**
    * A delivery whose event id no inbox can keep (padded, here) would fail the inbox on every delivery, and a
@@ -27,25 +46,20 @@ class RabbitMqConsumersTest {
    */
   @Test
   void aDeliveryWhoseEventIdNoInboxCanKeepIsRejectedNotRequeued() throws Exception {
-    ConnectionFactory factory = new ConnectionFactory();
-    factory.setUri(TestRabbit.uri());
-    try (Connection connection = factory.newConnection(); Channel channel = connection.createChannel()) {
-      String queue = channel.queueDeclare("", false, true, true, null).getQueue();
-      publish(channel, queue, "e-1 ");
-      publish(channel, queue, "e-2");
-      List<String> applied = new ArrayList<>();
+    publish("e-1 ");
+    publish("e-2");
+    List<String> applied = new ArrayList<>();
 
-      Delivery padded = next(channel, queue);
-      assertThatThrownBy(() -> RabbitMqConsumers.handle(channel, padded, applied::add))
-          .isInstanceOf(OutboxException.class)
-          .hasMessage("the delivery with routing key " + queue + " carries an event id no inbox can keep: its"
-              + " event id 'e-1 ' must not start or end with whitespace");
-      Delivery good = next(channel, queue);
-      assertThat(RabbitMqConsumers.handle(channel, good, applied::add)).isTrue();
+    Delivery padded = next();
+    assertThatThrownBy(() -> RabbitMqConsumers.handle(channel, padded, applied::add))
+        .isInstanceOf(OutboxException.class)
+        .hasMessage("the delivery with routing key " + queue + " carries an event id no inbox can keep: its"
+            + " event id 'e-1 ' must not start or end with whitespace");
+    Delivery good = next();
+    assertThat(RabbitMqConsumers.handle(channel, good, applied::add)).isTrue();
 
-      assertThat(applied).containsExactly("e-2");
-      assertThat(channel.basicGet(queue, false)).as("the rejected delivery is not back in the queue").isNull();
-    }
+    assertThat(applied).containsExactly("e-2");
+    assertThat(channel.basicGet(queue, false)).as("the rejected delivery is not back in the queue").isNull();
   }
 
   /**
@@ -54,24 +68,18 @@ class RabbitMqConsumersTest {
    */
   @Test
   void anEventIdSentAsBytesIsReadAsItsText() throws Exception {
-    ConnectionFactory factory = new ConnectionFactory();
-    factory.setUri(TestRabbit.uri());
-    try (Connection connection = factory.newConnection(); Channel channel = connection.createChannel()) {
-      String queue = channel.queueDeclare("", false, true, true, null).getQueue();
-      channel.basicPublish("", queue, new AMQP.BasicProperties.Builder()
-          .headers(Map.of(OutboxHeaders.EVENT_ID, "e-7".getBytes(StandardCharsets.UTF_8))).build(),
-          "{}".getBytes(StandardCharsets.UTF_8));
+    publish("e-7".getBytes(StandardCharsets.UTF_8));
 
-      assertThat(RabbitMqConsumers.idempotencyKey(next(channel, queue))).isEqualTo("e-7");
-    }
+    assertThat(RabbitMqConsumers.idempotencyKey(next())).isEqualTo("e-7");
   }
 
-  private static void publish(Channel channel, String queue, String eventId) throws Exception {
+  /** Publishes a message whose {@code x-event-id} header is {@code eventId} (a string or bytes). */
+  private void publish(Object eventId) throws Exception {
     channel.basicPublish("", queue, new AMQP.BasicProperties.Builder()
         .headers(Map.of(OutboxHeaders.EVENT_ID, eventId)).build(), "{}".getBytes(StandardCharsets.UTF_8));
   }
 
-  private static Delivery next(Channel channel, String queue) throws Exception {
+  private Delivery next() throws Exception {
     GetResponse r = channel.basicGet(queue, false);
     assertThat(r).isNotNull();
     return new Delivery(r.getEnvelope(), r.getProps(), r.getBody());
