@@ -528,6 +528,7 @@ public final class RabbitMqPublisher implements BatchDispatchFn, AutoCloseable {
     private int confirmWindow = DEFAULT_CONFIRM_WINDOW;
     private Duration confirmTimeout = DEFAULT_CONFIRM_TIMEOUT;
     private Duration connectTimeout = DEFAULT_CONNECT_TIMEOUT;
+    private boolean connectTimeoutSet;
     private String connectionName = DEFAULT_CONNECTION_NAME;
 
     private Builder() {}
@@ -576,10 +577,11 @@ public final class RabbitMqPublisher implements BatchDispatchFn, AutoCloseable {
 
     /**
      * How long opening a connection from {@link #uri} may take (default 2 s): the TCP connection, then the
-     * AMQP handshake, each.
+     * AMQP handshake, each. Refused beside {@link #connectionFactory}, whose own timeouts apply.
      */
     public Builder connectTimeout(Duration connectTimeout) {
       this.connectTimeout = connectTimeout;
+      this.connectTimeoutSet = true;
       return this;
     }
 
@@ -608,6 +610,8 @@ public final class RabbitMqPublisher implements BatchDispatchFn, AutoCloseable {
       require(connectionName != null && CONNECTION_NAME.matcher(connectionName).matches(),
           "connectionName must be 1 to 64 letters, digits, '_', '.' or '-', was '" + connectionName + "'");
       if (connectionFactory != null) {
+        require(!connectTimeoutSet, "connectTimeout applies to a connection from uri; with connectionFactory, set"
+            + " the factory's own timeouts (setConnectionTimeout, setHandshakeTimeout) instead");
         ConnectionFactory copy = connectionFactory.clone();
         return new RabbitMqPublisher(this, copy, displayOf(copy));
       }

@@ -413,6 +413,16 @@ class RabbitMqPublisherTest {
   }
 
   @Test
+  void aConnectTimeoutBesideAConnectionFactoryIsRefusedRatherThanIgnored() {
+    // the factory's own timeouts apply to its connections: a connectTimeout set beside it would do nothing
+    assertThatThrownBy(() -> RabbitMqPublisher.builder().connectionFactory(new ConnectionFactory())
+        .exchange(exchange).connectTimeout(Duration.ofMillis(500)).build())
+        .isInstanceOf(InvalidConfigurationException.class)
+        .hasMessage("connectTimeout applies to a connection from uri; with connectionFactory, set the factory's"
+            + " own timeouts (setConnectionTimeout, setHandshakeTimeout) instead");
+  }
+
+  @Test
   void buildNamesTheWrongOption() {
     assertThatThrownBy(() -> RabbitMqPublisher.builder().exchange("events").build())
         .isInstanceOf(InvalidConfigurationException.class)
