@@ -167,7 +167,7 @@ public final class JdbcInbox {
         c.setAutoCommit(false);
         return recordAndApply(sql, c, consumer, eventId, effect);
       } finally {
-        restoreAutoCommit(c, autoCommit);
+        TableAccess.restoreAutoCommit(c, autoCommit);
       }
     } catch (SQLException e) {
       throw sql.access.failed(e);
@@ -441,14 +441,6 @@ public final class JdbcInbox {
         + " then commit; or use runOnce(...)");
   }
 
-
-  private static void restoreAutoCommit(Connection c, boolean autoCommit) {
-    try {
-      c.setAutoCommit(autoCommit);
-    } catch (SQLException e) {
-      LOG.debug("cannot restore auto-commit on a connection that is being closed: {}", e.getMessage());
-    }
-  }
 
   /** Builds a {@link JdbcInbox}; {@code dataSource} is required. */
   public static final class Builder {

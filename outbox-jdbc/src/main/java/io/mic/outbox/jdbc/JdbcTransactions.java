@@ -6,8 +6,6 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.Objects;
 import javax.sql.DataSource;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * Runs a callback in one JDBC transaction, for applications without a transaction framework: the business
@@ -27,7 +25,6 @@ import org.slf4j.LoggerFactory;
  * connection goes back to the pool in auto-commit mode, as it came.
  */
 public final class JdbcTransactions {
-  private static final Logger LOG = LoggerFactory.getLogger(JdbcTransactions.class);
 
   /** Work that returns a value. */
   @FunctionalInterface
@@ -55,7 +52,7 @@ public final class JdbcTransactions {
         commit(connection);
         return result;
       } finally {
-        restoreAutoCommit(connection, autoCommit);
+        TableAccess.restoreAutoCommit(connection, autoCommit);
       }
     } catch (SQLException e) {
       throw new OutboxStoreException("cannot open or reset the transaction's connection: " + e.getMessage(), e);
@@ -93,18 +90,6 @@ public final class JdbcTransactions {
       rollback(connection, e);
       SQLException refused = Causes.withoutValues(e); // a deferred constraint's details quote the row
       throw new OutboxStoreException("commit failed, nothing was written: " + refused.getMessage(), refused);
-    }
-  }
-
-  /**
-   * Fails only on a connection that broke: the pool discards it. Throwing would hide the work's exception,
-   * or report a transaction that committed as failed, to be run again.
-   */
-  private static void restoreAutoCommit(Connection connection, boolean autoCommit) {
-    try {
-      connection.setAutoCommit(autoCommit);
-    } catch (SQLException e) {
-      LOG.debug("cannot restore auto-commit on a connection that is being closed: {}", e.getMessage());
     }
   }
 

@@ -76,6 +76,19 @@ final class TableAccess {
     }
   }
 
+  /**
+   * Gives {@code c} its auto-commit mode back after a transaction of the caller's. Fails only on a connection
+   * that broke, which the pool discards: throwing would hide the work's own exception, or report a
+   * transaction that committed as failed, to be run again.
+   */
+  static void restoreAutoCommit(Connection c, boolean autoCommit) {
+    try {
+      c.setAutoCommit(autoCommit);
+    } catch (SQLException e) {
+      LOG.debug("cannot restore auto-commit on a connection that is being closed: {}", e.getMessage());
+    }
+  }
+
   static long micros(Duration d) {
     return d.toNanos() / 1_000;
   }
