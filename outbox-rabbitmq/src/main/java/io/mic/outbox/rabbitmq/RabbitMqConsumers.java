@@ -68,9 +68,9 @@ public final class RabbitMqConsumers {
    * the broker delivers it again, and the exception is rethrown (a checked one wrapped in
    * {@link OutboxException}); no event id, or one no inbox can keep: {@code basicNack} without requeue (to
    * the queue's dead-letter exchange, if it has one), since no redelivery can fix that, and the error is
-   * thrown. A classic queue
-   * delivers a requeued message again at once, ahead of the rest, however often its handler fails; a quorum
-   * queue with {@code x-delivery-limit} and a dead-letter exchange moves it aside after that many.
+   * thrown. A classic queue delivers a requeued message again at once, ahead of the rest, however often its
+   * handler fails; a quorum queue with {@code x-delivery-limit} and a dead-letter exchange moves it aside
+   * after that many.
    *
    * @return what {@code handler} returned: {@code true} applied now, {@code false} a duplicate
    * @throws IOException if the channel cannot send the acknowledgement
