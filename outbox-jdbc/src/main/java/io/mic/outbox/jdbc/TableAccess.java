@@ -332,7 +332,7 @@ final class TableAccess {
         return result;
       } catch (SQLException | RuntimeException e) {
         if (!autoCommit) {
-          c.rollback();
+          rollback(c, e);
         }
         throw e;
       }
@@ -356,15 +356,33 @@ final class TableAccess {
         c.commit();
         return result;
       } catch (SQLException | RuntimeException e) {
-        c.rollback();
+        rollback(c, e);
         throw e;
       } finally {
-        c.setAutoCommit(autoCommit);
+        restoreAutoCommit(c, autoCommit);
         if (isolation != dialect.isolation()) {
-          c.setTransactionIsolation(isolation);
+          restoreIsolation(c, isolation);
         }
       }
     });
+  }
+
+  /** Rolls back after {@code cause}; a rollback that fails too (the session ended) must not replace it. */
+  private static void rollback(Connection c, Exception cause) {
+    try {
+      c.rollback();
+    } catch (SQLException e) {
+      cause.addSuppressed(e);
+    }
+  }
+
+  /** {@link #restoreAutoCommit}'s twin for the isolation level. */
+  private static void restoreIsolation(Connection c, int isolation) {
+    try {
+      c.setTransactionIsolation(isolation);
+    } catch (SQLException e) {
+      LOG.debug("cannot restore the isolation level on a connection that is being closed: {}", e.getMessage());
+    }
   }
 
   private <T> T withConnection(Work<T> work) {
