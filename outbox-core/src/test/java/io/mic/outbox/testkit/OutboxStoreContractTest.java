@@ -1154,9 +1154,9 @@ public abstract class OutboxStoreContractTest {
   }
 
   /**
-   * Events of several aggregates appended interleaved, and a publication that fails now and then (a
-   * rejection: the event waits for its retry and keeps hiding its successors) and notes any aggregate with
-   * two events in flight at once.
+   * Events of several aggregates appended interleaved, and a publication that takes a millisecond now and
+   * then (so that two publications overlap), fails now and then (a rejection: the event waits for its retry
+   * and keeps hiding its successors), and notes any aggregate with two events in flight at once.
    */
   private final class OrderedRun {
     final int aggregates;
@@ -1171,6 +1171,9 @@ public abstract class OutboxStoreContractTest {
         violations.add("two events of " + e.aggregateId() + " in flight at once");
       }
       try {
+        if (ThreadLocalRandom.current().nextInt(4) == 0) {
+          Thread.sleep(1);
+        }
         if (ThreadLocalRandom.current().nextInt(10) == 0) {
           failures.incrementAndGet();
           throw new IllegalStateException("transient");
