@@ -556,9 +556,8 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
     /**
      * Worker threads (default 1), each publishing its own batches. Without claims the workers take turns
      * reading, each read leaving out every batch in flight in this dispatcher, so several workers of one
-     * dispatcher never publish the same event. In ordered mode an event in flight stays {@code PENDING}
-     * until its mark commits, so it keeps hiding its aggregate's later events from every worker's read: one
-     * aggregate's events still go out one at a time, in order. Several processes need {@code useClaim(true)}.
+     * dispatcher never publish the same event; several processes, or ordered mode with more than one
+     * worker, need {@code useClaim(true)}.
      */
     public Builder workers(int workers) {
       this.workers = workers;
@@ -595,6 +594,9 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
           "pollInterval must be > 0, was " + pollInterval);
       require(shutdownTimeout != null && !shutdownTimeout.isNegative(),
           "shutdownTimeout must be >= 0, was " + shutdownTimeout);
+      require(workers == 1 || useClaim || !preserveAggregateOrder, "preserveAggregateOrder(true) with workers("
+          + workers + ") requires useClaim(true): without claims two workers can publish events of one"
+          + " aggregate at the same time and out of order");
       return new AsyncOutboxDispatcher(this);
     }
   }

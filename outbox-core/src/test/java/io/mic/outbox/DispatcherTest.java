@@ -72,9 +72,12 @@ class DispatcherTest {
   }
 
   @Test
-  void severalWorkersWithoutClaimsAreAcceptedInBothModes() {
-    AsyncOutboxDispatcher.builder().store(store).dispatchFn(e -> {}).preserveAggregateOrder(true).workers(2).build()
-        .close();
+  void severalWorkersWithoutClaimsAreRefusedInOrderedModeOnly() {
+    assertThatThrownBy(() -> AsyncOutboxDispatcher.builder().store(store).dispatchFn(e -> {})
+        .preserveAggregateOrder(true).workers(2).build())
+        .isInstanceOf(InvalidConfigurationException.class)
+        .hasMessage("preserveAggregateOrder(true) with workers(2) requires useClaim(true): without claims two"
+            + " workers can publish events of one aggregate at the same time and out of order");
     AsyncOutboxDispatcher.builder().store(store).dispatchFn(e -> {}).workers(3).build().close();
     AsyncOutboxDispatcher.builder().store(store).dispatchFn(e -> {}).useClaim(true).preserveAggregateOrder(true)
         .workers(4).build().close();

@@ -80,21 +80,6 @@ class CrashPointTest {
   }
 
   /**
-   * The same in ordered mode: an event in flight stays {@code PENDING} until its mark, so it keeps hiding its
-   * successors from the other worker's reads, and nothing comes out of order.
-   */
-  @Tag("fast")
-  @ParameterizedTest(name = "SIGKILL {0}, ordered, without claims, 2 workers")
-  @EnumSource(value = FaultPoint.class, names = "NONE", mode = EnumSource.Mode.EXCLUDE)
-  @Timeout(value = 5, unit = TimeUnit.MINUTES)
-  void killAtPointOrderedWithoutClaimsTwoWorkers(FaultPoint point) throws Exception {
-    run(point, "ordered", Servers.full() ? 3 : 1, s -> {
-      s.claim = false;
-      s.workersPerProcess = 2;
-    });
-  }
-
-  /**
    * What one kill at {@code point} may repeat. A claim that parks published nothing of its batch; pipelined,
    * the claim of the next batch runs in the background while the worker publishes the current one, which
    * then stays unmarked. With claims that claim follows the mark of the batch before on one thread; without

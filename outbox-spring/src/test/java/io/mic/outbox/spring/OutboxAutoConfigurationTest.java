@@ -284,10 +284,13 @@ class OutboxAutoConfigurationTest {
   @Test
   void anImpossibleCombinationFailsTheStartNamingTheProperties() {
     runner.withUserConfiguration(Recording.class)
-        .withPropertyValues("mic.outbox.retry.initial-delay=10s", "mic.outbox.retry.max-delay=1s")
+        .withPropertyValues("mic.outbox.use-claim=false", "mic.outbox.preserve-aggregate-order=true",
+            "mic.outbox.workers=2")
         .run(context -> assertThat(context).getFailure().rootCause()
-            .hasMessage("invalid mic.outbox configuration: retryBackoff max delay must be >= the initial delay"
-                + " PT10S, was PT1S (set mic.outbox.retry.initial-delay, mic.outbox.retry.max-delay)"));
+            .hasMessageStartingWith("invalid mic.outbox configuration: preserveAggregateOrder(true) with"
+                + " workers(2) requires useClaim(true)")
+            .hasMessageEndingWith("(set mic.outbox.use-claim, mic.outbox.preserve-aggregate-order,"
+                + " mic.outbox.workers)"));
   }
 
   @Test
