@@ -186,11 +186,7 @@ public final class JdbcInbox {
       commit(sql, c);
       return true;
     } catch (Throwable t) {
-      try {
-        c.rollback();
-      } catch (SQLException r) {
-        t.addSuppressed(r);
-      }
+      TableAccess.rollback(c, t);
       throw t;
     }
   }

@@ -72,13 +72,13 @@ public final class JdbcTransactions {
     try {
       return work.apply(connection);
     } catch (Exception e) {
-      rollback(connection, e);
+      TableAccess.rollback(connection, e);
       if (e instanceof RuntimeException runtime) {
         throw runtime;
       }
       throw new OutboxException("the transaction's work failed and was rolled back: " + e.getClass().getName(), e);
     } catch (Error e) {
-      rollback(connection, e);
+      TableAccess.rollback(connection, e);
       throw e;
     }
   }
@@ -87,17 +87,9 @@ public final class JdbcTransactions {
     try {
       connection.commit();
     } catch (SQLException e) {
-      rollback(connection, e);
+      TableAccess.rollback(connection, e);
       SQLException refused = Causes.withoutValues(e); // a deferred constraint's details quote the row
       throw new OutboxStoreException("commit failed, nothing was written: " + refused.getMessage(), refused);
-    }
-  }
-
-  private static void rollback(Connection connection, Throwable cause) {
-    try {
-      connection.rollback();
-    } catch (SQLException e) {
-      cause.addSuppressed(e);
     }
   }
 }

@@ -368,7 +368,7 @@ final class TableAccess {
   }
 
   /** Rolls back after {@code cause}; a rollback that fails too (the session ended) must not replace it. */
-  private static void rollback(Connection c, Exception cause) {
+  static void rollback(Connection c, Throwable cause) {
     try {
       c.rollback();
     } catch (SQLException e) {
