@@ -428,20 +428,28 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
       }
     }
 
-    /** Releases what was claimed ahead and lets the last marks finish. */
+    /**
+     * Releases what was claimed ahead and lets the last marks finish, also when close() interrupted this
+     * worker after its shutdown timeout: that interrupt stops a publication, not the marks of what went out.
+     */
     void close() {
-      abandonClaimedAhead();
-      if (reader != null) {
-        reader.shutdown();
-        marker.shutdown();
-        try {
+      boolean interrupted = Thread.interrupted();
+      try {
+        abandonClaimedAhead();
+        if (reader != null) {
+          reader.shutdown();
+          marker.shutdown();
           long wait = shutdownTimeout.toMillis() + 5_000;
           if (!reader.awaitTermination(wait, TimeUnit.MILLISECONDS)
               || !marker.awaitTermination(wait, TimeUnit.MILLISECONDS)) {
             LOG.warn("{}: the last marks, or the release of the batch claimed ahead, did not finish; their"
                 + " events return when their leases run out", dispatcher.worker());
           }
-        } catch (InterruptedException e) {
+        }
+      } catch (InterruptedException e) {
+        interrupted = true;
+      } finally {
+        if (interrupted) {
           Thread.currentThread().interrupt();
         }
       }

@@ -649,6 +649,51 @@ class DispatcherTest {
     }
   }
 
+  /**
+   * close() interrupts a worker whose publication hangs while the mark of its previous batch is still running
+   * (a slow database). The interrupt must not cut close() short of that mark: an application that closes its
+   * pool once close() returned would otherwise make the mark fail, and the batch would be published again.
+   */
+  @Test
+  void closeWaitsForTheLastMarkEvenWhenItInterruptsTheWorker() throws Exception {
+    int batch = 2;
+    List<OutboxEvent> backlog = appendBacklog(2 * batch);
+    CountDownLatch marking = new CountDownLatch(1);
+    OutboxStore slowMarks = new DelegatingStore(store) {
+      @Override
+      public Set<UUID> markDispatched(Collection<OutboxEvent> events) {
+        marking.countDown();
+        try {
+          Thread.sleep(1_500); // a slow database: the mark outlives the shutdown timeout
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+        return super.markDispatched(events);
+      }
+    };
+    CountDownLatch hanging = new CountDownLatch(1);
+    AsyncOutboxDispatcher d = AsyncOutboxDispatcher.builder().store(slowMarks).batchSize(batch)
+        .shutdownTimeout(Duration.ofMillis(200)).dispatchFn(e -> {
+          if (e.aggregateId().equals(backlog.get(batch).aggregateId())) {
+            hanging.countDown();
+            Thread.sleep(60_000); // the second batch's broker call never returns
+          }
+        }).build();
+    d.start();
+    assertThat(marking.await(10, TimeUnit.SECONDS)).as("the first batch is being marked").isTrue();
+    assertThat(hanging.await(10, TimeUnit.SECONDS)).as("the second batch is being published").isTrue();
+    d.close();
+    for (OutboxEvent e : backlog.subList(0, batch)) {
+      assertThat(store.find(e.id()).orElseThrow().status()).as("marked before close() returned")
+          .isEqualTo(OutboxStatus.DISPATCHED);
+    }
+    for (OutboxEvent e : backlog.subList(batch, 2 * batch)) {
+      OutboxEvent s = store.find(e.id()).orElseThrow();
+      assertThat(s.status()).isEqualTo(OutboxStatus.PENDING);
+      assertThat(s.attempts()).as("released without counting an attempt").isZero();
+    }
+  }
+
   /** Appends {@code count} events of as many aggregates, a0, a1, …, and returns them in that order. */
   private List<OutboxEvent> appendBacklog(int count) {
     List<OutboxEvent> backlog = new ArrayList<>();
