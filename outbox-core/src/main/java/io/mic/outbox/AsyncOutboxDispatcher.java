@@ -46,11 +46,13 @@ import org.slf4j.LoggerFactory;
  * the lease is logged at WARN with the worker's stack trace and reported to
  * {@link OutboxListener#onPublishStalled}. The batch keeps its lease meanwhile (see {@link OutboxDispatcher});
  * give your {@link DispatchFn} a timeout all the same, since a publication that never returns holds its
- * events until {@link #close()}.
+ * events until {@link #stop()} or {@link #close()}.
  *
  * <p>{@link #close()} stops polling, lets each worker finish its batch within {@code shutdownTimeout}, then
  * interrupts the stragglers: a worker interrupted between publications releases the rest of its batch
  * without counting an attempt. Only an executor the dispatcher created itself is shut down.
+ * {@link #stop()} does the same and lets {@link #start()} start again, for containers that stop and start
+ * their components.
  */
 public final class AsyncOutboxDispatcher implements AutoCloseable {
   public static final int DEFAULT_WORKERS = 1;
@@ -59,6 +61,8 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
   public static final Duration DEFAULT_SHUTDOWN_TIMEOUT = Duration.ofSeconds(30);
   /** How long a failing poll waits at least before the next try, so a database outage is not hammered. */
   public static final Duration POLL_FAILURE_PAUSE = Duration.ofSeconds(1);
+  /** How long {@link #stop()} waits, after interrupting the workers, for them to end and their last marks. */
+  private static final Duration STOP_GRACE = Duration.ofSeconds(5);
 
   private static final Logger LOG = LoggerFactory.getLogger(AsyncOutboxDispatcher.class);
 
@@ -71,12 +75,20 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
   private final boolean useClaim;
   private final OutboxListener listener;
   private final List<OutboxDispatcher> dispatchers;
-  private final ExecutorService executor;
-  private final boolean ownExecutor;
+  /** The application's executor, or {@code null}: then each {@link #start()} creates one of its own. */
+  private final ExecutorService usersExecutor;
+  private ExecutorService executor;
   private final Waiter waiter = new Waiter();
   private final OutboxStore store;
   private OutboxStore.Subscription appends;
-  private final CountDownLatch finished;
+  /** Counts down as the workers of the last start end. */
+  private CountDownLatch finished = new CountDownLatch(0);
+  /** Workers running now, of any start: one whose publication ignored stop()'s interrupt may outlive it. */
+  private final AtomicInteger liveWorkers = new AtomicInteger();
+  /** Counts the starts; a worker task of an earlier one that runs late ends at once. */
+  private volatile int starts;
+  /** When the running {@link #stop()} gives up, in {@link System#nanoTime()}; last marks may wait until then. */
+  private volatile long stopDeadline;
   private final List<Future<?>> futures = new ArrayList<>();
   private final Publication[] reportedStalls;
   private final Thread[] threads;
@@ -103,10 +115,7 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
       list.add(new OutboxDispatcher(b, name + "-dispatcher-" + i, pausedTopics, pipelined));
     }
     this.dispatchers = List.copyOf(list);
-    this.ownExecutor = b.executor == null;
-    this.executor = ownExecutor ? Executors.newFixedThreadPool(b.workers, namedThreads(name + "-dispatcher-"))
-        : b.executor;
-    this.finished = new CountDownLatch(b.workers);
+    this.usersExecutor = b.executor;
     this.reportedStalls = new Publication[b.workers];
     this.threads = new Thread[b.workers];
   }
@@ -115,7 +124,12 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
     return new Builder();
   }
 
-  /** Starts the workers and the watchdog, and subscribes to the store's appends */
+  /**
+   * Starts the workers and the watchdog, and subscribes to the store's appends; again after {@link #stop()}.
+   *
+   * @throws IllegalStateException after {@link #close()}, or while a worker of the last start still runs:
+   *     {@link #stop()} gave up on it (a publication that ignored the interrupt, or its last marks)
+   */
   public synchronized void start() {
     if (closed) {
       throw new IllegalStateException(name + " is closed; build a new dispatcher");
@@ -123,16 +137,37 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
     if (started) {
       return;
     }
+    int live = liveWorkers.get();
+    if (live > 0) {
+      throw new IllegalStateException(name + ": " + live + " worker(s) of the last start still run (a"
+          + " publication that ignored stop()'s interrupt, or its last marks); start again once they ended");
+    }
     appends = store.subscribeToAppends(this::wakeUp).orElse(null); // first: a store that refuses starts nothing
     started = true;
     running = true;
-    for (int i = 0; i < dispatchers.size(); i++) {
-      int index = i;
-      futures.add(executor.submit(() -> runWorker(index)));
+    int generation = ++starts;
+    CountDownLatch done = new CountDownLatch(dispatchers.size());
+    finished = done;
+    futures.clear();
+    int submitted = 0;
+    try {
+      executor = usersExecutor != null ? usersExecutor
+          : Executors.newFixedThreadPool(dispatchers.size(), namedThreads(name + "-dispatcher-"));
+      for (int i = 0; i < dispatchers.size(); i++) {
+        int index = i;
+        futures.add(executor.submit(() -> runWorker(index, generation, done)));
+        submitted++;
+      }
+      watchdog = Executors.newSingleThreadScheduledExecutor(namedThreads(name + "-watchdog-"));
+      long period = Math.max(50, Math.min(leaseTtl.toMillis() / 4, 5_000));
+      watchdog.scheduleAtFixedRate(this::checkStalls, period, period, TimeUnit.MILLISECONDS);
+    } catch (RuntimeException | Error e) { // e.g. the application's executor refused a worker
+      for (int i = submitted; i < dispatchers.size(); i++) {
+        done.countDown();
+      }
+      stop();
+      throw e;
     }
-    watchdog = Executors.newSingleThreadScheduledExecutor(namedThreads(name + "-watchdog-"));
-    long period = Math.max(50, Math.min(leaseTtl.toMillis() / 4, 5_000));
-    watchdog.scheduleAtFixedRate(this::checkStalls, period, period, TimeUnit.MILLISECONDS);
     LOG.info("{}: started {} worker(s), poll interval {}{}", name, dispatchers.size(), pollInterval,
         appends == null ? "" : ", woken up by commits of other processes");
   }
@@ -191,28 +226,50 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
     return paused;
   }
 
-  /** Stops polling, lets in-flight batches finish within the shutdown timeout, then releases threads. */
+  /**
+   * Stops polling, lets in-flight batches finish within the shutdown timeout, then releases threads; for good.
+   */
   @Override
-  public void close() {
-    synchronized (this) {
-      if (closed) {
-        return;
-      }
-      closed = true;
-      running = false;
+  public synchronized void close() {
+    if (closed) {
+      return;
     }
+    closed = true;
+    stop();
+  }
+
+  /**
+   * What {@link #close()} does, after which {@link #start()} starts again: for a container that stops and
+   * starts its components (a Spring context's {@code stop()} and {@code start()}, a checkpoint and restore).
+   * Stops polling, lets each worker finish its batch within {@code shutdownTimeout}, then interrupts the
+   * stragglers, whose unpublished events go back untried; the marks of what went out finish before it
+   * returns (for 5 s at most after the interrupt). A paused dispatcher stays paused. Nothing happens when it
+   * is not running.
+   */
+  public synchronized void stop() {
+    if (!started) {
+      return;
+    }
+    started = false;
+    stopDeadline = System.nanoTime() + shutdownTimeout.toNanos() + STOP_GRACE.toNanos();
+    running = false;
     if (appends != null) {
-      appends.close(); // first: no wake-up is needed while stopping
+      try {
+        appends.close(); // first: no wake-up is needed while stopping
+      } catch (RuntimeException e) {
+        LOG.debug("{}: ending the subscription to appends failed", name, e);
+      }
+      appends = null;
     }
     waiter.wakeAll();
     try {
-      if (started && !finished.await(shutdownTimeout.toMillis(), TimeUnit.MILLISECONDS)) {
+      if (!finished.await(shutdownTimeout.toMillis(), TimeUnit.MILLISECONDS)) {
         LOG.warn("{}: workers still publishing after {}; interrupting them (their remaining events are"
             + " released untried)", name, shutdownTimeout);
         futures.forEach(f -> f.cancel(true));
-        if (!finished.await(5, TimeUnit.SECONDS)) {
-          LOG.warn("{}: a worker ignored its interrupt for 5 s; its events return when their lease expires",
-              name);
+        if (!finished.await(stopDeadline - System.nanoTime(), TimeUnit.NANOSECONDS)) {
+          LOG.warn("{}: a worker did not end within {} of its interrupt; its events return when their lease"
+              + " expires", name, STOP_GRACE);
         }
       }
     } catch (InterruptedException e) {
@@ -221,21 +278,29 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
     } finally {
       if (watchdog != null) {
         watchdog.shutdownNow();
+        watchdog = null;
       }
-      if (ownExecutor) {
+      if (executor != null && executor != usersExecutor) {
         executor.shutdownNow();
       }
+      executor = null;
     }
     LOG.info("{}: stopped", name);
   }
 
-  private void runWorker(int index) {
+  private void runWorker(int index, int generation, CountDownLatch done) {
+    if (generation != starts) {
+      done.countDown(); // a task of an earlier start that ran only now
+      return;
+    }
+    liveWorkers.incrementAndGet();
     OutboxDispatcher dispatcher = dispatchers.get(index);
-    threads[index] = Thread.currentThread();
-    Pipeline pipeline = new Pipeline(dispatcher, index);
+    Pipeline pipeline = null;
     try {
+      threads[index] = Thread.currentThread();
+      pipeline = new Pipeline(dispatcher, index);
       boolean failing = false;
-      while (running) {
+      while (running && generation == starts) {
         long seen = waiter.generation();
         if (paused) {
           pipeline.abandonClaimedAhead();
@@ -272,15 +337,18 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
           pause = max(pollInterval, POLL_FAILURE_PAUSE);
         }
         if (Thread.interrupted() && running) {
-          LOG.error("{}: interrupted while running; interrupts are reserved for close(), polling goes on",
-              dispatcher.worker());
+          LOG.error("{}: interrupted while running; interrupts are reserved for stop() and close(), polling"
+              + " goes on", dispatcher.worker());
         }
         awaitQuietly(dispatcher, seen, pause, () -> !running);
       }
     } finally {
-      pipeline.close();
+      if (pipeline != null) {
+        pipeline.close();
+      }
       threads[index] = null;
-      finished.countDown();
+      liveWorkers.decrementAndGet();
+      done.countDown();
     }
   }
 
@@ -390,7 +458,7 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
 
     /**
      * A batch claimed ahead goes back untried (pause or stop). The release runs on the reader's thread after
-     * the claim, so an interrupt of this worker (close() after its timeout) cannot skip it: a batch claimed
+     * the claim, so an interrupt of this worker (stop() after its timeout) cannot skip it: a batch claimed
      * and never released would keep its leases, renewed in the background, while the JVM runs.
      */
     void abandonClaimedAhead() {
@@ -429,28 +497,18 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
     }
 
     /**
-     * Releases what was claimed ahead and lets the last marks finish, also when close() interrupted this
-     * worker after its shutdown timeout: that interrupt stops a publication, not the marks of what went out.
+     * Releases what was claimed ahead and lets the last marks finish until stop() gives up, also when stop()
+     * interrupted this worker: that interrupt stops a publication, not the marks of what went out.
      */
     void close() {
-      boolean interrupted = Thread.interrupted();
-      try {
-        abandonClaimedAhead();
-        if (reader != null) {
-          reader.shutdown();
-          marker.shutdown();
-          long wait = shutdownTimeout.toMillis() + 5_000;
-          if (!reader.awaitTermination(wait, TimeUnit.MILLISECONDS)
-              || !marker.awaitTermination(wait, TimeUnit.MILLISECONDS)) {
-            LOG.warn("{}: the last marks, or the release of the batch claimed ahead, did not finish; their"
-                + " events return when their leases run out", dispatcher.worker());
-          }
-        }
-      } catch (InterruptedException e) {
-        interrupted = true;
-      } finally {
-        if (interrupted) {
-          Thread.currentThread().interrupt();
+      abandonClaimedAhead();
+      if (reader != null) {
+        reader.shutdown();
+        marker.shutdown();
+        long deadline = stopDeadline;
+        if (!ended(reader, deadline) || !ended(marker, deadline)) {
+          LOG.warn("{}: the last marks, or the release of the batch claimed ahead, did not finish; their"
+              + " events return when their leases run out", dispatcher.worker());
         }
       }
     }
@@ -525,6 +583,24 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
     }
   }
 
+  /** Waits for {@code pool} to end until {@code deadline}, through interrupts, which it keeps. */
+  private static boolean ended(ExecutorService pool, long deadline) {
+    boolean interrupted = false;
+    try {
+      while (true) {
+        try {
+          return pool.awaitTermination(deadline - System.nanoTime(), TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+          interrupted = true;
+        }
+      }
+    } finally {
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+
   private static Duration max(Duration a, Duration b) {
     return a.compareTo(b) >= 0 ? a : b;
   }
@@ -578,7 +654,10 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
       return this;
     }
 
-    /** How long {@link #close()} waits for in-flight batches before interrupting them (default 30 s). */
+    /**
+     * How long {@link #stop()} and {@link #close()} wait for in-flight batches before interrupting them
+     * (default 30 s); then 5 s more for the workers to end and their last marks.
+     */
     public Builder shutdownTimeout(Duration shutdownTimeout) {
       this.shutdownTimeout = shutdownTimeout;
       return this;
@@ -586,8 +665,8 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
 
     /**
      * Runs the workers on your executor, which must have a thread free for each worker for as long as the
-     * dispatcher runs; it is not shut down by {@link #close()}. By default the dispatcher creates its own
-     * named daemon threads.
+     * dispatcher runs; it is not shut down by {@link #stop()} or {@link #close()}. By default each start
+     * creates named daemon threads of the dispatcher's own.
      */
     public Builder executor(ExecutorService executor) {
       this.executor = executor;

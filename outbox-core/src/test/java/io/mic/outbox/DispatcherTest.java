@@ -694,6 +694,114 @@ class DispatcherTest {
     }
   }
 
+  /** A container that stops and starts its components (a Spring context, a checkpoint and restore). */
+  @Test
+  void stopEndsTheWorkersAndStartRunsThemAgainUntilClose() {
+    List<String> published = new CopyOnWriteArrayList<>();
+    AsyncOutboxDispatcher d = AsyncOutboxDispatcher.builder().store(store).name("restart")
+        .pollInterval(Duration.ofMillis(20)).dispatchFn(e -> published.add(e.aggregateId())).build();
+    store.append(List.of(event("a"), event("b")));
+    d.start();
+    await().atMost(Duration.ofSeconds(5)).until(() -> published.size() == 2);
+    d.stop();
+    assertThat(store.countByStatus()).as("stop() returns after the marks").containsEntry(OutboxStatus.DISPATCHED, 2L);
+    await().atMost(Duration.ofSeconds(5)).alias("stop() ends the workers and the watchdog")
+        .until(() -> workerThreads("restart").isEmpty());
+    d.stop(); // again: nothing to do
+
+    store.append(event("c"));
+    d.start();
+    await().atMost(Duration.ofSeconds(5)).until(() -> published.size() == 3);
+    d.close();
+    assertThat(published).containsExactly("a", "b", "c");
+    assertThat(store.countByStatus()).containsEntry(OutboxStatus.DISPATCHED, 3L);
+    await().atMost(Duration.ofSeconds(5)).until(() -> workerThreads("restart").isEmpty());
+    assertThatThrownBy(d::start).isInstanceOf(IllegalStateException.class)
+        .hasMessage("restart is closed; build a new dispatcher");
+  }
+
+  @Test
+  void aDispatcherOnTheApplicationsExecutorStartsAgainOnIt() {
+    ExecutorService mine = Executors.newFixedThreadPool(1);
+    try {
+      List<String> published = new CopyOnWriteArrayList<>();
+      AsyncOutboxDispatcher d = AsyncOutboxDispatcher.builder().store(store).executor(mine)
+          .pollInterval(Duration.ofMillis(20)).dispatchFn(e -> published.add(e.aggregateId())).build();
+      store.append(event("a"));
+      d.start();
+      await().atMost(Duration.ofSeconds(5)).until(() -> published.size() == 1);
+      d.stop();
+      assertThat(mine.isShutdown()).isFalse();
+      store.append(event("b"));
+      d.start(); // the executor's one thread is free again
+      await().atMost(Duration.ofSeconds(5)).until(() -> published.size() == 2);
+      d.close();
+      assertThat(published).containsExactly("a", "b");
+    } finally {
+      mine.shutdownNow();
+    }
+  }
+
+  /** An executor that refuses the workers fails the start, which leaves nothing running behind. */
+  @Test
+  void aStartThatFailsHalfWayStopsCleanly() {
+    ExecutorService refusing = Executors.newFixedThreadPool(1);
+    refusing.shutdown();
+    AsyncOutboxDispatcher d = AsyncOutboxDispatcher.builder().store(store).name("refused").executor(refusing)
+        .shutdownTimeout(Duration.ofSeconds(20)).dispatchFn(e -> {}).build();
+    assertThatThrownBy(d::start).isInstanceOf(java.util.concurrent.RejectedExecutionException.class);
+    long t0 = System.nanoTime();
+    d.stop(); // nothing started: no wait for workers that never ran
+    d.close();
+    assertThat(Duration.ofNanos(System.nanoTime() - t0)).isLessThan(Duration.ofSeconds(10));
+    assertThat(workerThreads("refused")).isEmpty();
+  }
+
+  /** A publication that ignores stop()'s interrupt keeps its worker: a start meanwhile would run two. */
+  @Test
+  void startRefusesWhileAWorkerOfTheLastStartStillPublishes() throws Exception {
+    store.append(event("stubborn"));
+    CountDownLatch publishing = new CountDownLatch(1);
+    CountDownLatch mayReturn = new CountDownLatch(1);
+    List<String> published = new CopyOnWriteArrayList<>();
+    AsyncOutboxDispatcher d = AsyncOutboxDispatcher.builder().store(store).name("stubborn")
+        .pollInterval(Duration.ofMillis(20)).shutdownTimeout(Duration.ofMillis(100)).dispatchFn(e -> {
+          published.add(e.aggregateId());
+          if (!e.aggregateId().equals("stubborn")) {
+            return;
+          }
+          publishing.countDown();
+          while (true) {
+            try {
+              if (mayReturn.await(20, TimeUnit.SECONDS)) {
+                return;
+              }
+            } catch (InterruptedException ignored) {
+              // a broker client that swallows interrupts
+            }
+          }
+        }).build();
+    d.start();
+    assertThat(publishing.await(5, TimeUnit.SECONDS)).isTrue();
+    d.stop(); // returns after the shutdown timeout and 5 s more, the worker still publishing
+    assertThatThrownBy(d::start).isInstanceOf(IllegalStateException.class)
+        .hasMessage("stubborn: 1 worker(s) of the last start still run (a publication that ignored stop()'s"
+            + " interrupt, or its last marks); start again once they ended");
+    mayReturn.countDown();
+    await().atMost(Duration.ofSeconds(5)).until(() -> workerThreads("stubborn").isEmpty());
+    store.append(event("later"));
+    d.start();
+    await().atMost(Duration.ofSeconds(5)).until(() -> published.contains("later"));
+    d.close();
+    assertThat(published).containsExactly("stubborn", "later");
+    assertThat(store.countByStatus()).containsEntry(OutboxStatus.DISPATCHED, 2L);
+  }
+
+  private static List<Thread> workerThreads(String name) {
+    return Thread.getAllStackTraces().keySet().stream()
+        .filter(t -> t.isAlive() && t.getName().startsWith(name + "-")).toList();
+  }
+
   /** Appends {@code count} events of as many aggregates, a0, a1, …, and returns them in that order. */
   private List<OutboxEvent> appendBacklog(int count) {
     List<OutboxEvent> backlog = new ArrayList<>();

@@ -5,12 +5,11 @@ import java.util.Objects;
 import org.springframework.context.SmartLifecycle;
 
 /**
- * Starts the dispatcher once the application context is refreshed and closes it gracefully (stop polling,
- * finish the publications in flight, release the rest) when the context stops, in the last start phase
- * and so the first stop phase: before any bean is destroyed, the DataSource included.
- *
- * <p>A closed dispatcher cannot start again, so a context that is stopped and started again needs a new
- * one; an application context is normally closed after its stop.
+ * Starts the dispatcher once the application context is refreshed and stops it gracefully (stop polling,
+ * finish the publications in flight and their marks, release the rest) when the context stops, in the last
+ * start phase and so the first stop phase: before any bean is destroyed, the DataSource included. A context
+ * that is stopped and started again (a checkpoint and restore, {@code context.stop()} then
+ * {@code context.start()}) dispatches again; the dispatcher bean is closed for good when the context closes.
  */
 public final class OutboxDispatcherLifecycle implements SmartLifecycle {
   private final AsyncOutboxDispatcher dispatcher;
@@ -29,7 +28,7 @@ public final class OutboxDispatcherLifecycle implements SmartLifecycle {
   @Override
   public void stop() {
     try {
-      dispatcher.close();
+      dispatcher.stop();
     } finally {
       running = false;
     }

@@ -57,7 +57,7 @@ public class OutboxProperties {
   private int batchSize = OutboxDispatcher.DEFAULT_BATCH_SIZE;
   /** Attempts before an event moves to the dead-letter queue. */
   private int maxAttempts = OutboxDispatcher.DEFAULT_MAX_ATTEMPTS;
-  /** How long closing the dispatcher waits for the publications in flight before it releases the rest. */
+  /** How long stopping the dispatcher waits for the publications in flight before it releases the rest. */
   private Duration shutdownTimeout = AsyncOutboxDispatcher.DEFAULT_SHUTDOWN_TIMEOUT;
   private final Retry retry = new Retry();
   private final Health health = new Health();

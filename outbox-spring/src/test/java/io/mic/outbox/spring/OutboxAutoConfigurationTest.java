@@ -102,6 +102,31 @@ class OutboxAutoConfigurationTest {
     });
   }
 
+  /** What a checkpoint and restore does to the context: every lifecycle bean is stopped, then started. */
+  @Test
+  void aContextStoppedAndStartedAgainDispatchesAgain() {
+    runner.withUserConfiguration(Recording.class).run(context -> {
+      TransactionTemplate tx = context.getBean(TransactionTemplate.class);
+      TransactionalOutbox outbox = context.getBean(TransactionalOutbox.class);
+      RecordingDispatch published = context.getBean(RecordingDispatch.class);
+      OutboxEvent before = event("o-8");
+      tx.executeWithoutResult(status -> outbox.append(before));
+      await().atMost(Duration.ofSeconds(10)).until(() -> published.ids.contains(before.id()));
+
+      context.stop();
+      assertThat(context.getBean(OutboxDispatcherLifecycle.class).isRunning()).isFalse();
+      await().atMost(Duration.ofSeconds(10)).alias("the dispatcher's threads end").until(() -> Thread.getAllStackTraces()
+          .keySet().stream().noneMatch(t -> t.isAlive() && t.getName().startsWith("mic-outbox-dispatcher-")));
+      context.start();
+      assertThat(context.getBean(OutboxDispatcherLifecycle.class).isRunning()).isTrue();
+
+      OutboxEvent after = event("o-9");
+      tx.executeWithoutResult(status -> outbox.append(after));
+      await().atMost(Duration.ofSeconds(10)).until(() -> statusCounts().equals(Map.of(OutboxStatus.DISPATCHED, 2L)));
+      assertThat(published.ids).containsExactly(before.id(), after.id());
+    });
+  }
+
   @Test
   void aTransactionTemplateJoinsToo() {
     runner.withUserConfiguration(Recording.class).run(context -> {
