@@ -130,7 +130,7 @@ final class ReconcileCommand implements Callable<Integer> {
       report = b.build().run();
     } catch (SQLException e) {
       throw db.failed("reconcile", e);
-    } catch (KafkaScan.KafkaScanException e) {
+    } catch (KafkaScan.KafkaScanException | JetStreamScan.JetStreamScanException e) {
       throw new DatabaseException(e.getMessage(), e); // exit 2: the broker cannot be reached or read
     } finally {
       if (nats != null) {

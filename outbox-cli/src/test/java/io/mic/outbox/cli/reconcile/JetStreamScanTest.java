@@ -1,0 +1,116 @@
+package io.mic.outbox.cli.reconcile;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import io.mic.outbox.OutboxHeaders;
+import io.nats.client.Connection;
+import io.nats.client.Nats;
+import io.nats.client.api.StorageType;
+import io.nats.client.api.StreamConfiguration;
+import io.nats.client.impl.Headers;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.HashSet;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * The JetStream scan on the shared NATS server, with a consumer the server throttles ({@code rate_limit_bps}):
+ * a delivery that pauses is waited for, and one held back past the stall limit fails the scan instead of
+ * leaving events out. The server lets a throttled consumer send a burst as large as the stream's largest
+ * message, so the stream's messages are limited to 512 bytes: then it sends them one at a time.
+ */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class JetStreamScanTest {
+  private static final String NATS = System.getenv().getOrDefault("MIC_TEST_NATS_URL", "nats://127.0.0.1:4222");
+  private final String suffix = UUID.randomUUID().toString().replace("-", "").substring(0, 10);
+  private final String stream = "SCAN_" + suffix;
+  private final String topic = "scan" + suffix + ".created";
+  private final String other = "scan" + suffix + ".cancelled";
+  private Connection nats;
+  private Instant from;
+
+  @BeforeEach
+  void connect() throws Exception {
+    nats = Nats.connect(NATS);
+    nats.jetStreamManagement().addStream(StreamConfiguration.builder().name(stream).subjects(topic, other)
+        .storageType(StorageType.Memory).maximumMessageSize(512).build());
+    from = Instant.now().minusSeconds(1);
+  }
+
+  @AfterEach
+  void cleanUp() throws Exception {
+    if (nats != null) {
+      nats.jetStreamManagement().deleteStream(stream);
+      nats.close();
+    }
+  }
+
+  @Test
+  void pausesInTheDeliveryAreNotTheEnd() throws Exception {
+    Set<String> published = publish(4);
+    // about 1 message of 400 bytes a second: pauses longer than the scan's poll of 500 ms
+    JetStreamScan scan = new JetStreamScan(nats, stream, null, Duration.ofSeconds(20), c -> c.rateLimit(3_200));
+    assertThat(scan.eventIds(topic, from)).isEqualTo(published);
+  }
+
+  @Test
+  void aServerThatHoldsMessagesBackPastTheLimitFailsTheScan() throws Exception {
+    publish(6);
+    // 8 bytes a second: after the first message the next waits about a minute, far beyond a 2 s stall limit
+    JetStreamScan scan = new JetStreamScan(nats, stream, null, Duration.ofSeconds(2), c -> c.rateLimit(64));
+    assertThatThrownBy(() -> scan.eventIds(topic, from))
+        .isInstanceOf(JetStreamScan.JetStreamScanException.class)
+        .hasMessageStartingWith("the scan of JetStream stream " + stream + " stalled: ")
+        .hasMessageContaining("message(s) of " + topic + " still on the server, none delivered for PT2S")
+        .hasMessageEndingWith("; check the server's health and run reconcile again");
+  }
+
+  @Test
+  void aSubjectWithoutMessagesSinceTheStartGivesNoIds() throws Exception {
+    Set<String> published = publish(3);
+    JetStreamScan scan = new JetStreamScan(nats, stream, null);
+    assertThat(scan.eventIds(topic, Instant.now().plusSeconds(60))).isEmpty();
+    assertThat(scan.eventIds(other, from)).as("no message of the subject at all").isEmpty();
+    assertThat(scan.eventIds(topic, from)).isEqualTo(published);
+  }
+
+  @Test
+  void messagesPublishedAfterTheStartAreLeftOutAndOtherSubjectsIgnored() throws Exception {
+    Set<String> published = publish(3);
+    nats.jetStream().publish(other, new Headers().add(OutboxHeaders.EVENT_ID, "of-another-subject"), new byte[1]);
+    JetStreamScan scan = new JetStreamScan(nats, stream, null, Duration.ofSeconds(20), c -> c.rateLimit(3_200));
+    java.util.concurrent.CompletableFuture<Set<String>> scanned = java.util.concurrent.CompletableFuture
+        .supplyAsync(() -> {
+          try {
+            return scan.eventIds(topic, from);
+          } catch (Exception e) {
+            throw new IllegalStateException(e);
+          }
+        });
+    // the scan's consumer exists once the scan has read where it ends; then publish more while it runs
+    await().atMost(Duration.ofSeconds(10)).until(() -> !nats.jetStreamManagement().getConsumerNames(stream).isEmpty());
+    Set<String> later = publish(2);
+    assertThat(scanned.get(30, TimeUnit.SECONDS)).isEqualTo(published).doesNotContainAnyElementsOf(later);
+  }
+
+  /** Publishes {@code n} messages of about 400 bytes, each with its event id, and returns the ids. */
+  private Set<String> publish(int n) throws Exception {
+    Set<String> ids = new HashSet<>();
+    byte[] body = ("{\"note\":\"" + "x".repeat(300) + "\"}").getBytes(StandardCharsets.UTF_8);
+    for (int i = 0; i < n; i++) {
+      String id = UUID.randomUUID().toString();
+      nats.jetStream().publish(topic, new Headers().add(OutboxHeaders.EVENT_ID, id), body);
+      ids.add(id);
+    }
+    return ids;
+  }
+}
