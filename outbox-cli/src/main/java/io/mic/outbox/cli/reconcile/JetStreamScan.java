@@ -2,7 +2,6 @@ package io.mic.outbox.cli.reconcile;
 
 import io.mic.outbox.OutboxHeaders;
 import io.nats.client.Connection;
-import io.nats.client.JetStream;
 import io.nats.client.JetStreamApiException;
 import io.nats.client.JetStreamSubscription;
 import io.nats.client.Message;
@@ -22,17 +21,17 @@ import java.util.function.UnaryOperator;
  * headers of one subject (the topic, after an optional prefix), up to the last message at the start of the
  * scan. Nothing is acknowledged or changed on the server.
  *
- * <p>The scan ends at the subject's last message at its start, never at a pause in the delivery. A server that
- * holds messages back for longer than the stall limit fails the scan, rather than leave events out of it
- * (they would be reported as missing on the broker).
+ * <p>The scan ends at the subject's last message at its start (at the last one left, should that one be
+ * deleted meanwhile), never at a pause in the delivery. A server that holds messages back for longer than the
+ * stall limit fails the scan, rather than leave events out of it (they would be reported as missing on the
+ * broker).
  */
 public final class JetStreamScan implements BrokerScan {
-  /** How long the scan waits for a message before it asks the server whether more are coming. */
+  /** How long the scan waits for a message before it checks that the message it ends at still exists. */
   private static final Duration POLL = Duration.ofMillis(500);
   /** How long the scan waits without a message while the server still holds some. */
   static final Duration STALL_LIMIT = Duration.ofSeconds(30);
-  /** JetStream's error code for "no message found". */
-  private static final int NO_MESSAGE_FOUND = 10037;
+  private static final int NO_MESSAGE_FOUND = io.nats.client.api.Error.JsNoMessageFoundErr.getApiErrorCode();
 
   private final Connection connection;
   private final String stream;
@@ -59,47 +58,75 @@ public final class JetStreamScan implements BrokerScan {
   public Set<String> eventIds(String topic, Instant from) throws Exception {
     String subject = subjectPrefix + topic;
     Set<String> ids = new HashSet<>();
-    MessageInfo newest;
+    ConsumerConfiguration cc = consumer.apply(ConsumerConfiguration.builder().deliverPolicy(DeliverPolicy.ByStartTime)
+        .startTime(from.atZone(ZoneOffset.UTC))).build();
+    // first: the server refuses a subject outside the stream (a wrong prefix), which must not read as "none"
+    JetStreamSubscription sub = connection.jetStream().subscribe(subject,
+        PushSubscribeOptions.builder().stream(stream).ordered(true).configuration(cc).build());
     try {
-      newest = connection.jetStreamManagement().getLastMessage(stream, subject);
+      long last = lastOf(subject, from); // the scan ends there: messages published after its start are left out
+      long received = 0; // the stream sequence of the last message that arrived
+      long quietSince = System.nanoTime();
+      while (last > received) {
+        Message m = sub.nextMessage(POLL);
+        if (m == null) {
+          if (!exists(last)) { // deleted or aged out meanwhile: end at the subject's last message now
+            last = lastOf(subject, from);
+            quietSince = System.nanoTime();
+          } else if (System.nanoTime() - quietSince > stallLimit.toNanos()) {
+            throw new JetStreamScanException("the scan of JetStream stream " + stream + " stalled: "
+                + pending(sub) + " message(s) of " + subject + " still on the server, none delivered for "
+                + stallLimit.toSeconds() + " s; check the server's health and run reconcile again");
+          }
+          continue; // a pause in the delivery, not the end
+        }
+        quietSince = System.nanoTime();
+        received = m.metaData().streamSequence();
+        String id = m.getHeaders() == null ? null : m.getHeaders().getFirst(OutboxHeaders.EVENT_ID);
+        if (id != null && received <= last) {
+          ids.add(id);
+        }
+      }
+      return ids;
+    } finally {
+      try {
+        sub.unsubscribe();
+      } catch (RuntimeException e) {
+        // the connection is gone: the server drops the ordered consumer by itself
+      }
+    }
+  }
+
+  /** The stream sequence of the subject's last message, or 0 when it has none at or after {@code from}. */
+  private long lastOf(String subject, Instant from) throws Exception {
+    try {
+      MessageInfo newest = connection.jetStreamManagement().getLastMessage(stream, subject);
+      return newest.getTime().toInstant().isBefore(from) ? 0 : newest.getSeq();
     } catch (JetStreamApiException e) {
       if (e.getApiErrorCode() == NO_MESSAGE_FOUND) {
-        return ids; // the subject has no message in the stream
+        return 0;
       }
       throw e;
     }
-    if (newest.getTime().toInstant().isBefore(from)) {
-      return ids; // nothing of the subject since from
-    }
-    long last = newest.getSeq(); // the scan ends there: messages published after its start are left out
-    JetStream js = connection.jetStream();
-    ConsumerConfiguration cc = consumer.apply(ConsumerConfiguration.builder().deliverPolicy(DeliverPolicy.ByStartTime)
-        .startTime(from.atZone(ZoneOffset.UTC))).build();
-    JetStreamSubscription sub = js.subscribe(subject,
-        PushSubscribeOptions.builder().stream(stream).ordered(true).configuration(cc).build());
+  }
+
+  private boolean exists(long sequence) throws Exception {
     try {
-      long quietSince = System.nanoTime();
-      while (true) {
-        Message m = sub.nextMessage(POLL);
-        if (m == null) {
-          if (System.nanoTime() - quietSince > stallLimit.toNanos()) {
-            throw new JetStreamScanException("the scan of JetStream stream " + stream + " stalled: "
-                + sub.getConsumerInfo().getNumPending() + " message(s) of " + subject + " still on the server,"
-                + " none delivered for " + stallLimit + "; check the server's health and run reconcile again");
-          }
-          continue; // a pause in the delivery, not the end: the end is the subject's last message
-        }
-        quietSince = System.nanoTime();
-        String id = m.getHeaders() == null ? null : m.getHeaders().getFirst(OutboxHeaders.EVENT_ID);
-        if (id != null) {
-          ids.add(id);
-        }
-        if (m.metaData().streamSequence() >= last) {
-          return ids;
-        }
+      connection.jetStreamManagement().getMessage(stream, sequence);
+      return true;
+    } catch (JetStreamApiException e) {
+      if (e.getApiErrorCode() == NO_MESSAGE_FOUND) {
+        return false;
       }
-    } finally {
-      sub.unsubscribe();
+      throw e;
+    }
+  }
+
+  private static String pending(JetStreamSubscription sub) {
+    try {
+      return Long.toString(sub.getConsumerInfo().getNumPending());
+    } catch (Exception e) {
+      return "an unknown number of"; // the server does not answer that either
     }
   }
 

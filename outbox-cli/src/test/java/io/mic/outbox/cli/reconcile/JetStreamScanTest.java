@@ -13,9 +13,12 @@ import io.nats.client.impl.Headers;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -43,7 +46,7 @@ class JetStreamScanTest {
     nats = Nats.connect(NATS);
     nats.jetStreamManagement().addStream(StreamConfiguration.builder().name(stream).subjects(topic, other)
         .storageType(StorageType.Memory).maximumMessageSize(512).build());
-    from = Instant.now().minusSeconds(1);
+    from = Instant.EPOCH; // the stream is new: no clock is compared
   }
 
   @AfterEach
@@ -59,7 +62,41 @@ class JetStreamScanTest {
     Set<String> published = publish(4);
     // about 1 message of 400 bytes a second: pauses longer than the scan's poll of 500 ms
     JetStreamScan scan = new JetStreamScan(nats, stream, null, Duration.ofSeconds(20), c -> c.rateLimit(3_200));
+    long t0 = System.nanoTime();
     assertThat(scan.eventIds(topic, from)).isEqualTo(published);
+    assertThat(Duration.ofNanos(System.nanoTime() - t0)).as("the server did pause between the messages")
+        .isGreaterThan(Duration.ofSeconds(2));
+  }
+
+  @Test
+  void aLastMessageDeletedDuringTheScanEndsItAtTheOneBefore() throws Exception {
+    List<String> published = new ArrayList<>();
+    List<Long> sequences = new ArrayList<>();
+    for (int i = 0; i < 4; i++) {
+      String id = UUID.randomUUID().toString();
+      sequences.add(nats.jetStream().publish(topic, new Headers().add(OutboxHeaders.EVENT_ID, id), body()).getSeqno());
+      published.add(id);
+    }
+    // a stall limit shorter than the wait for a message that never comes: without the check, the scan fails
+    JetStreamScan scan = new JetStreamScan(nats, stream, null, Duration.ofSeconds(3), c -> c.rateLimit(3_200));
+    CompletableFuture<Set<String>> scanned = scanAsync(scan, topic);
+    await().atMost(Duration.ofSeconds(10)).until(() -> !nats.jetStreamManagement().getConsumerNames(stream).isEmpty());
+    assertThat(nats.jetStreamManagement().deleteMessage(stream, sequences.get(3))).isTrue(); // e.g. aged out
+    assertThat(scanned.get(30, TimeUnit.SECONDS)).containsExactlyInAnyOrderElementsOf(published.subList(0, 3));
+  }
+
+  @Test
+  void aPrefixNamesTheSubjectAndAWrongOneFailsTheScan() throws Exception {
+    String prefixed = "tenant" + suffix;
+    nats.jetStreamManagement().updateStream(StreamConfiguration.builder().name(stream)
+        .subjects(topic, other, prefixed + "." + topic).storageType(StorageType.Memory).maximumMessageSize(512)
+        .build());
+    String id = UUID.randomUUID().toString();
+    nats.jetStream().publish(prefixed + "." + topic, new Headers().add(OutboxHeaders.EVENT_ID, id), body());
+    assertThat(new JetStreamScan(nats, stream, prefixed).eventIds(topic, from)).containsExactly(id);
+    assertThatThrownBy(() -> new JetStreamScan(nats, stream, "wrong" + suffix).eventIds(topic, from))
+        .as("not an empty scan, which would report every event missing")
+        .isInstanceOf(io.nats.client.JetStreamApiException.class).hasMessageContaining("[10093]");
   }
 
   @Test
@@ -70,7 +107,7 @@ class JetStreamScanTest {
     assertThatThrownBy(() -> scan.eventIds(topic, from))
         .isInstanceOf(JetStreamScan.JetStreamScanException.class)
         .hasMessageStartingWith("the scan of JetStream stream " + stream + " stalled: ")
-        .hasMessageContaining("message(s) of " + topic + " still on the server, none delivered for PT2S")
+        .hasMessageContaining("message(s) of " + topic + " still on the server, none delivered for 2 s")
         .hasMessageEndingWith("; check the server's health and run reconcile again");
   }
 
@@ -88,14 +125,7 @@ class JetStreamScanTest {
     Set<String> published = publish(3);
     nats.jetStream().publish(other, new Headers().add(OutboxHeaders.EVENT_ID, "of-another-subject"), new byte[1]);
     JetStreamScan scan = new JetStreamScan(nats, stream, null, Duration.ofSeconds(20), c -> c.rateLimit(3_200));
-    java.util.concurrent.CompletableFuture<Set<String>> scanned = java.util.concurrent.CompletableFuture
-        .supplyAsync(() -> {
-          try {
-            return scan.eventIds(topic, from);
-          } catch (Exception e) {
-            throw new IllegalStateException(e);
-          }
-        });
+    CompletableFuture<Set<String>> scanned = scanAsync(scan, topic);
     // the scan's consumer exists once the scan has read where it ends; then publish more while it runs
     await().atMost(Duration.ofSeconds(10)).until(() -> !nats.jetStreamManagement().getConsumerNames(stream).isEmpty());
     Set<String> later = publish(2);
@@ -105,12 +135,25 @@ class JetStreamScanTest {
   /** Publishes {@code n} messages of about 400 bytes, each with its event id, and returns the ids. */
   private Set<String> publish(int n) throws Exception {
     Set<String> ids = new HashSet<>();
-    byte[] body = ("{\"note\":\"" + "x".repeat(300) + "\"}").getBytes(StandardCharsets.UTF_8);
     for (int i = 0; i < n; i++) {
       String id = UUID.randomUUID().toString();
-      nats.jetStream().publish(topic, new Headers().add(OutboxHeaders.EVENT_ID, id), body);
+      nats.jetStream().publish(topic, new Headers().add(OutboxHeaders.EVENT_ID, id), body());
       ids.add(id);
     }
     return ids;
+  }
+
+  private static byte[] body() {
+    return ("{\"note\":\"" + "x".repeat(300) + "\"}").getBytes(StandardCharsets.UTF_8);
+  }
+
+  private CompletableFuture<Set<String>> scanAsync(JetStreamScan scan, String subject) {
+    return CompletableFuture.supplyAsync(() -> {
+      try {
+        return scan.eventIds(subject, from);
+      } catch (Exception e) {
+        throw new IllegalStateException(e);
+      }
+    });
   }
 }
