@@ -14,6 +14,7 @@ import java.time.Instant;
 import java.time.ZoneOffset;
 import java.util.HashSet;
 import java.util.Set;
+import java.util.concurrent.Callable;
 import java.util.function.UnaryOperator;
 
 /**
@@ -99,24 +100,21 @@ public final class JetStreamScan implements BrokerScan {
 
   /** The stream sequence of the subject's last message, or 0 when it has none at or after {@code from}. */
   private long lastOf(String subject, Instant from) throws Exception {
-    try {
-      MessageInfo newest = connection.jetStreamManagement().getLastMessage(stream, subject);
-      return newest.getTime().toInstant().isBefore(from) ? 0 : newest.getSeq();
-    } catch (JetStreamApiException e) {
-      if (e.getApiErrorCode() == NO_MESSAGE_FOUND) {
-        return 0;
-      }
-      throw e;
-    }
+    MessageInfo newest = found(() -> connection.jetStreamManagement().getLastMessage(stream, subject));
+    return newest == null || newest.getTime().toInstant().isBefore(from) ? 0 : newest.getSeq();
   }
 
   private boolean exists(long sequence) throws Exception {
+    return found(() -> connection.jetStreamManagement().getMessage(stream, sequence)) != null;
+  }
+
+  /** The message {@code get} reads, or {@code null} when the server has no such message. */
+  private static MessageInfo found(Callable<MessageInfo> get) throws Exception {
     try {
-      connection.jetStreamManagement().getMessage(stream, sequence);
-      return true;
+      return get.call();
     } catch (JetStreamApiException e) {
       if (e.getApiErrorCode() == NO_MESSAGE_FOUND) {
-        return false;
+        return null;
       }
       throw e;
     }

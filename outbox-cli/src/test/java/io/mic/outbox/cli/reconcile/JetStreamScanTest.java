@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 
 import io.mic.outbox.OutboxHeaders;
 import io.nats.client.Connection;
+import io.nats.client.JetStreamManagement;
 import io.nats.client.Nats;
 import io.nats.client.api.StorageType;
 import io.nats.client.api.StreamConfiguration;
@@ -80,7 +81,6 @@ class JetStreamScanTest {
     // a stall limit shorter than the wait for a message that never comes: without the check, the scan fails
     JetStreamScan scan = new JetStreamScan(nats, stream, null, Duration.ofSeconds(3), c -> c.rateLimit(3_200));
     CompletableFuture<Set<String>> scanned = scanAsync(scan, topic);
-    await().atMost(Duration.ofSeconds(10)).until(() -> !nats.jetStreamManagement().getConsumerNames(stream).isEmpty());
     assertThat(nats.jetStreamManagement().deleteMessage(stream, sequences.get(3))).isTrue(); // e.g. aged out
     assertThat(scanned.get(30, TimeUnit.SECONDS)).containsExactlyInAnyOrderElementsOf(published.subList(0, 3));
   }
@@ -126,8 +126,7 @@ class JetStreamScanTest {
     nats.jetStream().publish(other, new Headers().add(OutboxHeaders.EVENT_ID, "of-another-subject"), new byte[1]);
     JetStreamScan scan = new JetStreamScan(nats, stream, null, Duration.ofSeconds(20), c -> c.rateLimit(3_200));
     CompletableFuture<Set<String>> scanned = scanAsync(scan, topic);
-    // the scan's consumer exists once the scan has read where it ends; then publish more while it runs
-    await().atMost(Duration.ofSeconds(10)).until(() -> !nats.jetStreamManagement().getConsumerNames(stream).isEmpty());
+    // the scan has read where it ends: publish more while it runs
     Set<String> later = publish(2);
     assertThat(scanned.get(30, TimeUnit.SECONDS)).isEqualTo(published).doesNotContainAnyElementsOf(later);
   }
@@ -147,13 +146,30 @@ class JetStreamScanTest {
     return ("{\"note\":\"" + "x".repeat(300) + "\"}").getBytes(StandardCharsets.UTF_8);
   }
 
-  private CompletableFuture<Set<String>> scanAsync(JetStreamScan scan, String subject) {
-    return CompletableFuture.supplyAsync(() -> {
+  /**
+   * Starts {@code scan} in the background and returns once its consumer has delivered a message: the scan then
+   * knows where it ends (it reads that before its first message).
+   */
+  private CompletableFuture<Set<String>> scanAsync(JetStreamScan scan, String subject) throws Exception {
+    CompletableFuture<Set<String>> scanned = CompletableFuture.supplyAsync(() -> {
       try {
         return scan.eventIds(subject, from);
       } catch (Exception e) {
         throw new IllegalStateException(e);
       }
     });
+    JetStreamManagement jsm = nats.jetStreamManagement();
+    await().atMost(Duration.ofSeconds(10)).until(() -> jsm.getConsumerNames(stream).stream()
+        .anyMatch(name -> delivered(jsm, name) > 0));
+    return scanned;
+  }
+
+  /** The stream sequence {@code consumer} delivered last; 0 when it is gone (an ordered consumer's reset). */
+  private long delivered(JetStreamManagement jsm, String consumer) {
+    try {
+      return jsm.getConsumerInfo(stream, consumer).getDelivered().getStreamSequence();
+    } catch (Exception e) {
+      return 0;
+    }
   }
 }
