@@ -18,9 +18,9 @@ import java.util.concurrent.Callable;
 import java.util.function.UnaryOperator;
 
 /**
- * Scans a JetStream stream with an ordered consumer from a start time and collects the {@code x-event-id}
- * headers of one subject (the topic, after an optional prefix), up to the last message at the start of the
- * scan. Nothing is acknowledged or changed on the server.
+ * Scans a JetStream stream with an ordered consumer from a start time ({@link BrokerScan#CLOCK_MARGIN} early)
+ * and collects the {@code x-event-id} headers of one subject (the topic, after an optional prefix), up to the
+ * last message at the start of the scan. Nothing is acknowledged or changed on the server.
  *
  * <p>The scan ends at the subject's last message at its start (at the last one left, should that one be
  * deleted meanwhile), never at a pause in the delivery. A server that holds messages back for longer than the
@@ -59,20 +59,21 @@ public final class JetStreamScan implements BrokerScan {
   public Set<String> eventIds(String topic, Instant from) throws Exception {
     String subject = subjectPrefix + topic;
     Set<String> ids = new HashSet<>();
+    Instant start = from.minus(CLOCK_MARGIN); // the messages' times are the server's clock, from is the database's
     ConsumerConfiguration cc = consumer.apply(ConsumerConfiguration.builder().deliverPolicy(DeliverPolicy.ByStartTime)
-        .startTime(from.atZone(ZoneOffset.UTC))).build();
+        .startTime(start.atZone(ZoneOffset.UTC))).build();
     // first: the server refuses a subject outside the stream (a wrong prefix), which must not read as "none"
     JetStreamSubscription sub = connection.jetStream().subscribe(subject,
         PushSubscribeOptions.builder().stream(stream).ordered(true).configuration(cc).build());
     try {
-      long last = lastOf(subject, from); // the scan ends there: messages published after its start are left out
+      long last = lastOf(subject, start); // the scan ends there: messages published after its start are left out
       long received = 0; // the stream sequence of the last message that arrived
       long quietSince = System.nanoTime();
       while (last > received) {
         Message m = sub.nextMessage(POLL);
         if (m == null) {
           if (!exists(last)) { // deleted or aged out meanwhile: end at the subject's last message now
-            last = lastOf(subject, from);
+            last = lastOf(subject, start);
             quietSince = System.nanoTime();
           } else if (System.nanoTime() - quietSince > stallLimit.toNanos()) {
             throw new JetStreamScanException("the scan of JetStream stream " + stream + " stalled: "
@@ -98,10 +99,10 @@ public final class JetStreamScan implements BrokerScan {
     }
   }
 
-  /** The stream sequence of the subject's last message, or 0 when it has none at or after {@code from}. */
-  private long lastOf(String subject, Instant from) throws Exception {
+  /** The stream sequence of the subject's last message, or 0 when it has none at or after {@code start}. */
+  private long lastOf(String subject, Instant start) throws Exception {
     MessageInfo newest = found(() -> connection.jetStreamManagement().getLastMessage(stream, subject));
-    return newest == null || newest.getTime().toInstant().isBefore(from) ? 0 : newest.getSeq();
+    return newest == null || newest.getTime().toInstant().isBefore(start) ? 0 : newest.getSeq();
   }
 
   private boolean exists(long sequence) throws Exception {

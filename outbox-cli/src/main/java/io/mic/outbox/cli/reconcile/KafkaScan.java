@@ -25,12 +25,9 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
  * offsets taken when the scan began. It joins no consumer group and commits nothing.
  *
  * <p>Record timestamps come from the producer's clock while {@code created_at} comes from the database's,
- * so the scan starts {@link #CLOCK_MARGIN} early; records of events outside the range are left out by the
- * comparison anyway.
+ * so the scan starts {@link BrokerScan#CLOCK_MARGIN} early.
  */
 public final class KafkaScan implements BrokerScan {
-  /** How much earlier than the range start the scan begins, for clock skew between producers and database. */
-  public static final Duration CLOCK_MARGIN = Duration.ofMinutes(1);
   /** How long a metadata or offsets request may take ({@code default.api.timeout.ms}, unless given). */
   public static final Duration DEFAULT_API_TIMEOUT = Duration.ofSeconds(30);
   private static final Duration STALLED = Duration.ofSeconds(30);

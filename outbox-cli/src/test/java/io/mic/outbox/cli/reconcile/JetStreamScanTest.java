@@ -115,9 +115,19 @@ class JetStreamScanTest {
   void aSubjectWithoutMessagesSinceTheStartGivesNoIds() throws Exception {
     Set<String> published = publish(3);
     JetStreamScan scan = new JetStreamScan(nats, stream, null);
-    assertThat(scan.eventIds(topic, Instant.now().plusSeconds(60))).isEmpty();
+    assertThat(scan.eventIds(topic, Instant.now().plus(BrokerScan.CLOCK_MARGIN).plusSeconds(60))).isEmpty();
     assertThat(scan.eventIds(other, from)).as("no message of the subject at all").isEmpty();
     assertThat(scan.eventIds(topic, from)).isEqualTo(published);
+  }
+
+  @Test
+  void aServerClockBehindTheDatabasesLosesNoMessageWithinTheMargin() throws Exception {
+    String id = UUID.randomUUID().toString();
+    long sequence = nats.jetStream().publish(topic, new Headers().add(OutboxHeaders.EVENT_ID, id), body()).getSeqno();
+    Instant stamped = nats.jetStreamManagement().getMessage(stream, sequence).getTime().toInstant();
+    // the event's created_at by the database's clock, which runs 30 s ahead of the server's
+    Instant createdAt = stamped.plusSeconds(30);
+    assertThat(new JetStreamScan(nats, stream, null).eventIds(topic, createdAt)).containsExactly(id);
   }
 
   @Test
