@@ -46,6 +46,11 @@ import org.slf4j.LoggerFactory;
  * {@link AsyncOutboxDispatcher} wait before the next one, doubling the wait up to 30 s (with jitter);
  * the outage is logged once with its cause, then summarised at most every 30 s, and its end is logged.
  *
+ * <p><b>Marks that fail.</b> A mark that throws (a connection reset, the first moments of a failover) is
+ * tried again after 100 ms, 500 ms and 2 s ({@link #MARK_RETRY_PAUSES}); only then does the batch give up,
+ * and its published events go out again (at-least-once). A mark whose commit was lost although it happened
+ * finds its rows already marked when tried again: they count as lease lost, and nothing goes out twice.
+ *
  * <p>Not thread-safe: one thread per instance. Use {@link AsyncOutboxDispatcher} for background workers.
  */
 public final class OutboxDispatcher {
@@ -57,6 +62,9 @@ public final class OutboxDispatcher {
   public static final Duration DEFAULT_RETRY_INITIAL = Duration.ofSeconds(1);
   public static final Duration DEFAULT_RETRY_MAX = Duration.ofMinutes(5);
   public static final String DEFAULT_NAME = "mic-outbox";
+  /** The pauses before a failed mark is tried again; after the last one the batch gives up. */
+  public static final List<Duration> MARK_RETRY_PAUSES =
+      List.of(Duration.ofMillis(100), Duration.ofMillis(500), Duration.ofSeconds(2));
 
   private static final Logger LOG = LoggerFactory.getLogger(OutboxDispatcher.class);
 
@@ -494,13 +502,37 @@ public final class OutboxDispatcher {
 
     private void markDispatched(List<OutboxEvent> events) {
       settling(events);
-      Set<UUID> marked = store.markDispatched(events);
+      Set<UUID> marked = markRetrying(events);
       for (OutboxEvent e : events) {
         if (marked.contains(e.id())) {
           dispatched++;
           listener.onDispatched(e, Duration.ofNanos(publishNanos.getOrDefault(e.id(), 0L)));
         } else {
           lost(e);
+        }
+      }
+    }
+
+    /**
+     * The store's mark, tried again after each of {@link #MARK_RETRY_PAUSES} while it throws: giving up at once
+     * would publish the whole batch again. An interrupt (stop) ends the pauses, and the last failure is thrown.
+     */
+    private Set<UUID> markRetrying(List<OutboxEvent> events) {
+      for (int attempt = 0; ; attempt++) {
+        try {
+          return store.markDispatched(events);
+        } catch (RuntimeException e) {
+          if (attempt == MARK_RETRY_PAUSES.size()) {
+            throw e;
+          }
+          Duration pause = MARK_RETRY_PAUSES.get(attempt);
+          LOG.debug("{}: marking {} published events failed; trying again in {}", worker, events.size(), pause, e);
+          try {
+            Thread.sleep(pause.toMillis());
+          } catch (InterruptedException stopping) {
+            Thread.currentThread().interrupt();
+            throw e;
+          }
         }
       }
     }

@@ -863,6 +863,38 @@ class DispatcherTest {
     assertThat(names).containsExactly("billing-dispatcher-1");
   }
 
+  /**
+   * A mark that fails once (a connection reset, the first second of a failover) is tried again: giving up at
+   * once would publish its whole batch again. Pipelined and not, with claims and without.
+   */
+  @ParameterizedTest
+  @ValueSource(strings = {"no claims, pipelined", "no claims, one step at a time", "claims, pipelined"})
+  void aMarkThatFailsOnceIsTriedAgainRatherThanItsBatchPublishedAgain(String mode) {
+    AtomicInteger failuresLeft = new AtomicInteger(1);
+    OutboxStore flaky = new DelegatingStore(store) {
+      @Override public Set<UUID> markDispatched(Collection<OutboxEvent> e) {
+        if (failuresLeft.getAndDecrement() > 0) {
+          throw new OutboxException("the connection was reset (injected)");
+        }
+        return super.markDispatched(e);
+      }
+    };
+    for (int i = 0; i < 50; i++) {
+      store.append(event("order-" + i));
+    }
+    Map<UUID, Integer> publications = new java.util.concurrent.ConcurrentHashMap<>();
+    try (AsyncOutboxDispatcher d = AsyncOutboxDispatcher.builder().store(flaky).batchSize(10)
+        .useClaim(mode.startsWith("claims")).pipelined(mode.endsWith("pipelined"))
+        .dispatchFn(e -> publications.merge(e.id(), 1, Integer::sum)).build()) {
+      d.start();
+      await().atMost(Duration.ofSeconds(10))
+          .until(() -> store.countByStatus().getOrDefault(OutboxStatus.DISPATCHED, 0L) == 50);
+    }
+    assertThat(failuresLeft.get()).as("the mark did fail").isNegative();
+    assertThat(publications).hasSize(50);
+    assertThat(publications.values()).as("publications per event").containsOnly(1);
+  }
+
   /** Forwards every call; tests override one method to inject a failure. */
   private static class DelegatingStore implements OutboxStore {
     private final OutboxStore d;
