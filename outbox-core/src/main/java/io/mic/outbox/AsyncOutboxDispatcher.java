@@ -448,8 +448,8 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
       try {
         batch.finish();
       } catch (RuntimeException e) {
-        LOG.warn("{}: marking a published batch failed, also when tried again; its events are published again"
-            + " (at-least-once; with claims once their leases run out)", dispatcher.worker(), e);
+        LOG.warn("{}: marking a published batch failed; its events are published again (at-least-once; with"
+            + " claims once their leases run out)", dispatcher.worker(), e);
         listener.onPollFailed(e);
       } finally {
         reads.done(batch);

@@ -12,6 +12,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -47,9 +48,10 @@ import org.slf4j.LoggerFactory;
  * the outage is logged once with its cause, then summarised at most every 30 s, and its end is logged.
  *
  * <p><b>Marks that fail.</b> A mark that throws (a connection reset, the first moments of a failover) is
- * tried again after 100 ms, 500 ms and 2 s ({@link #MARK_RETRY_PAUSES}); only then does the batch give up,
- * and its published events go out again (at-least-once). A mark whose commit was lost although it happened
- * finds its rows already marked when tried again: they count as lease lost, and nothing goes out twice.
+ * tried again after 100 ms, 500 ms and 2 s ({@link #MARK_RETRY_PAUSES}), within 5 s of its first try
+ * ({@link #MARK_RETRY_WINDOW}); only then does the batch give up, and its published events go out again
+ * (at-least-once). A mark whose commit went through although its answer was lost finds its rows already
+ * marked when tried again: they count as lease lost, and nothing goes out twice.
  *
  * <p>Not thread-safe: one thread per instance. Use {@link AsyncOutboxDispatcher} for background workers.
  */
@@ -65,6 +67,8 @@ public final class OutboxDispatcher {
   /** The pauses before a failed mark is tried again; after the last one the batch gives up. */
   public static final List<Duration> MARK_RETRY_PAUSES =
       List.of(Duration.ofMillis(100), Duration.ofMillis(500), Duration.ofSeconds(2));
+  /** No mark is tried again later than this after its first try. */
+  public static final Duration MARK_RETRY_WINDOW = Duration.ofSeconds(5);
 
   private static final Logger LOG = LoggerFactory.getLogger(OutboxDispatcher.class);
 
@@ -515,25 +519,47 @@ public final class OutboxDispatcher {
 
     /**
      * The store's mark, tried again after each of {@link #MARK_RETRY_PAUSES} while it throws: giving up at once
-     * would publish the whole batch again. An interrupt (stop) ends the pauses, and the last failure is thrown.
+     * would publish the whole batch again. Not after {@link #MARK_RETRY_WINDOW} (a database that takes its
+     * connection timeout to fail is down, not blinking). A stop's interrupt does not cut the pauses short
+     * (what went out is marked, as {@code stop()} promises); it is kept for the caller. With claims the
+     * leases are renewed before each try, so that they do not run out while the mark waits.
      */
     private Set<UUID> markRetrying(List<OutboxEvent> events) {
+      long first = System.nanoTime();
+      RuntimeException failure = null;
       for (int attempt = 0; ; attempt++) {
         try {
           return store.markDispatched(events);
         } catch (RuntimeException e) {
-          if (attempt == MARK_RETRY_PAUSES.size()) {
-            throw e;
+          if (failure == null) {
+            failure = e;
+          } else {
+            failure.addSuppressed(e);
           }
-          Duration pause = MARK_RETRY_PAUSES.get(attempt);
-          LOG.debug("{}: marking {} published events failed; trying again in {}", worker, events.size(), pause, e);
-          try {
-            Thread.sleep(pause.toMillis());
-          } catch (InterruptedException stopping) {
-            Thread.currentThread().interrupt();
-            throw e;
+          Duration pause = attempt < MARK_RETRY_PAUSES.size() ? MARK_RETRY_PAUSES.get(attempt) : null;
+          if (pause == null || System.nanoTime() - first + pause.toNanos() > MARK_RETRY_WINDOW.toNanos()) {
+            throw failure;
+          }
+          if (attempt == 0) {
+            LOG.warn("{}: marking {} published events failed; trying again in {}: {}", worker, events.size(), pause,
+                ErrorText.of(e));
+          } else {
+            LOG.debug("{}: marking {} published events failed again; trying again in {}", worker, events.size(),
+                pause, e);
+          }
+          pauseThroughInterrupts(pause);
+          if (lease != null) {
+            renewQuietly(events);
           }
         }
+      }
+    }
+
+    private void renewQuietly(List<OutboxEvent> events) {
+      try {
+        store.renewLeases(events, leaseTtl); // one taken over meanwhile fails its mark's fence: lease lost
+      } catch (RuntimeException e) {
+        LOG.debug("{}: renewing the leases of the events to mark failed too", worker, e);
       }
     }
 
@@ -546,6 +572,22 @@ public final class OutboxDispatcher {
 
     DispatchResult result() {
       return new DispatchResult(events.size(), dispatched, retried, dead, released, leaseLost);
+    }
+  }
+
+  /** Sleeps for {@code pause} whatever interrupts come meanwhile; an interrupt is kept for the caller. */
+  private static void pauseThroughInterrupts(Duration pause) {
+    long end = System.nanoTime() + pause.toNanos();
+    boolean interrupted = false;
+    for (long left = pause.toNanos(); left > 0; left = end - System.nanoTime()) {
+      try {
+        TimeUnit.NANOSECONDS.sleep(left);
+      } catch (InterruptedException e) {
+        interrupted = true;
+      }
+    }
+    if (interrupted) {
+      Thread.currentThread().interrupt();
     }
   }
 

@@ -868,31 +868,95 @@ class DispatcherTest {
    * once would publish its whole batch again. Pipelined and not, with claims and without.
    */
   @ParameterizedTest
-  @ValueSource(strings = {"no claims, pipelined", "no claims, one step at a time", "claims, pipelined"})
+  @ValueSource(strings = {"no claims, pipelined", "no claims, one step at a time", "claims, pipelined",
+      "claims, one step at a time"})
   void aMarkThatFailsOnceIsTriedAgainRatherThanItsBatchPublishedAgain(String mode) {
-    AtomicInteger failuresLeft = new AtomicInteger(1);
-    OutboxStore flaky = new DelegatingStore(store) {
-      @Override public Set<UUID> markDispatched(Collection<OutboxEvent> e) {
-        if (failuresLeft.getAndDecrement() > 0) {
-          throw new OutboxException("the connection was reset (injected)");
-        }
-        return super.markDispatched(e);
-      }
-    };
+    FailingMarks flaky = new FailingMarks(store, false);
+    Map<UUID, Integer> publications = drainCountingPublications(AsyncOutboxDispatcher.builder().store(flaky)
+        .useClaim(mode.startsWith("claims")).pipelined(mode.endsWith("pipelined")), new OutboxListener() {});
+    assertThat(flaky.failuresLeft.get()).as("the mark did fail").isNegative();
+    assertThat(publications.values()).as("publications per event").containsOnly(1);
+  }
+
+  /**
+   * The mark's commit went through but its answer was lost: tried again, it finds the rows already marked.
+   * They count as lease lost, and nothing is published twice.
+   */
+  @Test
+  void aMarkWhoseAnswerWasLostIsNotPublishedAgain() {
+    AtomicInteger leaseLost = new AtomicInteger();
+    Map<UUID, Integer> publications = drainCountingPublications(
+        AsyncOutboxDispatcher.builder().store(new FailingMarks(store, true)), new OutboxListener() {
+          @Override public void onLeaseLost(OutboxEvent event) {
+            leaseLost.incrementAndGet();
+          }
+        });
+    assertThat(publications.values()).as("publications per event").containsOnly(1);
+    assertThat(leaseLost.get()).as("the batch of the lost answer").isEqualTo(10);
+  }
+
+  /** Appends 50 events, drains them in batches of 10 and returns how often each was published. */
+  private Map<UUID, Integer> drainCountingPublications(AsyncOutboxDispatcher.Builder builder,
+      OutboxListener listener) {
     for (int i = 0; i < 50; i++) {
       store.append(event("order-" + i));
     }
     Map<UUID, Integer> publications = new java.util.concurrent.ConcurrentHashMap<>();
-    try (AsyncOutboxDispatcher d = AsyncOutboxDispatcher.builder().store(flaky).batchSize(10)
-        .useClaim(mode.startsWith("claims")).pipelined(mode.endsWith("pipelined"))
+    try (AsyncOutboxDispatcher d = builder.batchSize(10).listener(listener)
         .dispatchFn(e -> publications.merge(e.id(), 1, Integer::sum)).build()) {
       d.start();
       await().atMost(Duration.ofSeconds(10))
           .until(() -> store.countByStatus().getOrDefault(OutboxStatus.DISPATCHED, 0L) == 50);
     }
-    assertThat(failuresLeft.get()).as("the mark did fail").isNegative();
     assertThat(publications).hasSize(50);
-    assertThat(publications.values()).as("publications per event").containsOnly(1);
+    return publications;
+  }
+
+  /** A stop's interrupt that arrives while a failed mark waits to be tried again does not cut the mark short. */
+  @Test
+  void anInterruptDuringAMarksRetryDoesNotDropTheMark() {
+    FailingMarks flaky = new FailingMarks(store, false);
+    for (int i = 0; i < 5; i++) {
+      store.append(event("order-" + i));
+    }
+    BatchDispatchFn interruptedAfterPublishing = new BatchDispatchFn() {
+      @Override public void dispatch(OutboxEvent event) {}
+
+      @Override public Map<UUID, Exception> dispatchBatch(List<OutboxEvent> events) {
+        Thread.currentThread().interrupt(); // stop() interrupts the worker once its batch went out
+        return Map.of();
+      }
+    };
+    OutboxDispatcher d = OutboxDispatcher.builder().store(flaky).useClaim(true)
+        .dispatchFn(interruptedAfterPublishing).build();
+    try {
+      assertThat(d.dispatchOnce().dispatched()).isEqualTo(5);
+      assertThat(Thread.currentThread().isInterrupted()).as("the interrupt is kept for the caller").isTrue();
+    } finally {
+      Thread.interrupted();
+    }
+    assertThat(flaky.failuresLeft.get()).as("the mark did fail").isNegative();
+    assertThat(store.countByStatus().get(OutboxStatus.DISPATCHED)).isEqualTo(5);
+  }
+
+  /** A store whose first mark throws: before it changed anything, or after (its answer lost). */
+  private static final class FailingMarks extends DelegatingStore {
+    final AtomicInteger failuresLeft = new AtomicInteger(1);
+    private final boolean afterCommit;
+
+    FailingMarks(OutboxStore store, boolean afterCommit) {
+      super(store);
+      this.afterCommit = afterCommit;
+    }
+
+    @Override public Set<UUID> markDispatched(Collection<OutboxEvent> events) {
+      Set<UUID> marked = afterCommit ? super.markDispatched(events) : null;
+      if (failuresLeft.getAndDecrement() > 0) {
+        throw new OutboxException(afterCommit ? "the connection broke before the commit's answer (injected)"
+            : "the connection was reset (injected)");
+      }
+      return afterCommit ? marked : super.markDispatched(events);
+    }
   }
 
   /** Forwards every call; tests override one method to inject a failure. */

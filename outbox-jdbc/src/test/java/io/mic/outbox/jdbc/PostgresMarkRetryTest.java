@@ -53,7 +53,8 @@ class PostgresMarkRetryTest {
       await().atMost(Duration.ofSeconds(30))
           .until(() -> store.countByStatus().getOrDefault(OutboxStatus.DISPATCHED, 0L) == 200);
     }
-    assertThat(marksStarted()).as("the first mark's session was ended, and marks went on").isGreaterThan(1);
+    assertThat(marksStarted()).as("four marks of 50, and the first one's session ended and tried again")
+        .isGreaterThanOrEqualTo(5);
     assertThat(publications).hasSize(200);
     assertThat(publications.values()).as("publications per event").containsOnly(1);
   }

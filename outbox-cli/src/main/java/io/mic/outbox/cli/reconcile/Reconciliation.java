@@ -34,7 +34,8 @@ import javax.sql.DataSource;
  * }</pre>
  *
  * <p>The outbox events of the range are read into memory (ids only); the broker is scanned from
- * {@code from} to its end, since an event is published after it is created. The inbox and the domain query
+ * {@code from} less {@link BrokerScan#CLOCK_MARGIN} to its end, since an event is published after it is
+ * created, and messages of events outside the range are left out of every count. The inbox and the domain query
  * are read from the outbox's database.
  */
 public final class Reconciliation {
