@@ -9,6 +9,7 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ThreadLocalRandom;
@@ -51,7 +52,8 @@ import org.slf4j.LoggerFactory;
  * tried again after 100 ms, 500 ms and 2 s ({@link #MARK_RETRY_PAUSES}), within 5 s of its first try
  * ({@link #MARK_RETRY_WINDOW}); only then does the batch give up, and its published events go out again
  * (at-least-once). A mark whose commit went through although its answer was lost finds its rows already
- * marked when tried again: they count as lease lost, and nothing goes out twice.
+ * marked when tried again; they count as dispatched when the store still holds them {@code DISPATCHED} under
+ * the batch's claim (or without one), as lease lost otherwise (a deleting mark), and nothing goes out twice.
  *
  * <p>Not thread-safe: one thread per instance. Use {@link AsyncOutboxDispatcher} for background workers.
  */
@@ -529,7 +531,8 @@ public final class OutboxDispatcher {
       RuntimeException failure = null;
       for (int attempt = 0; ; attempt++) {
         try {
-          return store.markDispatched(events);
+          Set<UUID> marked = store.markDispatched(events);
+          return attempt == 0 ? marked : withEarlierTries(events, marked);
         } catch (RuntimeException e) {
           if (failure == null) {
             failure = e;
@@ -553,6 +556,26 @@ public final class OutboxDispatcher {
           }
         }
       }
+    }
+
+    /**
+     * What a retry marked, and what an earlier try marked although its answer was lost: rows found
+     * {@code DISPATCHED} under this batch's claim (none without claims). A deleting mark leaves no row to
+     * find; such events count as lease lost.
+     */
+    private Set<UUID> withEarlierTries(List<OutboxEvent> events, Set<UUID> marked) {
+      Set<UUID> all = new HashSet<>(marked);
+      for (OutboxEvent e : events) {
+        if (!marked.contains(e.id())) {
+          try {
+            store.find(e.id()).filter(row -> row.status() == OutboxStatus.DISPATCHED
+                && Objects.equals(row.leaseOwner(), e.leaseOwner())).ifPresent(row -> all.add(e.id()));
+          } catch (RuntimeException lookupFailed) {
+            LOG.debug("{}: cannot tell whether event {} was marked by an earlier try", worker, e.id(), lookupFailed);
+          }
+        }
+      }
+      return all;
     }
 
     private void renewQuietly(List<OutboxEvent> events) {
