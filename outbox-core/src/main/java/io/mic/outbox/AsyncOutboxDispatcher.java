@@ -1,6 +1,7 @@
 package io.mic.outbox;
 
 import io.mic.outbox.OutboxDispatcher.Publication;
+import io.mic.outbox.internal.Uninterruptibly;
 import io.mic.outbox.internal.Waiter;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -585,20 +586,7 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
 
   /** Waits for {@code pool} to end until {@code deadline}, through interrupts, which it keeps. */
   private static boolean ended(ExecutorService pool, long deadline) {
-    boolean interrupted = false;
-    try {
-      while (true) {
-        try {
-          return pool.awaitTermination(deadline - System.nanoTime(), TimeUnit.NANOSECONDS);
-        } catch (InterruptedException e) {
-          interrupted = true;
-        }
-      }
-    } finally {
-      if (interrupted) {
-        Thread.currentThread().interrupt();
-      }
-    }
+    return Uninterruptibly.until(deadline, nanos -> pool.awaitTermination(nanos, TimeUnit.NANOSECONDS));
   }
 
   private static Duration max(Duration a, Duration b) {

@@ -2,6 +2,7 @@ package io.mic.outbox;
 
 import io.mic.outbox.internal.Backoff;
 import io.mic.outbox.internal.ErrorText;
+import io.mic.outbox.internal.Uninterruptibly;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -13,7 +14,6 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -550,7 +550,7 @@ public final class OutboxDispatcher {
             LOG.debug("{}: marking {} published events failed again; trying again in {}", worker, events.size(),
                 pause, e);
           }
-          pauseThroughInterrupts(pause);
+          Uninterruptibly.sleepUntil(System.nanoTime() + pause.toNanos()); // a stop still lets it mark
           if (lease != null) {
             renewQuietly(events);
           }
@@ -595,22 +595,6 @@ public final class OutboxDispatcher {
 
     DispatchResult result() {
       return new DispatchResult(events.size(), dispatched, retried, dead, released, leaseLost);
-    }
-  }
-
-  /** Sleeps for {@code pause} whatever interrupts come meanwhile; an interrupt is kept for the caller. */
-  private static void pauseThroughInterrupts(Duration pause) {
-    long end = System.nanoTime() + pause.toNanos();
-    boolean interrupted = false;
-    for (long left = pause.toNanos(); left > 0; left = end - System.nanoTime()) {
-      try {
-        TimeUnit.NANOSECONDS.sleep(left);
-      } catch (InterruptedException e) {
-        interrupted = true;
-      }
-    }
-    if (interrupted) {
-      Thread.currentThread().interrupt();
     }
   }
 
