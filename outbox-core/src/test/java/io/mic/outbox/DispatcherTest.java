@@ -906,9 +906,7 @@ class DispatcherTest {
   /** Appends 50 events, drains them in batches of 10 and returns how often each was published. */
   private Map<UUID, Integer> drainCountingPublications(AsyncOutboxDispatcher.Builder builder,
       OutboxListener listener) {
-    for (int i = 0; i < 50; i++) {
-      store.append(event("order-" + i));
-    }
+    appendBacklog(50);
     Map<UUID, Integer> publications = new java.util.concurrent.ConcurrentHashMap<>();
     try (AsyncOutboxDispatcher d = builder.batchSize(10).listener(listener)
         .dispatchFn(e -> publications.merge(e.id(), 1, Integer::sum)).build()) {
@@ -924,9 +922,7 @@ class DispatcherTest {
   @Test
   void anInterruptDuringAMarksRetryDoesNotDropTheMark() {
     FailingMarks flaky = new FailingMarks(store, false);
-    for (int i = 0; i < 5; i++) {
-      store.append(event("order-" + i));
-    }
+    appendBacklog(5);
     BatchDispatchFn interruptedAfterPublishing = new BatchDispatchFn() {
       @Override public void dispatch(OutboxEvent event) {}
 
