@@ -79,6 +79,19 @@ class CrashPointTest {
     });
   }
 
+  /** The same with deleting marks: the configuration of the fastest end-to-end figures (performance.md). */
+  @Tag("full")
+  @ParameterizedTest(name = "SIGKILL {0}, throughput, without claims, 2 workers, deleting on dispatch")
+  @EnumSource(value = FaultPoint.class, names = "NONE", mode = EnumSource.Mode.EXCLUDE)
+  @Timeout(value = 5, unit = TimeUnit.MINUTES)
+  void killAtPointWithoutClaimsTwoWorkersDeleting(FaultPoint point) throws Exception {
+    run(point, "throughput", 3, s -> {
+      s.claim = false;
+      s.workersPerProcess = 2;
+      s.deleteOnDispatch = true;
+    });
+  }
+
   /**
    * What one kill at {@code point} may repeat. A claim that parks published nothing of its batch; pipelined,
    * the claim of the next batch runs in the background while the worker publishes the current one, which
