@@ -561,15 +561,20 @@ public final class OutboxDispatcher {
     /**
      * What a retry marked, and what an earlier try marked although its answer was lost: rows found
      * {@code DISPATCHED} under this batch's claim (none without claims). A deleting mark leaves no row to
-     * find; such events count as lease lost.
+     * find. Without claims nothing else removes a row that is still to be marked, so a row gone counts as
+     * dispatched; with claims another worker may have taken it over and deleted it: lease lost.
      */
     private Set<UUID> withEarlierTries(List<OutboxEvent> events, Set<UUID> marked) {
       Set<UUID> all = new HashSet<>(marked);
       for (OutboxEvent e : events) {
         if (!marked.contains(e.id())) {
           try {
-            store.find(e.id()).filter(row -> row.status() == OutboxStatus.DISPATCHED
-                && Objects.equals(row.leaseOwner(), e.leaseOwner())).ifPresent(row -> all.add(e.id()));
+            boolean markedEarlier = store.find(e.id())
+                .map(row -> row.status() == OutboxStatus.DISPATCHED && Objects.equals(row.leaseOwner(), e.leaseOwner()))
+                .orElse(e.leaseOwner() == null);
+            if (markedEarlier) {
+              all.add(e.id());
+            }
           } catch (RuntimeException lookupFailed) {
             LOG.debug("{}: cannot tell whether event {} was marked by an earlier try", worker, e.id(), lookupFailed);
           }

@@ -903,6 +903,32 @@ class DispatcherTest {
     assertThat(leaseLost.get()).isZero();
   }
 
+  /**
+   * The same with a store whose marks delete the rows: the retry finds nothing. Without claims nothing else
+   * removes a pending row, so the events count as dispatched; with claims another worker may have taken them
+   * over and deleted them, so they count as lease lost. Either way nothing is published twice.
+   */
+  @ParameterizedTest
+  @ValueSource(booleans = {false, true})
+  void aDeletingMarkWhoseAnswerWasLostCountsItsEventsDispatchedWithoutClaims(boolean useClaim) {
+    AtomicInteger dispatched = new AtomicInteger();
+    AtomicInteger leaseLost = new AtomicInteger();
+    Map<UUID, Integer> publications = drainCountingPublications(
+        AsyncOutboxDispatcher.builder().store(new FailingMarks(new DeletingMarks(store), true)).useClaim(useClaim),
+        new OutboxListener() {
+          @Override public void onDispatched(OutboxEvent event, Duration publishTime) {
+            dispatched.incrementAndGet();
+          }
+
+          @Override public void onLeaseLost(OutboxEvent event) {
+            leaseLost.incrementAndGet();
+          }
+        });
+    assertThat(publications.values()).as("publications per event").containsOnly(1);
+    assertThat(dispatched.get()).isEqualTo(useClaim ? 40 : 50);
+    assertThat(leaseLost.get()).isEqualTo(useClaim ? 10 : 0);
+  }
+
   /** Appends 50 events, drains them in batches of 10 and returns how often each was published. */
   private Map<UUID, Integer> drainCountingPublications(AsyncOutboxDispatcher.Builder builder,
       OutboxListener listener) {
@@ -960,6 +986,25 @@ class DispatcherTest {
             : "the connection was reset (injected)");
       }
       return afterCommit ? marked : super.markDispatched(events);
+    }
+  }
+
+  /** Marks as the wrapped store does, then no longer finds the marked rows, as a store deleting on dispatch. */
+  private static final class DeletingMarks extends DelegatingStore {
+    private final Set<UUID> deleted = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+    DeletingMarks(OutboxStore store) {
+      super(store);
+    }
+
+    @Override public Set<UUID> markDispatched(Collection<OutboxEvent> events) {
+      Set<UUID> marked = super.markDispatched(events);
+      deleted.addAll(marked);
+      return marked;
+    }
+
+    @Override public Optional<OutboxEvent> find(UUID id) {
+      return deleted.contains(id) ? Optional.empty() : super.find(id);
     }
   }
 

@@ -5,7 +5,12 @@ import static org.awaitility.Awaitility.await;
 
 import com.zaxxer.hikari.HikariDataSource;
 import io.mic.outbox.AsyncOutboxDispatcher;
+import io.mic.outbox.OutboxEvent;
+import io.mic.outbox.OutboxListener;
 import io.mic.outbox.OutboxStatus;
+import io.mic.outbox.OutboxStore;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -15,6 +20,8 @@ import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -22,7 +29,7 @@ import org.junit.jupiter.api.Timeout;
 /**
  * PostgreSQL ends the session of a mark while it runs (an administrator, a failover): the dispatcher marks
  * the batch again on a new connection instead of publishing it again. A trigger on the table ends the
- * session of the first mark from inside it.
+ * session of the first mark from inside it. And a mark whose answer was lost after its commit.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class PostgresMarkRetryTest {
@@ -57,6 +64,59 @@ class PostgresMarkRetryTest {
         .isGreaterThanOrEqualTo(5);
     assertThat(publications).hasSize(200);
     assertThat(publications.values()).as("publications per event").containsOnly(1);
+  }
+
+  /**
+   * A deleting mark committed, then the connection broke before its answer arrived: tried again, the mark
+   * finds the rows gone. Without claims nothing else deletes a row still to be marked, so the events count as
+   * dispatched, none as lease lost, and nothing goes out twice.
+   */
+  @Test
+  void aDeletingMarkWhoseAnswerWasLostCountsItsEventsDispatched() throws SQLException {
+    JdbcOutboxStore store = JdbcOutboxStore.builder().dataSource(dataSource).table(table).deleteOnDispatch(true)
+        .build();
+    store.createSchema();
+    TestDatabase.appendOrders(dataSource, store, 200);
+    Map<UUID, Integer> publications = new ConcurrentHashMap<>();
+    AtomicInteger dispatched = new AtomicInteger();
+    AtomicInteger leaseLost = new AtomicInteger();
+    try (AsyncOutboxDispatcher d = AsyncOutboxDispatcher.builder().store(losingTheFirstMarksAnswer(store))
+        .batchSize(50).dispatchFn(e -> publications.merge(e.id(), 1, Integer::sum)).listener(new OutboxListener() {
+          @Override public void onDispatched(OutboxEvent event, Duration publishTime) {
+            dispatched.incrementAndGet();
+          }
+
+          @Override public void onLeaseLost(OutboxEvent event) {
+            leaseLost.incrementAndGet();
+          }
+        }).build()) {
+      d.start();
+      await().atMost(Duration.ofSeconds(30)).until(() -> dispatched.get() + leaseLost.get() == 200);
+    }
+    assertThat(store.countByStatus().values().stream().mapToLong(Long::longValue).sum()).as("rows left").isZero();
+    assertThat(publications).hasSize(200);
+    assertThat(publications.values()).as("publications per event").containsOnly(1);
+    assertThat(dispatched.get()).isEqualTo(200);
+    assertThat(leaseLost.get()).isZero();
+  }
+
+  /** {@code store}, except that its first mark commits and then fails as a connection broken before the answer. */
+  private static OutboxStore losingTheFirstMarksAnswer(OutboxStore store) {
+    AtomicBoolean lose = new AtomicBoolean(true);
+    return (OutboxStore) Proxy.newProxyInstance(OutboxStore.class.getClassLoader(), new Class<?>[] {OutboxStore.class},
+        (proxy, method, args) -> {
+          Object result;
+          try {
+            result = method.invoke(store, args);
+          } catch (InvocationTargetException e) {
+            throw e.getCause();
+          }
+          if (method.getName().equals("markDispatched") && lose.getAndSet(false)) {
+            throw new OutboxStoreException("marking failed", new SQLException(
+                "An I/O error occurred while sending to the backend (injected after the commit)", "08006"));
+          }
+          return result;
+        });
   }
 
   private void endTheSessionOfTheFirstMark() throws SQLException {
