@@ -1,12 +1,16 @@
 package io.mic.outbox.faults;
 
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * SIGKILL of a dispatcher process at each named point of the dispatch path, while producers append and,
@@ -67,29 +71,23 @@ class CrashPointTest {
   /**
    * Two workers in one process without claims: their reads take turns and leave out each other's batches,
    * so a kill repeats what both had published and not marked, and nothing is published twice otherwise.
+   * Keeping the rows, and deleting them: the configuration of the fastest end-to-end figures (performance.md).
    */
   @Tag("full")
-  @ParameterizedTest(name = "SIGKILL {0}, throughput, without claims, 2 workers")
-  @EnumSource(value = FaultPoint.class, names = "NONE", mode = EnumSource.Mode.EXCLUDE)
+  @ParameterizedTest(name = "SIGKILL {0}, throughput, without claims, 2 workers, deleting on dispatch: {1}")
+  @MethodSource("pointsKeepingAndDeleting")
   @Timeout(value = 5, unit = TimeUnit.MINUTES)
-  void killAtPointWithoutClaimsTwoWorkers(FaultPoint point) throws Exception {
+  void killAtPointWithoutClaimsTwoWorkers(FaultPoint point, boolean deleteOnDispatch) throws Exception {
     run(point, "throughput", 3, s -> {
       s.claim = false;
       s.workersPerProcess = 2;
+      s.deleteOnDispatch = deleteOnDispatch;
     });
   }
 
-  /** The same with deleting marks: the configuration of the fastest end-to-end figures (performance.md). */
-  @Tag("full")
-  @ParameterizedTest(name = "SIGKILL {0}, throughput, without claims, 2 workers, deleting on dispatch")
-  @EnumSource(value = FaultPoint.class, names = "NONE", mode = EnumSource.Mode.EXCLUDE)
-  @Timeout(value = 5, unit = TimeUnit.MINUTES)
-  void killAtPointWithoutClaimsTwoWorkersDeleting(FaultPoint point) throws Exception {
-    run(point, "throughput", 3, s -> {
-      s.claim = false;
-      s.workersPerProcess = 2;
-      s.deleteOnDispatch = true;
-    });
+  static Stream<Arguments> pointsKeepingAndDeleting() {
+    return Arrays.stream(FaultPoint.values()).filter(p -> p != FaultPoint.NONE)
+        .flatMap(p -> Stream.of(Arguments.of(p, false), Arguments.of(p, true)));
   }
 
   /**
