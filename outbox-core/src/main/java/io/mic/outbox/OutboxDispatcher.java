@@ -52,8 +52,9 @@ import org.slf4j.LoggerFactory;
  * tried again after 100 ms, 500 ms and 2 s ({@link #MARK_RETRY_PAUSES}), within 5 s of its first try
  * ({@link #MARK_RETRY_WINDOW}); only then does the batch give up, and its published events go out again
  * (at-least-once). A mark whose commit went through although its answer was lost finds its rows already
- * marked when tried again; they count as dispatched when the store still holds them {@code DISPATCHED} under
- * the batch's claim (or without one), as lease lost otherwise (a deleting mark), and nothing goes out twice.
+ * marked when tried again, and nothing goes out twice. They count as dispatched when the store holds them
+ * {@code DISPATCHED} under the batch's claim (or without one); a deleting mark leaves no row, and a row gone
+ * counts as dispatched without claims and as lease lost with them (see {@code withEarlierTries}).
  *
  * <p>Not thread-safe: one thread per instance. Use {@link AsyncOutboxDispatcher} for background workers.
  */
@@ -561,8 +562,9 @@ public final class OutboxDispatcher {
     /**
      * What a retry marked, and what an earlier try marked although its answer was lost: rows found
      * {@code DISPATCHED} under this batch's claim (none without claims). A deleting mark leaves no row to
-     * find. Without claims nothing else removes a row that is still to be marked, so a row gone counts as
-     * dispatched; with claims another worker may have taken it over and deleted it: lease lost.
+     * find. Without claims only a mark deletes a pending row, and only after its event was published (by this
+     * batch's earlier try, or by another dispatcher that read it too), so a row gone counts as dispatched;
+     * with claims another worker may have taken it over after its lease ran out: lease lost.
      */
     private Set<UUID> withEarlierTries(List<OutboxEvent> events, Set<UUID> marked) {
       Set<UUID> all = new HashSet<>(marked);

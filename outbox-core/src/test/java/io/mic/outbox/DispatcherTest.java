@@ -882,7 +882,7 @@ class DispatcherTest {
   /**
    * The mark's commit went through but its answer was lost: tried again, it finds the rows already marked
    * by its own claim (or without one), counts them dispatched, and nothing is published twice. A store whose
-   * marks delete the rows leaves nothing to find: without claims nothing else removes a pending row, so the
+   * marks delete the rows leaves nothing to find: without claims only a mark deletes a pending row, so the
    * events count as dispatched; with claims another worker may have taken them over and deleted them, so the
    * batch of the lost answer (10 events) counts as lease lost.
    */

@@ -71,7 +71,7 @@ class CrashPointTest {
   /**
    * Two workers in one process without claims: their reads take turns and leave out each other's batches,
    * so a kill repeats what both had published and not marked, and nothing is published twice otherwise.
-   * Keeping the rows, and deleting them: the configuration of the fastest end-to-end figures (performance.md).
+   * Keeping the rows, and deleting them (the configuration of the fastest end-to-end figures, performance.md).
    */
   @Tag("full")
   @ParameterizedTest(name = "SIGKILL {0}, throughput, without claims, 2 workers, deleting on dispatch: {1}")

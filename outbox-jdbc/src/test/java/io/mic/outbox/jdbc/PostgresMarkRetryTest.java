@@ -29,7 +29,8 @@ import org.junit.jupiter.api.Timeout;
 /**
  * PostgreSQL ends the session of a mark while it runs (an administrator, a failover): the dispatcher marks
  * the batch again on a new connection instead of publishing it again. A trigger on the table ends the
- * session of the first mark from inside it. And a mark whose answer was lost after its commit.
+ * session of the first mark from inside it. The second test loses the answer of a deleting mark after its
+ * commit.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class PostgresMarkRetryTest {
@@ -68,7 +69,7 @@ class PostgresMarkRetryTest {
 
   /**
    * A deleting mark committed, then the connection broke before its answer arrived: tried again, the mark
-   * finds the rows gone. Without claims nothing else deletes a row still to be marked, so the events count as
+   * finds the rows gone. Without claims only a mark deletes a pending row, so the events count as
    * dispatched, none as lease lost, and nothing goes out twice.
    */
   @Test
