@@ -562,16 +562,17 @@ public final class OutboxDispatcher {
     /**
      * What a retry marked, and what an earlier try marked although its answer was lost: rows found
      * {@code DISPATCHED} under this batch's claim (none without claims). A deleting mark leaves no row to
-     * find. Without claims only a mark deletes a pending row, and only after its event was published (by this
-     * batch's earlier try, or by another dispatcher that read it too), so a row gone counts as dispatched;
-     * with claims another worker may have taken it over after its lease ran out: lease lost.
+     * find, and a new event may have been appended under its id since (another {@code createdAt}). Without
+     * claims only a mark deletes a pending row, and only after its event was published (by this batch's
+     * earlier try, or by another dispatcher that read it too), so a row gone counts as dispatched; with claims
+     * another worker may have taken it over after its lease ran out: lease lost.
      */
     private Set<UUID> withEarlierTries(List<OutboxEvent> events, Set<UUID> marked) {
       Set<UUID> all = new HashSet<>(marked);
       for (OutboxEvent e : events) {
         if (!marked.contains(e.id())) {
           try {
-            boolean markedEarlier = store.find(e.id())
+            boolean markedEarlier = store.find(e.id()).filter(row -> Objects.equals(row.createdAt(), e.createdAt()))
                 .map(row -> row.status() == OutboxStatus.DISPATCHED && Objects.equals(row.leaseOwner(), e.leaseOwner()))
                 .orElse(e.leaseOwner() == null);
             if (markedEarlier) {

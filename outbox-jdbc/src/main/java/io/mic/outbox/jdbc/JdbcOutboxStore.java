@@ -16,6 +16,7 @@ import io.mic.outbox.jdbc.internal.TableName;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashSet;
@@ -233,7 +234,23 @@ public final class JdbcOutboxStore implements OutboxStore {
   @Override
   public Set<UUID> markDispatched(Collection<OutboxEvent> events) {
     MarkStatements marks = bind().marks();
-    return forHeld(events, marks::markDispatched);
+    Instant appendedBy = newestAppend(events);
+    return forHeld(events, (owner, ids) -> marks.markDispatched(owner, ids, owner == null ? appendedBy : null));
+  }
+
+  /**
+   * The newest {@code created_at} of {@code events}, which bounds an unclaimed mark
+   * ({@link MarkStatements#markDispatched}); {@code null} when an event has none (not read from a store).
+   */
+  private static Instant newestAppend(Collection<OutboxEvent> events) {
+    Instant newest = null;
+    for (OutboxEvent e : events) {
+      if (e.createdAt() == null) {
+        return null;
+      }
+      newest = newest == null || e.createdAt().isAfter(newest) ? e.createdAt() : newest;
+    }
+    return newest;
   }
 
   @Override

@@ -3,6 +3,7 @@ package io.mic.outbox.jdbc;
 import io.mic.outbox.OutboxEvent;
 import java.sql.PreparedStatement;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import java.util.Set;
 import java.util.UUID;
@@ -30,9 +31,16 @@ abstract class MarkStatements {
   /**
    * Marks events dispatched, counting the attempt of unclaimed ones; a dispatched row keeps the lease owner
    * of the claim that dispatched it. With {@link #deleteOnDispatch} the same fence deletes the rows instead.
-   * Returns the ids marked.
+   * Unclaimed, only rows appended no later than {@code appendedBy} (the newest {@code created_at} of the
+   * events; {@code null}: no bound): once a deleting mark committed, a new event may be appended under one of
+   * its ids, and the mark tried again after a lost answer must leave that event alone. Returns the ids marked.
    */
-  abstract Set<UUID> markDispatched(String owner, List<UUID> ids);
+  abstract Set<UUID> markDispatched(String owner, List<UUID> ids, Instant appendedBy);
+
+  /** The bound of {@link #markDispatched} on unclaimed rows, one parameter; nothing when there is none. */
+  static String appendedNoLaterThan(Instant appendedBy) {
+    return appendedBy == null ? "" : " AND created_at <= ?";
+  }
 
   /** The start of the mark of {@code markDispatched}, up to its {@code WHERE}. */
   String dispatchedMark(boolean claimed) {

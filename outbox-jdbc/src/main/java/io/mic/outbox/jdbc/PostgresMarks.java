@@ -3,6 +3,7 @@ package io.mic.outbox.jdbc;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
@@ -16,13 +17,16 @@ final class PostgresMarks extends MarkStatements {
   }
 
   @Override
-  Set<UUID> markDispatched(String owner, List<UUID> ids) {
+  Set<UUID> markDispatched(String owner, List<UUID> ids, Instant appendedBy) {
     boolean claimed = owner != null;
     return returningIds(dispatchedMark(claimed) + " WHERE id = ANY(" + PostgresDialect.ID_ARRAY + ") AND "
-        + Sql.fence(claimed) + " RETURNING id", ps -> {
+        + Sql.fence(claimed) + appendedNoLaterThan(appendedBy) + " RETURNING id", ps -> {
           ps.setBytes(1, Ids.bytes(ids));
           if (claimed) {
             ps.setString(2, owner);
+          }
+          if (appendedBy != null) {
+            dialect.setInstant(ps, claimed ? 3 : 2, appendedBy);
           }
         });
   }

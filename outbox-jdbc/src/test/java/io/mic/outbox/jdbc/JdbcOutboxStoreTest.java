@@ -735,6 +735,24 @@ abstract class JdbcOutboxStoreTest {
   }
 
   /**
+   * A deleting mark made again (its first answer lost) leaves alone a new event appended meanwhile under one of
+   * the ids it deleted, which the store allows once the row is gone: that event was appended after the batch.
+   */
+  @Test
+  void aDeletingMarkMadeAgainLeavesAnEventAppendedAgainUnderItsId() throws SQLException {
+    JdbcOutboxStore deleting = newStore(builder -> builder.deleteOnDispatch(true));
+    inTransaction(deleting, true, List.of(event("a"), event("b")));
+    List<OutboxEvent> batch = deleting.fetchPending(10, false);
+    assertThat(deleting.markDispatched(batch)).hasSize(2);
+    OutboxEvent again = OutboxEvent.builder().id(batch.get(0).id()).aggregate("order", "again").topic("order.created")
+        .payload("{}").build();
+    inTransaction(deleting, true, List.of(again));
+    assertThat(deleting.markDispatched(batch)).as("the mark made again").isEmpty();
+    assertThat(deleting.find(again.id()).orElseThrow().status()).isEqualTo(OutboxStatus.PENDING);
+    assertThat(deleting.fetchPending(10, false)).extracting(OutboxEvent::aggregateId).containsExactly("again");
+  }
+
+  /**
    * A row appended before today's append-time rules (here an aggregate id a broker header cannot carry)
    * must not jam the claim: it is read back, published, and dead-lettered like any rejected event.
    */

@@ -16,12 +16,16 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.Collection;
+import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -74,35 +78,66 @@ class PostgresMarkRetryTest {
    */
   @Test
   void aDeletingMarkWhoseAnswerWasLostCountsItsEventsDispatched() throws SQLException {
-    JdbcOutboxStore store = JdbcOutboxStore.builder().dataSource(dataSource).table(table).deleteOnDispatch(true)
-        .build();
-    store.createSchema();
-    TestDatabase.appendOrders(dataSource, store, 200);
+    JdbcOutboxStore store = deletingStoreOf200Events();
     Map<UUID, Integer> publications = new ConcurrentHashMap<>();
-    AtomicInteger dispatched = new AtomicInteger();
-    AtomicInteger leaseLost = new AtomicInteger();
-    try (AsyncOutboxDispatcher d = AsyncOutboxDispatcher.builder().store(losingTheFirstMarksAnswer(store))
-        .batchSize(50).dispatchFn(e -> publications.merge(e.id(), 1, Integer::sum)).listener(new OutboxListener() {
-          @Override public void onDispatched(OutboxEvent event, Duration publishTime) {
-            dispatched.incrementAndGet();
-          }
-
-          @Override public void onLeaseLost(OutboxEvent event) {
-            leaseLost.incrementAndGet();
-          }
-        }).build()) {
+    Counts counts = new Counts();
+    try (AsyncOutboxDispatcher d = AsyncOutboxDispatcher.builder().store(losingTheFirstMarksAnswer(store, marked -> {}))
+        .batchSize(50).dispatchFn(e -> publications.merge(e.id(), 1, Integer::sum)).listener(counts).build()) {
       d.start();
-      await().atMost(Duration.ofSeconds(30)).until(() -> dispatched.get() + leaseLost.get() == 200);
+      await().atMost(Duration.ofSeconds(30)).until(() -> counts.dispatched.get() + counts.leaseLost.get() == 200);
     }
     assertThat(store.countByStatus().values().stream().mapToLong(Long::longValue).sum()).as("rows left").isZero();
     assertThat(publications).hasSize(200);
     assertThat(publications.values()).as("publications per event").containsOnly(1);
-    assertThat(dispatched.get()).isEqualTo(200);
-    assertThat(leaseLost.get()).isZero();
+    assertThat(counts.dispatched.get()).isEqualTo(200);
+    assertThat(counts.leaseLost.get()).isZero();
   }
 
-  /** {@code store}, except that its first mark commits and then fails as a connection broken before the answer. */
-  private static OutboxStore losingTheFirstMarksAnswer(OutboxStore store) {
+  /**
+   * While the answer of a deleting mark is lost, the application appends a new event under one of the ids the
+   * mark deleted, which a store allows once the row is gone. The mark tried again must leave that row alone:
+   * it is another event, and it is published in its turn.
+   */
+  @Test
+  void aDeletingMarkTriedAgainLeavesAnIdAppendedAgainAlone() throws SQLException {
+    JdbcOutboxStore store = deletingStoreOf200Events();
+    AtomicReference<UUID> appendedAgain = new AtomicReference<>();
+    Map<UUID, Integer> publications = new ConcurrentHashMap<>();
+    Counts counts = new Counts();
+    try (AsyncOutboxDispatcher d = AsyncOutboxDispatcher.builder()
+        .store(losingTheFirstMarksAnswer(store, marked -> appendedAgain.set(appendAgain(store, marked.get(0)))))
+        .batchSize(50).dispatchFn(e -> publications.merge(e.id(), 1, Integer::sum)).listener(counts).build()) {
+      d.start();
+      await().atMost(Duration.ofSeconds(15)).untilAsserted(() -> assertThat(appendedAgain.get())
+          .as("the event appended again under a deleted id is published").isNotNull()
+          .satisfies(id -> assertThat(publications).containsEntry(id, 2)));
+      await().atMost(Duration.ofSeconds(15))
+          .until(() -> store.countByStatus().values().stream().mapToLong(Long::longValue).sum() == 0);
+    }
+    assertThat(publications).hasSize(200);
+    assertThat(counts.dispatched.get()).as("200 events and the one appended again").isEqualTo(201);
+    assertThat(counts.leaseLost.get()).isZero();
+  }
+
+  /** Appends, committed, a new event under the id of {@code deleted}, whose row a mark deleted. */
+  private UUID appendAgain(JdbcOutboxStore store, OutboxEvent deleted) {
+    try (Connection c = dataSource.getConnection()) {
+      c.setAutoCommit(false);
+      store.append(c, OutboxEvent.builder().id(deleted.id()).aggregate("order", "again").topic("order.created")
+          .payload("{\"again\":true}").build());
+      c.commit();
+      return deleted.id();
+    } catch (SQLException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  /**
+   * {@code store}, except that its first mark commits and then fails as a connection broken before the answer;
+   * {@code meanwhile} runs between the two with the events of that mark.
+   */
+  @SuppressWarnings("unchecked") // markDispatched's one argument
+  private static OutboxStore losingTheFirstMarksAnswer(OutboxStore store, Consumer<List<OutboxEvent>> meanwhile) {
     AtomicBoolean lose = new AtomicBoolean(true);
     return (OutboxStore) Proxy.newProxyInstance(OutboxStore.class.getClassLoader(), new Class<?>[] {OutboxStore.class},
         (proxy, method, args) -> {
@@ -113,11 +148,35 @@ class PostgresMarkRetryTest {
             throw e.getCause();
           }
           if (method.getName().equals("markDispatched") && lose.getAndSet(false)) {
+            meanwhile.accept(List.copyOf((Collection<OutboxEvent>) args[0]));
             throw new OutboxStoreException("marking failed", new SQLException(
                 "An I/O error occurred while sending to the backend (injected after the commit)", "08006"));
           }
           return result;
         });
+  }
+
+  /** A store that deletes on dispatch, over a new table holding 200 pending events. */
+  private JdbcOutboxStore deletingStoreOf200Events() throws SQLException {
+    JdbcOutboxStore store = JdbcOutboxStore.builder().dataSource(dataSource).table(table).deleteOnDispatch(true)
+        .build();
+    store.createSchema();
+    TestDatabase.appendOrders(dataSource, store, 200);
+    return store;
+  }
+
+  /** Counts what the dispatcher reports dispatched and lease lost. */
+  private static final class Counts implements OutboxListener {
+    final AtomicInteger dispatched = new AtomicInteger();
+    final AtomicInteger leaseLost = new AtomicInteger();
+
+    @Override public void onDispatched(OutboxEvent event, Duration publishTime) {
+      dispatched.incrementAndGet();
+    }
+
+    @Override public void onLeaseLost(OutboxEvent event) {
+      leaseLost.incrementAndGet();
+    }
   }
 
   private void endTheSessionOfTheFirstMark() throws SQLException {
