@@ -16,6 +16,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -74,6 +75,7 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
   private final Duration shutdownTimeout;
   private final boolean pipelined;
   private final boolean useClaim;
+  private final boolean ordered;
   private final OutboxListener listener;
   private final List<OutboxDispatcher> dispatchers;
   /** The application's executor, or {@code null}: then each {@link #start()} creates one of its own. */
@@ -97,7 +99,7 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
   private volatile boolean running;
   private volatile boolean paused;
   private final Set<String> pausedTopics = ConcurrentHashMap.newKeySet();
-  private final Reads reads = new Reads();
+  private final Reads reads;
   private boolean started;
   private boolean closed;
 
@@ -109,6 +111,7 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
     this.shutdownTimeout = b.shutdownTimeout;
     this.pipelined = b.pipelined;
     this.useClaim = b.useClaim;
+    this.ordered = b.preserveAggregateOrder;
     this.listener = OutboxListeners.of(b.listener);
     this.store = b.store;
     List<OutboxDispatcher> list = new ArrayList<>();
@@ -119,6 +122,7 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
     this.usersExecutor = b.executor;
     this.reportedStalls = new Publication[b.workers];
     this.threads = new Thread[b.workers];
+    this.reads = new Reads();
   }
 
   public static Builder builder() {
@@ -524,22 +528,45 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
    */
   private final class Reads {
     private final Set<OutboxDispatcher.Batch> inFlight = ConcurrentHashMap.newKeySet();
+    /** Throughput mode: the last event of the last read, if that read was full; the next read goes on from it. */
+    private OutboxEvent position; // guarded by this
+    private final long fromStartEvery = Math.min(pollInterval.toNanos(), TimeUnit.SECONDS.toNanos(1));
+    /** When the last read from the start began ({@link System#nanoTime()}). */
+    private long fromStartNanos; // guarded by this
+    /** Set when a batch ended with events not dispatched: they are available again, before the position. */
+    private final AtomicBoolean fromStart = new AtomicBoolean(true);
 
+    /**
+     * In throughput mode a read of a backlog goes on after the last event of the read before it, instead of
+     * stepping over the events in flight again ({@link OutboxStore#fetchPendingAfter}). What became available
+     * before that place meanwhile waits for the next read from the start: once per poll interval (at least once
+     * a second), after every read that came back short, and after every batch that did not dispatch all its
+     * events.
+     */
     OutboxDispatcher.Batch next(OutboxDispatcher dispatcher) {
       if (useClaim) {
         return dispatcher.next();
       }
       synchronized (this) {
+        long now = System.nanoTime();
+        boolean full = fromStart.getAndSet(false) || position == null || now - fromStartNanos >= fromStartEvery;
+        if (full) {
+          fromStartNanos = now;
+        }
         // only a finished batch can leave while the read runs: leaving it out or not is then equally right
-        OutboxDispatcher.Batch batch = dispatcher.next(inFlight);
+        OutboxDispatcher.Batch batch = dispatcher.next(inFlight, full ? null : position);
         if (batch != null) {
           inFlight.add(batch);
         }
+        position = !ordered && batch != null && batch.size() == batchSize ? batch.last() : null;
         return batch;
       }
     }
 
     void done(OutboxDispatcher.Batch batch) {
+      if (!batch.allDispatched()) {
+        fromStart.set(true); // before the batch leaves: a read that no longer leaves it out starts from the start
+      }
       inFlight.remove(batch);
     }
   }

@@ -112,6 +112,27 @@ public final class InMemoryOutboxStore implements OutboxStore, OutboxAppender {
     return result;
   }
 
+  /** Goes on right after {@code after} in dispatch order, across priorities. */
+  @Override
+  public synchronized List<OutboxEvent> fetchPendingAfter(OutboxEvent after, int limit, Set<String> pausedTopics,
+      Collection<OutboxEvent> inFlight) {
+    Instant createdAt = Objects.requireNonNull(after.createdAt(), "after: an event as the store returned it");
+    Set<UUID> leftOut = new HashSet<>();
+    inFlight.forEach(e -> leftOut.add(e.id()));
+    Instant now = now();
+    List<OutboxEvent> result = new ArrayList<>();
+    for (Row row : open.tailSet(new Row(after, createdAt, createdAt), false)) {
+      if (result.size() == limit) {
+        break;
+      }
+      if (row.isAvailable(now, false) && !pausedTopics.contains(row.event.topic())
+          && !leftOut.contains(row.event.id())) {
+        result.add(row.snapshot());
+      }
+    }
+    return result;
+  }
+
   @Override
   public synchronized List<OutboxEvent> claim(ClaimRequest request) {
     Instant now = now();

@@ -154,8 +154,16 @@ public final class OutboxDispatcher {
    * their events are still {@code PENDING}, so the read leaves them out (in claim mode their leases already do).
    */
   Batch next(Collection<Batch> inFlight) {
+    return next(inFlight, null);
+  }
+
+  /**
+   * {@link #next(Collection)} going on after {@code after}, the last event of the previous read, when it is not
+   * {@code null} (throughput mode without claims: {@link OutboxStore#fetchPendingAfter}).
+   */
+  Batch next(Collection<Batch> inFlight, OutboxEvent after) {
     long start = System.nanoTime();
-    List<OutboxEvent> events = fetch(useClaim ? Set.of() : idsOf(inFlight));
+    List<OutboxEvent> events = fetch(inFlight, after);
     if (events.isEmpty()) {
       LOG.trace("{}: nothing due", worker);
       return null;
@@ -192,7 +200,13 @@ public final class OutboxDispatcher {
     return ids;
   }
 
-  private List<OutboxEvent> fetch(Set<UUID> inFlight) {
+  private static List<OutboxEvent> eventsOf(Collection<Batch> batches) {
+    List<OutboxEvent> events = new ArrayList<>();
+    batches.forEach(b -> events.addAll(b.events));
+    return events;
+  }
+
+  private List<OutboxEvent> fetch(Collection<Batch> inFlight, OutboxEvent after) {
     PauseState shared = store.pauseState(); // the cluster-wide pauses, read at every poll
     if (shared.all()) {
       LOG.trace("{}: every topic paused in the store", worker);
@@ -201,7 +215,8 @@ public final class OutboxDispatcher {
     Set<String> paused = shared.topics().isEmpty() ? Set.copyOf(pausedTopics)
         : union(pausedTopics, shared.topics());
     if (!useClaim) {
-      return store.fetchPending(batchSize, ordered, paused, inFlight);
+      return after == null ? store.fetchPending(batchSize, ordered, paused, idsOf(inFlight))
+          : store.fetchPendingAfter(after, batchSize, paused, eventsOf(inFlight));
     }
     String owner = ownerPrefix + claims.incrementAndGet();
     ClaimRequest request = ClaimRequest.of(owner, batchSize, leaseTtl).skipping(paused);
@@ -276,6 +291,16 @@ public final class OutboxDispatcher {
 
     int size() {
       return events.size();
+    }
+
+    /** The last event read, the furthest in dispatch order. */
+    OutboxEvent last() {
+      return events.get(events.size() - 1);
+    }
+
+    /** Whether every event of the batch was marked dispatched; read once the batch is finished. */
+    boolean allDispatched() {
+      return dispatched == events.size();
     }
 
     /** Marks the successes, stops keeping the leases and reports the batch; once, on any thread. */

@@ -2,6 +2,7 @@ package io.mic.outbox;
 
 import java.time.Duration;
 import java.util.Collection;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -63,6 +64,29 @@ public interface OutboxStore {
     }
     return fetchPending(limit + inFlight.size(), preserveAggregateOrder, pausedTopics).stream()
         .filter(e -> !inFlight.contains(e.id())).limit(limit).toList();
+  }
+
+  /**
+   * Throughput mode: {@link #fetchPending(int, boolean, Set, Set)} going on from {@code after}, the last event
+   * of the caller's previous read, so that a read of a backlog need not step again over the events before it,
+   * which are in flight or done. It may return only events that follow {@code after} in dispatch order, and
+   * may stop early (the JDBC store stops at the end of {@code after}'s priority); it never returns an event of
+   * {@code inFlight}. So it can miss an event that became available before {@code after}'s place (a retry that
+   * fell due, a transaction that committed late, a higher priority): a caller must read from the start too,
+   * and {@link AsyncOutboxDispatcher} does once per poll interval (at least once a second) and after every
+   * short read.
+   *
+   * <p>The events in flight come whole, so that a store can leave out of its query those that come before
+   * {@code after} (usually all of them): it would never meet their rows. This default reads from the start,
+   * leaving every one out: always correct, only not cheaper.
+   *
+   * @param after an event as this store returned it (its {@code priority}, {@code createdAt} and {@code id})
+   */
+  default List<OutboxEvent> fetchPendingAfter(OutboxEvent after, int limit, Set<String> pausedTopics,
+      Collection<OutboxEvent> inFlight) {
+    Set<UUID> ids = new HashSet<>();
+    inFlight.forEach(e -> ids.add(e.id()));
+    return fetchPending(limit, false, pausedTopics, ids);
   }
 
   /**

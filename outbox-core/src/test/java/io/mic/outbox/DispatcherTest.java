@@ -482,6 +482,42 @@ class DispatcherTest {
   }
 
   /**
+   * Without claims, reads of a backlog go on after the last event read instead of stepping over the events in
+   * flight again. An event that comes before that place, here a higher priority appended while the backlog
+   * drains, is found by the next read from the start, made at least once per poll interval: it goes out long
+   * before the backlog is drained (every event's publication takes 1 ms, so the backlog lasts about a second).
+   */
+  @Test
+  void aReadGoingOnAfterTheLastOneStillFindsAnEarlierEventWithinAPollInterval() {
+    List<OutboxEvent> backlog = appendBacklog(2_000);
+    AtomicInteger readsGoingOn = new AtomicInteger();
+    OutboxStore counting = new DelegatingStore(store) {
+      @Override
+      public List<OutboxEvent> fetchPendingAfter(OutboxEvent after, int limit, Set<String> paused,
+          Collection<OutboxEvent> inFlight) {
+        readsGoingOn.incrementAndGet();
+        return store.fetchPendingAfter(after, limit, paused, inFlight);
+      }
+    };
+    List<UUID> published = new CopyOnWriteArrayList<>();
+    OutboxEvent urgent = OutboxEvent.builder().aggregate("order", "urgent").topic("order.created").payload("{}")
+        .priority(9).build();
+    try (AsyncOutboxDispatcher d = AsyncOutboxDispatcher.builder().store(counting).batchSize(10).workers(2)
+        .pollInterval(Duration.ofMillis(50)).dispatchFn(e -> {
+          Thread.sleep(1); // a broker that takes 1 ms per event
+          published.add(e.id());
+        }).build()) {
+      d.start();
+      await().atMost(Duration.ofSeconds(10)).until(() -> published.size() >= 100);
+      store.append(List.of(urgent));
+      await().atMost(Duration.ofSeconds(20)).until(() -> published.size() == backlog.size() + 1);
+    }
+    assertThat(readsGoingOn.get()).as("reads that went on after the last one").isGreaterThan(10);
+    assertThat(published.indexOf(urgent.id())).as("events published before the urgent one").isLessThan(1_000);
+    assertThat(published).doesNotHaveDuplicates();
+  }
+
+  /**
    * Without claims the read ahead does not wait for the last batch's mark: the two run at once (a mark's
    * commit waits for the database's log flush, the read works meanwhile), and the read leaves out the batch
    * being published and the batch being marked, whose events stay {@code PENDING} until the mark commits.

@@ -1,6 +1,7 @@
 package io.mic.outbox.bench;
 
 import com.zaxxer.hikari.HikariDataSource;
+import io.mic.outbox.OutboxEvent;
 import io.mic.outbox.jdbc.JdbcOutboxStore;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -26,6 +27,9 @@ import java.util.UUID;
  * time per read; the baseline is the same read with nothing in flight, measured in the same run. Beside each
  * count in flight, the same read leaving out as many ids of no event: it takes in and hashes the ids but meets
  * none of their rows, which tells the cost of the ids themselves from the cost of stepping over the rows in flight.
+ * In throughput mode, also the read that goes on after the last event in flight ({@code fetchPendingAfter}), as
+ * a dispatcher's reads of a backlog do between its reads from the start: it starts after their rows, and so
+ * need not take in their ids.
  *
  * <pre>
  * mvn -B -q -DskipTests package -pl outbox-benchmarks -am
@@ -77,11 +81,12 @@ public final class InFlightReadBenchmark {
         System.err.printf("round %d/%d%n", round, rounds);
         for (boolean ordered : new boolean[] {false, true}) {
           for (int n : inFlight) {
-            for (boolean absent : new boolean[] {false, true}) {
-              if (absent && n == 0) {
-                continue;
+            for (Read read : Read.values()) {
+              if (n > 0 || read == Read.IN_FLIGHT) {
+                if (!ordered || read == Read.IN_FLIGHT || read == Read.ABSENT) {
+                  measure(store, ordered, n, read, reads, backend);
+                }
               }
-              measure(store, ordered, n, absent, reads, backend);
             }
           }
         }
@@ -94,24 +99,40 @@ public final class InFlightReadBenchmark {
     BenchSupport.write(Path.of(options.getOrDefault("out", "bench-results/in-flight-read.md")), report);
   }
 
-  /**
-   * {@code reads} reads of a batch beside {@code n} ids in flight: the first {@code n} events in dispatch order,
-   * or with {@code absent} as many ids of no event, which the read takes in and hashes but never meets.
-   */
-  private void measure(JdbcOutboxStore store, boolean ordered, int n, boolean absent, int reads, int backend)
+  /** The three reads beside {@code n} ids. */
+  private enum Read {
+    /** From the start, leaving out the first {@code n} events in dispatch order. */
+    IN_FLIGHT(" in flight"),
+    /** From the start, leaving out as many ids of no event, which the read takes in and hashes but never meets. */
+    ABSENT(" ids of no event"),
+    /** After the last of the first {@code n} events, leaving them out too. */
+    AFTER(" in flight, going on after them");
+
+    final String label;
+
+    Read(String label) {
+      this.label = label;
+    }
+  }
+
+  /** {@code reads} reads of a batch beside {@code n} ids, as {@code read} says. */
+  private void measure(JdbcOutboxStore store, boolean ordered, int n, Read read, int reads, int backend)
       throws SQLException {
-    Set<UUID> ids = absent ? absent(n) : first(store, n, ordered);
+    List<OutboxEvent> first = read == Read.ABSENT ? List.of() : first(store, n, ordered);
+    Set<UUID> ids = read == Read.ABSENT ? absent(n) : ids(first);
     long cpu = CpuSplit.cpuMillis(backend);
     long t0 = System.nanoTime();
     for (int i = 0; i < reads; i++) {
-      if (store.fetchPending(BATCH, ordered, Set.of(), ids).size() != BATCH) {
+      List<OutboxEvent> batch = read == Read.AFTER
+          ? store.fetchPendingAfter(first.get(first.size() - 1), BATCH, Set.of(), first)
+          : store.fetchPending(BATCH, ordered, Set.of(), ids);
+      if (batch.size() != BATCH) {
         throw new IllegalStateException("a read returned less than " + BATCH + " events");
       }
     }
     double wallMs = (System.nanoTime() - t0) / 1e6 / reads;
     double cpuMs = (CpuSplit.cpuMillis(backend) - cpu) / (double) reads;
-    String key = (ordered ? "ordered" : "throughput") + " mode, " + n
-        + (absent ? " ids of no event" : " in flight");
+    String key = (ordered ? "ordered" : "throughput") + " mode, " + n + read.label;
     results.computeIfAbsent(key, k -> new ArrayList<>()).add(new double[] {cpuMs, wallMs});
     System.err.printf("  %-45s %7.3f ms of server CPU, %7.3f ms per read%n", key, cpuMs, wallMs);
   }
@@ -125,11 +146,13 @@ public final class InFlightReadBenchmark {
   }
 
   /** The first {@code n} events in dispatch order: what the reads before this one handed out. */
-  private static Set<UUID> first(JdbcOutboxStore store, int n, boolean ordered) {
+  private static List<OutboxEvent> first(JdbcOutboxStore store, int n, boolean ordered) {
+    return n == 0 ? List.of() : store.fetchPending(n, ordered, Set.of());
+  }
+
+  private static Set<UUID> ids(List<OutboxEvent> events) {
     Set<UUID> ids = new LinkedHashSet<>();
-    if (n > 0) {
-      store.fetchPending(n, ordered, Set.of()).forEach(e -> ids.add(e.id()));
-    }
+    events.forEach(e -> ids.add(e.id()));
     return ids;
   }
 
@@ -147,7 +170,8 @@ public final class InFlightReadBenchmark {
         .append(". ").append(events).append(" pending events, reads of ").append(BATCH).append(", ").append(reads)
         .append(" reads per cell and round on one connection, ").append(rounds)
         .append(" rounds; medians. Baseline: the same read with nothing in flight. \"N ids of no event\": the read leaves"
-        + " out N ids that match no row, so it takes in and hashes them but steps over no row in flight.\n\n");
+        + " out N ids that match no row, so it takes in and hashes them but steps over no row in flight; \"going on"
+        + " after them\": the read starts after the last event in flight (fetchPendingAfter), past their rows.\n\n");
     md.append("| read | server CPU per read (ms) | ratio to nothing in flight | wall time per read (ms) |\n");
     md.append("|---|---:|---:|---:|\n");
     Map<String, Double> baseline = new LinkedHashMap<>();

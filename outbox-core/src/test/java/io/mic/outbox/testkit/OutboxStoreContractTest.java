@@ -307,6 +307,26 @@ public abstract class OutboxStoreContractTest {
   }
 
   @Test
+  void aReadGoingOnAfterAnEventReturnsWhatFollowsIt() {
+    OutboxEvent a = event("a");
+    OutboxEvent b = event("b", 5);
+    OutboxEvent c = event("c");
+    OutboxEvent d = event("d");
+    OutboxEvent e = event("e");
+    append(a, b, c, d, e);
+    List<OutboxEvent> first = store.fetchPending(2, false);
+    assertThat(ids(first)).containsExactly(b.id(), a.id());
+    OutboxEvent position = first.get(1);
+    assertThat(ids(store.fetchPendingAfter(position, 10, Set.of(), first))).containsExactly(c.id(), d.id(), e.id());
+    assertThat(ids(store.fetchPendingAfter(position, 2, Set.of(), first))).containsExactly(c.id(), d.id());
+    List<OutboxEvent> withD = List.of(first.get(0), first.get(1), stored(d));
+    assertThat(ids(store.fetchPendingAfter(position, 10, Set.of(), withD)))
+        .as("never an event in flight").containsExactly(c.id(), e.id());
+    assertThat(ids(store.fetchPendingAfter(position, 10, Set.of("order.changed"), first)))
+        .as("never a paused topic").isEmpty();
+  }
+
+  @Test
   void eventsAppendedInOneCallKeepTheirOrder() {
     List<OutboxEvent> events = new ArrayList<>();
     for (int i = 0; i < 50; i++) {

@@ -1,5 +1,6 @@
 package io.mic.outbox.jdbc;
 
+import io.mic.outbox.OutboxEvent;
 import java.sql.Connection;
 import java.sql.DatabaseMetaData;
 import java.sql.PreparedStatement;
@@ -220,6 +221,22 @@ public interface Dialect {
    */
   default boolean cannotSeeTransactions(SQLException e) {
     return false;
+  }
+
+  /**
+   * Rows after an event in dispatch order that share its priority, written so that the claim index's scan
+   * starts at the event; bound by {@link #bindAfterInPriority}.
+   */
+  default String afterInPriority() {
+    return "o.priority = ? AND (o.created_at, o.id) > (?, ?)";
+  }
+
+  /** Binds the event of {@link #afterInPriority} from {@code from}; returns the next index. */
+  default int bindAfterInPriority(PreparedStatement ps, int from, OutboxEvent after) throws SQLException {
+    ps.setInt(from, after.priority());
+    setInstant(ps, from + 1, after.createdAt());
+    setId(ps, from + 2, after.id());
+    return from + 3;
   }
 
   /** A cheap filter on live rows that lets the claim index be used, or an empty string. */

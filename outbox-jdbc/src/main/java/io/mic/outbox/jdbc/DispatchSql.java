@@ -53,6 +53,19 @@ final class DispatchSql {
     return r.inFlight().isEmpty() ? "" : " AND " + dialect.notAmong("o.id", r.inFlight().size());
   }
 
+  /**
+   * Only what follows the request's position in dispatch order, within its priority, so that the read starts
+   * there in the claim index instead of stepping over the events before it (see {@link #bindAfter}).
+   */
+  String after(ReadRequest r) {
+    return r.after() == null ? "" : " AND " + dialect.afterInPriority();
+  }
+
+  /** Binds the request's position from {@code from}, if any; returns the next index. */
+  int bindAfter(java.sql.PreparedStatement ps, int from, ReadRequest r) throws java.sql.SQLException {
+    return r.after() == null ? from : dialect.bindAfterInPriority(ps, from, r.after());
+  }
+
   /** Binds the request's events in flight from {@code from}, if any; returns the next index. */
   int bindInFlight(java.sql.PreparedStatement ps, int from, ReadRequest r) throws java.sql.SQLException {
     return r.inFlight().isEmpty() ? from : dialect.bindIds(ps, from, r.inFlight());

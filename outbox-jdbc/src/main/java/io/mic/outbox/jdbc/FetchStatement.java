@@ -23,7 +23,7 @@ final class FetchStatement {
         return List.of();
       }
       try (PreparedStatement ps = c.prepareStatement(statement(sql, r))) {
-        ps.setInt(sql.bindInFlight(ps, DispatchSql.bindPaused(ps, 1, r), r), r.limit());
+        ps.setInt(sql.bindAfter(ps, sql.bindInFlight(ps, DispatchSql.bindPaused(ps, 1, r), r), r), r.limit());
         return EventRows.readDue(c, ps, d, sql.tables.outbox());
       }
     });
@@ -31,12 +31,12 @@ final class FetchStatement {
 
   /**
    * The read, once the control table's pauses are in {@code r}. Parameters: the paused topics, the events in
-   * flight, limit.
+   * flight, the position to go on from, limit.
    */
   static String statement(DispatchSql sql, ReadRequest r) {
     Dialect d = sql.dialect;
     return "SELECT " + Sql.COLUMNS + " FROM " + sql.tables.outbox() + " o WHERE " + d.liveRows() + sql.due()
-        + sql.notPaused("o", r) + sql.notInFlight(r) + (r.ordered() ? sql.isHead() : "") + " ORDER BY "
+        + sql.notPaused("o", r) + sql.notInFlight(r) + sql.after(r) + (r.ordered() ? sql.isHead() : "") + " ORDER BY "
         + d.dispatchOrder() + " LIMIT ?";
   }
 }

@@ -213,6 +213,26 @@ public final class JdbcOutboxStore implements OutboxStore {
   }
 
   /**
+   * Goes on after {@code after} within its priority, starting there in the claim index; stops at the end of
+   * that priority. Of the events in flight, only those that do not come before {@code after} are left out in
+   * the statement: the read never meets the others' rows.
+   */
+  @Override
+  public List<OutboxEvent> fetchPendingAfter(OutboxEvent after, int limit, Set<String> pausedTopics,
+      Collection<OutboxEvent> inFlight) {
+    Instant position = Objects.requireNonNull(after.createdAt(),
+        "after: an event as the store returned it, with its createdAt");
+    Set<UUID> ahead = new HashSet<>();
+    for (OutboxEvent e : inFlight) {
+      if (e.priority() == after.priority() && !e.createdAt().isBefore(position)) {
+        ahead.add(e.id());
+      }
+    }
+    FetchStatement fetch = bind().fetch();
+    return honouringControl(ReadRequest.fetchAfter(after, limit, pausedTopics, ahead), fetch::fetch);
+  }
+
+  /**
    * Skips the request's paused topics and the topics paused in the control table when the claim starts: a
    * pause committed before it holds, whatever the caller read before. A paused topic ends a run.
    */

@@ -120,6 +120,11 @@ public class MariaDbDialect implements Dialect {
   }
 
   @Override
+  public String afterInPriority() {
+    return "o.live_priority = ? AND (o.created_at, o.id) > (?, ?)";
+  }
+
+  @Override
   public String liveRows() {
     return "o.live_priority IS NOT NULL AND ";
   }

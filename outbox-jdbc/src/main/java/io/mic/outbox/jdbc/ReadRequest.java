@@ -1,6 +1,7 @@
 package io.mic.outbox.jdbc;
 
 import io.mic.outbox.ClaimRequest;
+import io.mic.outbox.OutboxEvent;
 import java.time.Duration;
 import java.util.List;
 import java.util.Set;
@@ -12,10 +13,11 @@ import java.util.UUID;
  * behind ordered heads; {@code pausedTopics} are the caller's own pauses; {@code honourControl} also skips
  * what the outbox's control table pauses when the read starts (false once the table has been read into
  * {@code pausedTopics}, or while it is unusable); {@code inFlight} are events a read without a claim
- * leaves out because its caller is still publishing them.
+ * leaves out because its caller is still publishing them; {@code after}, when not {@code null}, is where a
+ * read in throughput mode goes on from ({@code fetchPendingAfter}).
  */
 record ReadRequest(String owner, int limit, Duration leaseTtl, boolean ordered, int runLength,
-    List<String> pausedTopics, boolean honourControl, List<UUID> inFlight) {
+    List<String> pausedTopics, boolean honourControl, List<UUID> inFlight, OutboxEvent after) {
 
   ReadRequest {
     pausedTopics = List.copyOf(pausedTopics);
@@ -23,12 +25,19 @@ record ReadRequest(String owner, int limit, Duration leaseTtl, boolean ordered, 
   }
 
   static ReadRequest fetch(int limit, boolean ordered, Set<String> pausedTopics, Set<UUID> inFlight) {
-    return new ReadRequest(null, limit, null, ordered, 1, List.copyOf(pausedTopics), true, List.copyOf(inFlight));
+    return new ReadRequest(null, limit, null, ordered, 1, List.copyOf(pausedTopics), true, List.copyOf(inFlight),
+        null);
+  }
+
+  /** A read in throughput mode going on after {@code after}, within its priority. */
+  static ReadRequest fetchAfter(OutboxEvent after, int limit, Set<String> pausedTopics, Set<UUID> inFlight) {
+    return new ReadRequest(null, limit, null, false, 1, List.copyOf(pausedTopics), true, List.copyOf(inFlight),
+        after);
   }
 
   static ReadRequest claim(ClaimRequest r) {
     return new ReadRequest(r.owner(), r.limit(), r.leaseTtl(), r.ordered(), r.maxRun(), List.copyOf(r.pausedTopics()),
-        true, List.of());
+        true, List.of(), null);
   }
 
   /** The same request, not reading the control table. */
@@ -38,7 +47,7 @@ record ReadRequest(String owner, int limit, Duration leaseTtl, boolean ordered, 
 
   /** The same request skipping {@code topics}, the control table read already. */
   ReadRequest withoutControl(List<String> topics) {
-    return new ReadRequest(owner, limit, leaseTtl, ordered, runLength, topics, false, inFlight);
+    return new ReadRequest(owner, limit, leaseTtl, ordered, runLength, topics, false, inFlight, after);
   }
 
   /** Whether heads carry runs behind them. */

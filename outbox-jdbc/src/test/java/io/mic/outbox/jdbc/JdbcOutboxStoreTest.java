@@ -104,8 +104,12 @@ abstract class JdbcOutboxStoreTest {
   }
 
   private static OutboxEvent event(String aggregateId) {
+    return event(aggregateId, 0);
+  }
+
+  private static OutboxEvent event(String aggregateId, int priority) {
     return OutboxEvent.builder().aggregate("order", aggregateId).topic("order.created")
-        .payload("{\"id\":\"" + aggregateId + "\"}").build();
+        .payload("{\"id\":\"" + aggregateId + "\"}").priority(priority).build();
   }
 
   /**
@@ -750,6 +754,29 @@ abstract class JdbcOutboxStoreTest {
     assertThat(deleting.markDispatched(batch)).as("the mark made again").isEmpty();
     assertThat(deleting.find(again.id()).orElseThrow().status()).isEqualTo(OutboxStatus.PENDING);
     assertThat(deleting.fetchPending(10, false)).extracting(OutboxEvent::aggregateId).containsExactly("again");
+  }
+
+  /**
+   * A read going on after an event starts there in the claim index, within the event's priority: it returns
+   * neither what comes before (a higher priority appended since, the event itself) nor a lower priority, which
+   * the next read from the start returns.
+   */
+  @Test
+  void aReadGoingOnAfterAnEventStaysBehindItWithinItsPriority() throws SQLException {
+    inTransaction(store, true, List.of(event("a"), event("b"), event("c")));
+    inTransaction(store, true, List.of(event("low", -1), event("d")));
+    List<OutboxEvent> first = store.fetchPending(2, false);
+    assertThat(first).extracting(OutboxEvent::aggregateId).containsExactly("a", "b");
+    inTransaction(store, true, List.of(event("high", 9)));
+
+    assertThat(store.fetchPendingAfter(first.get(1), 10, Set.of(), Set.of())).extracting(OutboxEvent::aggregateId)
+        .containsExactly("c", "d");
+    assertThat(store.fetchPendingAfter(first.get(0), 10, Set.of(), Set.of())).extracting(OutboxEvent::aggregateId)
+        .containsExactly("b", "c", "d");
+    assertThat(store.fetchPending(10, false)).extracting(OutboxEvent::aggregateId)
+        .containsExactly("high", "a", "b", "c", "d", "low");
+    assertThatThrownBy(() -> store.fetchPendingAfter(event("built"), 10, Set.of(), Set.of()))
+        .isInstanceOf(NullPointerException.class).hasMessageContaining("createdAt");
   }
 
   /**

@@ -1,0 +1,72 @@
+package io.mic.outbox.jdbc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.zaxxer.hikari.HikariDataSource;
+import io.mic.outbox.AsyncOutboxDispatcher;
+import io.mic.outbox.OutboxEvent;
+import io.mic.outbox.OutboxStatus;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * Without claims, a dispatcher's reads of a backlog go on after the last event read; what comes before that
+ * place waits for the next read from the start. Here a transaction appends an event, then stays open while a
+ * backlog appended after it drains: it commits once the dispatchers have read well past its event, whose
+ * {@code created_at} puts it before every event of the backlog. It must go out within a poll interval or so,
+ * not after the backlog, and every event exactly once.
+ */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class PostgresReadPositionTest {
+  private static final int BACKLOG = 3_000;
+
+  private final HikariDataSource dataSource = TestDatabase.POSTGRES.dataSource(6, null);
+  private final String table = TestDatabase.uniqueName("outbox_position");
+
+  @AfterEach
+  void tearDown() {
+    TestDatabase.dropOutbox(dataSource, table);
+    dataSource.close();
+  }
+
+  @ParameterizedTest(name = "deleteOnDispatch({0})")
+  @ValueSource(booleans = {false, true})
+  void anEventCommittedLateBeforeTheReadPositionGoesOutWithinAPollInterval(boolean deleting) throws SQLException {
+    JdbcOutboxStore store = JdbcOutboxStore.builder().dataSource(dataSource).table(table)
+        .deleteOnDispatch(deleting).build();
+    store.createSchema();
+    OutboxEvent late = OutboxEvent.builder().aggregate("order", "late").topic("order.created").payload("{}").build();
+    List<UUID> published = new CopyOnWriteArrayList<>();
+    try (Connection open = dataSource.getConnection()) {
+      open.setAutoCommit(false);
+      store.append(open, late); // created_at: now, before the backlog's
+      TestDatabase.appendOrders(dataSource, store, BACKLOG);
+      try (AsyncOutboxDispatcher d = AsyncOutboxDispatcher.builder().store(store).batchSize(50).workers(2)
+          .pollInterval(Duration.ofMillis(100)).dispatchFn(e -> {
+            Thread.sleep(1); // a broker that takes 1 ms per event: the backlog lasts a second and more
+            published.add(e.id());
+          }).build()) {
+        d.start();
+        await().atMost(Duration.ofSeconds(20)).until(() -> published.size() >= 300);
+        open.commit();
+        await().atMost(Duration.ofSeconds(40)).until(() -> published.size() == BACKLOG + 1);
+        await().atMost(Duration.ofSeconds(10)).until(() -> store.countByStatus()
+            .getOrDefault(OutboxStatus.PENDING, 0L) == 0);
+      }
+    }
+    assertThat(published.indexOf(late.id())).as("events published before the one committed late")
+        .isBetween(300, 300 + BACKLOG / 2);
+    assertThat(published).doesNotHaveDuplicates();
+    assertThat(store.countByStatus().getOrDefault(OutboxStatus.DISPATCHED, 0L)).isEqualTo(deleting ? 0 : BACKLOG + 1);
+  }
+}
