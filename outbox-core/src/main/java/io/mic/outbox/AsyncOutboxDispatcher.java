@@ -209,6 +209,7 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
   public void resume(String topic) {
     if (pausedTopics.remove(topic)) {
       LOG.info("{}: topic {} resumed", name, topic);
+      reads.readFromTheStart(); // its events may come before the place the reads went on from
       waiter.wakeAll();
     }
   }
@@ -540,8 +541,8 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
      * In throughput mode a read of a backlog goes on after the last event of the read before it, instead of
      * stepping over the events in flight again ({@link OutboxStore#fetchPendingAfter}). What became available
      * before that place meanwhile waits for the next read from the start: once per poll interval (at least once
-     * a second), after every read that came back short, and after every batch that did not dispatch all its
-     * events.
+     * a second), at once when a read going on comes back short (its store may stop at the end of a priority),
+     * and after every batch that did not dispatch all its events or a topic resumed here.
      */
     OutboxDispatcher.Batch next(OutboxDispatcher dispatcher) {
       if (useClaim) {
@@ -549,12 +550,14 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
       }
       synchronized (this) {
         long now = System.nanoTime();
-        boolean full = fromStart.getAndSet(false) || position == null || now - fromStartNanos >= fromStartEvery;
-        if (full) {
+        boolean fromTheStart = fromStart.getAndSet(false) || position == null
+            || now - fromStartNanos >= fromStartEvery;
+        // only a finished batch can leave while a read runs: leaving it out or not is then equally right
+        OutboxDispatcher.Batch batch = fromTheStart ? null : dispatcher.next(inFlight, position);
+        if (batch == null || batch.size() < batchSize) { // a short read going on changed nothing: read again
           fromStartNanos = now;
+          batch = dispatcher.next(inFlight, null);
         }
-        // only a finished batch can leave while the read runs: leaving it out or not is then equally right
-        OutboxDispatcher.Batch batch = dispatcher.next(inFlight, full ? null : position);
         if (batch != null) {
           inFlight.add(batch);
         }
@@ -564,10 +567,15 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
     }
 
     void done(OutboxDispatcher.Batch batch) {
-      if (!batch.allDispatched()) {
-        fromStart.set(true); // before the batch leaves: a read that no longer leaves it out starts from the start
-      }
       inFlight.remove(batch);
+      if (!batch.allDispatched()) {
+        readFromTheStart(); // after the batch left: a read that still leaves it out sets the flag no more
+      }
+    }
+
+    /** Makes the next read start from the start: events before the position are available again. */
+    void readFromTheStart() {
+      fromStart.set(true);
     }
   }
 

@@ -146,20 +146,14 @@ public final class OutboxDispatcher {
    * @return {@code null} when nothing is due
    */
   Batch next() {
-    return next(List.of());
+    return next(List.of(), null);
   }
 
   /**
    * {@link #next()} while the batches {@code inFlight} are still being published or marked: without claims
    * their events are still {@code PENDING}, so the read leaves them out (in claim mode their leases already do).
-   */
-  Batch next(Collection<Batch> inFlight) {
-    return next(inFlight, null);
-  }
-
-  /**
-   * {@link #next(Collection)} going on after {@code after}, the last event of the previous read, when it is not
-   * {@code null} (throughput mode without claims: {@link OutboxStore#fetchPendingAfter}).
+   * When {@code after} is not {@code null} the read goes on after it, the last event of the previous read
+   * (throughput mode without claims: {@link OutboxStore#fetchPendingAfter}).
    */
   Batch next(Collection<Batch> inFlight, OutboxEvent after) {
     long start = System.nanoTime();

@@ -69,12 +69,13 @@ public interface OutboxStore {
   /**
    * Throughput mode: {@link #fetchPending(int, boolean, Set, Set)} going on from {@code after}, the last event
    * of the caller's previous read, so that a read of a backlog need not step again over the events before it,
-   * which are in flight or done. It may return only events that follow {@code after} in dispatch order, and
-   * may stop early (the JDBC store stops at the end of {@code after}'s priority); it never returns an event of
-   * {@code inFlight}. So it can miss an event that became available before {@code after}'s place (a retry that
-   * fell due, a transaction that committed late, a higher priority): a caller must read from the start too,
-   * and {@link AsyncOutboxDispatcher} does once per poll interval (at least once a second) and after every
-   * short read.
+   * which are in flight or done. A store may return only events that follow {@code after} in dispatch order,
+   * and may stop early (the JDBC store stops at the end of {@code after}'s priority), or read from the start as
+   * this default does; it never returns an event of {@code inFlight}. So a read going on can miss an event that
+   * became available before {@code after}'s place (a retry that fell due, a transaction that committed late, a
+   * higher priority, a topic resumed): a caller must read from the start too, and {@link AsyncOutboxDispatcher}
+   * does once per poll interval (at least once a second), whenever a read going on comes back short, and after
+   * a batch that did not dispatch all its events.
    *
    * <p>The events in flight come whole, so that a store can leave out of its query those that come before
    * {@code after} (usually all of them): it would never meet their rows. This default reads from the start,

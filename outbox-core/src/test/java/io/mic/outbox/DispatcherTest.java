@@ -518,6 +518,36 @@ class DispatcherTest {
   }
 
   /**
+   * A store's read going on may stop at the end of its event's priority (the JDBC store does), so it comes back
+   * short while a lower priority waits: the worker reads again from the start at once instead of idling a poll
+   * interval, which here is far longer than the test may take.
+   */
+  @Test
+  void aReadGoingOnThatStopsAtTheEndOfAPriorityIsFollowedAtOnce() {
+    List<OutboxEvent> events = new ArrayList<>();
+    for (int i = 0; i < 45; i++) {
+      events.add(OutboxEvent.builder().aggregate("order", "o" + i).topic("order.created").payload("{}")
+          .priority(i < 25 ? 1 : 0).build());
+    }
+    store.append(events);
+    OutboxStore stoppingAtItsPriority = new DelegatingStore(store) {
+      @Override
+      public List<OutboxEvent> fetchPendingAfter(OutboxEvent after, int limit, Set<String> paused,
+          Collection<OutboxEvent> inFlight) {
+        return store.fetchPendingAfter(after, limit, paused, inFlight).stream()
+            .filter(e -> e.priority() == after.priority()).toList();
+      }
+    };
+    List<UUID> published = new CopyOnWriteArrayList<>();
+    try (AsyncOutboxDispatcher d = AsyncOutboxDispatcher.builder().store(stoppingAtItsPriority).batchSize(10)
+        .pollInterval(Duration.ofMinutes(5)).dispatchFn(e -> published.add(e.id())).build()) {
+      d.start();
+      await().atMost(Duration.ofSeconds(10)).until(() -> published.size() == events.size());
+    }
+    assertThat(published).containsExactlyElementsOf(events.stream().map(OutboxEvent::id).toList());
+  }
+
+  /**
    * Without claims the read ahead does not wait for the last batch's mark: the two run at once (a mark's
    * commit waits for the database's log flush, the read works meanwhile), and the read leaves out the batch
    * being published and the batch being marked, whose events stay {@code PENDING} until the mark commits.

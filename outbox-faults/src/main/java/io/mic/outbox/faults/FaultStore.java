@@ -59,6 +59,12 @@ final class FaultStore implements OutboxStore {
   }
 
   @Override
+  public List<OutboxEvent> fetchPendingAfter(OutboxEvent after, int limit, Set<String> paused,
+      Collection<OutboxEvent> inFlight) {
+    return claimed(store.fetchPendingAfter(after, limit, paused, inFlight));
+  }
+
+  @Override
   public boolean scheduleRetry(OutboxEvent event, Duration delay, String error) {
     return store.scheduleRetry(event, delay, error);
   }

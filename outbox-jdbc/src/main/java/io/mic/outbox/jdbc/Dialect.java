@@ -224,8 +224,9 @@ public interface Dialect {
   }
 
   /**
-   * Rows after an event in dispatch order that share its priority, written so that the claim index's scan
-   * starts at the event; bound by {@link #bindAfterInPriority}.
+   * Rows after an event in dispatch order that share its priority, bound by {@link #bindAfterInPriority}.
+   * PostgreSQL starts the claim index's scan at the event; MariaDB and MySQL seek to the priority only and
+   * step over the index entries before the event without reading their rows.
    */
   default String afterInPriority() {
     return "o.priority = ? AND (o.created_at, o.id) > (?, ?)";

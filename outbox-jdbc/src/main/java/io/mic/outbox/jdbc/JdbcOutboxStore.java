@@ -213,18 +213,19 @@ public final class JdbcOutboxStore implements OutboxStore {
   }
 
   /**
-   * Goes on after {@code after} within its priority, starting there in the claim index; stops at the end of
-   * that priority. Of the events in flight, only those that do not come before {@code after} are left out in
-   * the statement: the read never meets the others' rows.
+   * Goes on after {@code after} within its priority (on PostgreSQL the claim index's scan starts there); stops
+   * at the end of that priority. Of the events in flight, only those that may come after {@code after} are left
+   * out in the statement (usually none): the read never meets the others' rows. Events of the same
+   * {@code created_at} count as ahead, since the databases may order their ids otherwise than Java.
    */
   @Override
   public List<OutboxEvent> fetchPendingAfter(OutboxEvent after, int limit, Set<String> pausedTopics,
       Collection<OutboxEvent> inFlight) {
-    Instant position = Objects.requireNonNull(after.createdAt(),
-        "after: an event as the store returned it, with its createdAt");
+    Instant position = Objects.requireNonNull(after.createdAt(), "after: an event as the store returned it");
     Set<UUID> ahead = new HashSet<>();
     for (OutboxEvent e : inFlight) {
-      if (e.priority() == after.priority() && !e.createdAt().isBefore(position)) {
+      boolean sameTimeOrLater = !e.createdAt().isBefore(position);
+      if (e.priority() == after.priority() && sameTimeOrLater && !e.id().equals(after.id())) {
         ahead.add(e.id());
       }
     }

@@ -776,7 +776,7 @@ abstract class JdbcOutboxStoreTest {
     assertThat(store.fetchPending(10, false)).extracting(OutboxEvent::aggregateId)
         .containsExactly("high", "a", "b", "c", "d", "low");
     assertThatThrownBy(() -> store.fetchPendingAfter(event("built"), 10, Set.of(), Set.of()))
-        .isInstanceOf(NullPointerException.class).hasMessageContaining("createdAt");
+        .isInstanceOf(NullPointerException.class).hasMessageContaining("an event as the store returned it");
   }
 
   /**

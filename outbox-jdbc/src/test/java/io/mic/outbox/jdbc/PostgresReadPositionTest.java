@@ -69,4 +69,35 @@ class PostgresReadPositionTest {
     assertThat(published).doesNotHaveDuplicates();
     assertThat(store.countByStatus().getOrDefault(OutboxStatus.DISPATCHED, 0L)).isEqualTo(deleting ? 0 : BACKLOG + 1);
   }
+
+  /**
+   * A read going on stops at the end of its event's priority, so it comes back short while a lower priority
+   * still waits: the worker reads again from the start at once instead of idling a poll interval (here far
+   * longer than the whole drain may take).
+   */
+  @ParameterizedTest(name = "deleteOnDispatch({0})")
+  @ValueSource(booleans = {false, true})
+  void aReadThatStopsAtTheEndOfAPriorityGoesOnWithTheNextOneAtOnce(boolean deleting) throws SQLException {
+    JdbcOutboxStore store = JdbcOutboxStore.builder().dataSource(dataSource).table(table)
+        .deleteOnDispatch(deleting).build();
+    store.createSchema();
+    List<OutboxEvent> events = new java.util.ArrayList<>();
+    for (int i = 0; i < 1_000; i++) {
+      events.add(OutboxEvent.builder().aggregate("order", "o-" + i).topic("order.created").payload("{}")
+          .priority(i < 550 ? 1 : 0).build());
+    }
+    try (Connection c = dataSource.getConnection()) {
+      c.setAutoCommit(false);
+      store.append(c, events);
+      c.commit();
+    }
+    List<UUID> published = new CopyOnWriteArrayList<>();
+    try (AsyncOutboxDispatcher d = AsyncOutboxDispatcher.builder().store(store).batchSize(100)
+        .pollInterval(Duration.ofMinutes(5)).dispatchFn(e -> published.add(e.id())).build()) {
+      d.start();
+      await().atMost(Duration.ofSeconds(30)).until(() -> published.size() == events.size());
+    }
+    assertThat(published).doesNotHaveDuplicates()
+        .containsExactlyElementsOf(events.stream().map(OutboxEvent::id).toList());
+  }
 }
