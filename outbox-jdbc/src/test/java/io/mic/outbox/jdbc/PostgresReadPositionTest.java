@@ -10,6 +10,7 @@ import io.mic.outbox.OutboxStatus;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -39,12 +40,17 @@ class PostgresReadPositionTest {
     dataSource.close();
   }
 
-  @ParameterizedTest(name = "deleteOnDispatch({0})")
-  @ValueSource(booleans = {false, true})
-  void anEventCommittedLateBeforeTheReadPositionGoesOutWithinAPollInterval(boolean deleting) throws SQLException {
+  private JdbcOutboxStore newStore(boolean deleting) {
     JdbcOutboxStore store = JdbcOutboxStore.builder().dataSource(dataSource).table(table)
         .deleteOnDispatch(deleting).build();
     store.createSchema();
+    return store;
+  }
+
+  @ParameterizedTest(name = "deleteOnDispatch({0})")
+  @ValueSource(booleans = {false, true})
+  void anEventCommittedLateBeforeTheReadPositionGoesOutWithinAPollInterval(boolean deleting) throws SQLException {
+    JdbcOutboxStore store = newStore(deleting);
     OutboxEvent late = OutboxEvent.builder().aggregate("order", "late").topic("order.created").payload("{}").build();
     List<UUID> published = new CopyOnWriteArrayList<>();
     try (Connection open = dataSource.getConnection()) {
@@ -78,10 +84,8 @@ class PostgresReadPositionTest {
   @ParameterizedTest(name = "deleteOnDispatch({0})")
   @ValueSource(booleans = {false, true})
   void aReadThatStopsAtTheEndOfAPriorityGoesOnWithTheNextOneAtOnce(boolean deleting) throws SQLException {
-    JdbcOutboxStore store = JdbcOutboxStore.builder().dataSource(dataSource).table(table)
-        .deleteOnDispatch(deleting).build();
-    store.createSchema();
-    List<OutboxEvent> events = new java.util.ArrayList<>();
+    JdbcOutboxStore store = newStore(deleting);
+    List<OutboxEvent> events = new ArrayList<>();
     for (int i = 0; i < 1_000; i++) {
       events.add(OutboxEvent.builder().aggregate("order", "o-" + i).topic("order.created").payload("{}")
           .priority(i < 550 ? 1 : 0).build());
