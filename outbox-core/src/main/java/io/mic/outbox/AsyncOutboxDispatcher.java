@@ -534,7 +534,7 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
     private final long fromStartEvery = Math.min(pollInterval.toNanos(), TimeUnit.SECONDS.toNanos(1));
     /** When the last read from the start began ({@link System#nanoTime()}). */
     private long fromStartNanos; // guarded by this
-    /** Set when a batch ended with events not dispatched: they are available again, before the position. */
+    /** Set when a batch ended with events not dispatched, or a topic resumed: events before the position wait. */
     private final AtomicBoolean fromStart = new AtomicBoolean(true);
 
     /**
@@ -553,8 +553,14 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
         boolean fromTheStart = fromStart.getAndSet(false) || position == null
             || now - fromStartNanos >= fromStartEvery;
         // only a finished batch can leave while a read runs: leaving it out or not is then equally right
-        OutboxDispatcher.Batch batch = fromTheStart ? null : dispatcher.next(inFlight, position);
-        if (batch == null || batch.size() < batchSize) { // a short read going on changed nothing: read again
+        OutboxDispatcher.Batch batch = null;
+        if (!fromTheStart) {
+          batch = dispatcher.next(inFlight, position);
+          if (batch != null && batch.size() < batchSize) {
+            batch = null; // the end of a priority, or of the backlog: dropped, a read without claims took nothing
+          }
+        }
+        if (batch == null) {
           fromStartNanos = now;
           batch = dispatcher.next(inFlight, null);
         }
@@ -569,7 +575,7 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
     void done(OutboxDispatcher.Batch batch) {
       inFlight.remove(batch);
       if (!batch.allDispatched()) {
-        readFromTheStart(); // after the batch left: a read that still leaves it out sets the flag no more
+        readFromTheStart(); // after the batch left, so a read that takes the flag no longer leaves it out
       }
     }
 
