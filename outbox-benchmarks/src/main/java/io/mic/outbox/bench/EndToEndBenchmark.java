@@ -29,7 +29,8 @@ import java.util.concurrent.TimeUnit;
  * and ordered mode, 1 and 2 workers, pipelined and one step at a time, with claims; and without claims
  * (the default mode, one worker: a single dispatcher), pipelined and one step at a time. Beside them the same
  * dispatcher without claims over {@link InMemoryOutboxStore} ("in-memory store, no database"): what the
- * dispatcher and the publisher cost without a database's reads and marks, throughput mode.
+ * dispatcher and the publisher cost without a database's reads and marks, throughput mode; {@code --in-memory
+ * false} leaves them out.
  *
  * <pre>
  * mvn -B -q -DskipTests package -pl outbox-benchmarks -am
@@ -38,6 +39,7 @@ import java.util.concurrent.TimeUnit;
  *      [--nats nats://127.0.0.1:4222] [--rabbitmq amqp://guest:guest@127.0.0.1:5672] [--kafka HOST:PORT]
  *      [--events 100000] [--batch 500] [--window 256] [--rounds 3] [--out bench-results/end-to-end-BROKER.md]
  *      [--workers 1,2] [--scenarios "2 workers, pipelined"] [--database-cpus 0] [--delete-on-dispatch true]
+ *      [--in-memory false] [--warm-up 3]
  * </pre>
  *
  * <p>{@code --scenarios} runs only the dispatcher scenarios whose name contains one of its texts, separated by
@@ -103,6 +105,10 @@ public final class EndToEndBenchmark {
   private Map<String, Long> cpuBefore;
   private boolean warmingUp;
   private Map<String, Long> cpuAfter;
+  /** Per scenario, the benchmark JVM's CPU ms per 1,000 events by thread group ({@link ThreadCpu}), summed over rounds. */
+  private final Map<String, Map<String, Double>> threadCpu = new LinkedHashMap<>();
+  private Map<String, Long> threadsBefore;
+  private Map<String, Long> threadsAfter;
   /** Per scenario, the broker's read system calls per 1,000 events, summed over rounds. */
   private final Map<String, Double> brokerReads = new LinkedHashMap<>();
   private long readsBefore;
@@ -112,6 +118,14 @@ public final class EndToEndBenchmark {
   private String placement = "every process on every core";
   /** {@code --delete-on-dispatch true}: the library's marks delete the rows ({@code JdbcOutboxStore.Builder}). */
   private final boolean deleteOnDispatch;
+  /**
+   * {@code --warm-up N}: rounds of every scenario before the measured ones, not recorded (default 3). After one,
+   * the JIT compilers still used 4 to 5 ms of CPU per 1,000 events in the dispatcher's rounds (2 to 3 in the raw
+   * client's); after three, 1.3 and 0.3: a service that runs for hours pays that once.
+   */
+  private final int warmUpRounds;
+  /** {@code --in-memory false} leaves out the scenarios over {@link InMemoryOutboxStore}. */
+  private final boolean inMemoryScenarios;
 
   private EndToEndBenchmark(Map<String, String> options) {
     this.options = options;
@@ -124,6 +138,8 @@ public final class EndToEndBenchmark {
         .mapToInt(Integer::parseInt).toArray();
     this.dataSource = BenchSupport.postgresPool(options, 8);
     this.deleteOnDispatch = Boolean.parseBoolean(options.getOrDefault("delete-on-dispatch", "false"));
+    this.inMemoryScenarios = Boolean.parseBoolean(options.getOrDefault("in-memory", "true"));
+    this.warmUpRounds = Integer.parseInt(options.getOrDefault("warm-up", "3"));
   }
 
   public static void main(String[] args) throws Exception {
@@ -159,34 +175,14 @@ public final class EndToEndBenchmark {
   }
 
   private void run(Broker broker, String name, int rounds) throws Exception {
-    warmingUp = true; // both paths once, not recorded
-    dispatcher(broker, true, false, 1, true, false);
-    raw(broker, broker.raw());
+    warmingUp = true; // every scenario, not recorded: the JIT compiles the paths the rounds measure
+    for (int i = 0; i < warmUpRounds; i++) {
+      round(broker);
+    }
     warmingUp = false;
     for (int round = 1; round <= rounds; round++) {
       System.err.printf("round %d/%d%n", round, rounds);
-      record(broker.raw(), raw(broker, broker.raw()));
-      for (String extra : broker.extraRaw()) {
-        record(extra, raw(broker, extra));
-      }
-      for (boolean claim : new boolean[] {true, false}) {
-        for (boolean ordered : new boolean[] {false, true}) {
-          for (int workers : workerCounts) {
-            for (boolean pipelined : new boolean[] {false, true}) {
-              String scenario = scenario(claim, ordered, workers, pipelined);
-              if ((claim || workers == 1 || !ordered) && selected(scenario)) { // ordered needs claims for 2
-                record(scenario, dispatcher(broker, claim, ordered, workers, pipelined, false));
-              }
-            }
-          }
-        }
-      }
-      for (int workers : workerCounts) {
-        String scenario = scenario(false, false, workers, true) + IN_MEMORY;
-        if (selected(scenario)) {
-          record(scenario, dispatcher(broker, false, false, workers, true, true));
-        }
-      }
+      round(broker);
     }
     String report = report(broker);
     System.out.println(report);
@@ -196,6 +192,32 @@ public final class EndToEndBenchmark {
     }
     Files.writeString(out, report);
     System.err.println("written to " + out.toAbsolutePath());
+  }
+
+  /** Every selected scenario once: the raw client first, then the dispatcher's. */
+  private void round(Broker broker) throws Exception {
+    record(broker.raw(), raw(broker, broker.raw()));
+    for (String extra : broker.extraRaw()) {
+      record(extra, raw(broker, extra));
+    }
+    for (boolean claim : new boolean[] {true, false}) {
+      for (boolean ordered : new boolean[] {false, true}) {
+        for (int workers : workerCounts) {
+          for (boolean pipelined : new boolean[] {false, true}) {
+            String scenario = scenario(claim, ordered, workers, pipelined);
+            if ((claim || workers == 1 || !ordered) && selected(scenario)) { // ordered needs claims for 2
+              record(scenario, dispatcher(broker, claim, ordered, workers, pipelined, false));
+            }
+          }
+        }
+      }
+    }
+    for (int workers : workerCounts) {
+      String scenario = scenario(false, false, workers, true) + IN_MEMORY;
+      if (inMemoryScenarios && selected(scenario)) {
+        record(scenario, dispatcher(broker, false, false, workers, true, true));
+      }
+    }
   }
 
   /** The recording's mark of a scenario's timed part; the warm-up's are named so. */
@@ -229,6 +251,7 @@ public final class EndToEndBenchmark {
     List<OutboxEvent> list = asStored(BenchSupport.orders(events, "order.raw"));
     ScenarioEvent timed = timed(scenario);
     cpuBefore = CpuSplit.snapshot();
+    threadsBefore = ThreadCpu.snapshot();
     readsBefore = CpuSplit.brokerReads();
     long t0 = System.nanoTime();
     timed.begin();
@@ -236,6 +259,7 @@ public final class EndToEndBenchmark {
     timed.commit();
     double rate = events / ((System.nanoTime() - t0) / 1e9);
     cpuAfter = CpuSplit.snapshot();
+    threadsAfter = ThreadCpu.snapshot();
     readsAfter = CpuSplit.brokerReads();
     broker.checkAndReset(events);
     return rate;
@@ -274,6 +298,7 @@ public final class EndToEndBenchmark {
               }).build()) {
         ScenarioEvent timed = timed(scenario(claim, ordered, workers, pipelined) + (inMemory ? IN_MEMORY : ""));
         cpuBefore = CpuSplit.snapshot();
+        threadsBefore = ThreadCpu.snapshot();
         readsBefore = CpuSplit.brokerReads();
         long t0 = System.nanoTime();
         timed.begin();
@@ -284,6 +309,7 @@ public final class EndToEndBenchmark {
         timed.commit();
         rate = events / ((System.nanoTime() - t0) / 1e9);
         cpuAfter = CpuSplit.snapshot();
+        threadsAfter = ThreadCpu.snapshot();
         readsAfter = CpuSplit.brokerReads();
       }
       broker.checkAndReset(events);
@@ -297,8 +323,14 @@ public final class EndToEndBenchmark {
 
   /** Records a scenario's rate and the CPU used while its clock ran. */
   private void record(String scenario, double rate) {
+    if (warmingUp) {
+      System.err.printf("  warm-up: %-66s %,10.0f events/s%n", scenario, rate);
+      return;
+    }
     Map<String, Double> used = CpuSplit.perThousand(cpuBefore, cpuAfter, events);
     used.forEach((group, ms) -> cpu.computeIfAbsent(scenario, k -> new LinkedHashMap<>()).merge(group, ms, Double::sum));
+    ThreadCpu.perThousand(threadsBefore, threadsAfter, events).forEach((group, ms) ->
+        threadCpu.computeIfAbsent(scenario, k -> new LinkedHashMap<>()).merge(group, ms, Double::sum));
     brokerReads.merge(scenario, (readsAfter - readsBefore) * 1000.0 / events, Double::sum);
     rates.computeIfAbsent(scenario, k -> new ArrayList<>()).add(rate);
     System.err.printf("  %-75s %,10.0f events/s%n", scenario, rate);
@@ -332,6 +364,20 @@ public final class EndToEndBenchmark {
         groups.values().forEach(ms -> md.append(String.format("%.0f", ms / rounds)).append(" | "));
         md.append(String.format("%.0f", groups.values().stream().mapToDouble(Double::doubleValue).sum() / rounds))
             .append(" | ").append(String.format("%.0f", brokerReads.get(k) / rounds)).append(" |\n");
+      });
+    }
+    if (CpuSplit.available() && ThreadCpu.available()) {
+      md.append("\nThe benchmark JVM's CPU time per 1,000 events (ms, mean of the rounds) by thread: the threads that"
+          + " publish (the dispatcher's workers; the raw client's loop), a pipelined worker's read and mark threads"
+          + " (with claims one thread does both: under reads), the other Java threads, garbage collection, JIT"
+          + " compilation, and the rest of the process:\n\n| scenario | ").append(String.join(" | ", ThreadCpu.GROUPS))
+          .append(" | rest |\n|---|").append("---:|".repeat(ThreadCpu.GROUPS.length + 1)).append("\n");
+      threadCpu.forEach((k, groups) -> {
+        int rounds = rates.get(k).size();
+        double threads = groups.values().stream().mapToDouble(Double::doubleValue).sum();
+        md.append("| ").append(k).append(" | ");
+        groups.values().forEach(ms -> md.append(String.format("%.1f", ms / rounds)).append(" | "));
+        md.append(String.format("%.1f", (cpu.get(k).get(CpuSplit.JVM) - threads) / rounds)).append(" |\n");
       });
     }
     return md.toString();
