@@ -3,6 +3,8 @@ package io.mic.outbox.bench;
 import com.zaxxer.hikari.HikariDataSource;
 import io.mic.outbox.OutboxEvent;
 import io.mic.outbox.jdbc.JdbcOutboxStore;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.ResultSet;
@@ -23,8 +25,9 @@ import java.util.UUID;
  * backlog (default 100,000 events) while the first {@code n} events in dispatch order are in flight, many
  * times on one connection, as a dispatcher's reader does (so pgjdbc prepares the statement on the server
  * from its fifth execution, and PostgreSQL may keep a generic plan for it). Measured: the server process's
- * CPU per read ({@code /proc/<backend pid>/stat}, so the database must run on this machine) and the wall
- * time per read; the baseline is the same read with nothing in flight, measured in the same run. Beside each
+ * CPU per read ({@code /proc/<backend pid>/stat}, so the database must run on this machine), the wall
+ * time per read, and the reading thread's CPU per read in this JVM (the driver and the store decoding the rows);
+ * the baseline is the same read with nothing in flight, measured in the same run. Beside each
  * count in flight, the same read leaving out as many ids of no event: it takes in and hashes the ids but meets
  * none of their rows, which tells the cost of the ids themselves from the cost of stepping over the rows in flight.
  * In throughput mode, also the read that goes on after the last event in flight ({@code fetchPendingAfter}), as
@@ -40,10 +43,14 @@ import java.util.UUID;
  */
 public final class InFlightReadBenchmark {
   private static final int BATCH = 500;
+  private static final ThreadMXBean THREAD_CPU = ManagementFactory.getThreadMXBean();
 
   private final Map<String, String> options;
   private final HikariDataSource dataSource;
-  /** Per mode and number in flight: server CPU ms per read, then wall ms per read, one pair per round. */
+  /**
+   * Per mode and number in flight: server CPU ms per read, wall ms per read and this JVM's CPU ms per read (the
+   * reading thread's: the driver and the store decoding the rows), one triple per round.
+   */
   private final Map<String, List<double[]>> results = new LinkedHashMap<>();
 
   private InFlightReadBenchmark(Map<String, String> options) {
@@ -121,6 +128,7 @@ public final class InFlightReadBenchmark {
     List<OutboxEvent> first = read == Read.ABSENT ? List.of() : first(store, n, ordered);
     Set<UUID> ids = read == Read.ABSENT ? absent(n) : ids(first);
     long cpu = CpuSplit.cpuMillis(backend);
+    long clientCpu = THREAD_CPU.getCurrentThreadCpuTime();
     long t0 = System.nanoTime();
     for (int i = 0; i < reads; i++) {
       List<OutboxEvent> batch = read == Read.AFTER
@@ -132,9 +140,11 @@ public final class InFlightReadBenchmark {
     }
     double wallMs = (System.nanoTime() - t0) / 1e6 / reads;
     double cpuMs = (CpuSplit.cpuMillis(backend) - cpu) / (double) reads;
+    double clientMs = (THREAD_CPU.getCurrentThreadCpuTime() - clientCpu) / 1e6 / reads;
     String key = (ordered ? "ordered" : "throughput") + " mode, " + n + read.label;
-    results.computeIfAbsent(key, k -> new ArrayList<>()).add(new double[] {cpuMs, wallMs});
-    System.err.printf("  %-45s %7.3f ms of server CPU, %7.3f ms per read%n", key, cpuMs, wallMs);
+    results.computeIfAbsent(key, k -> new ArrayList<>()).add(new double[] {cpuMs, wallMs, clientMs});
+    System.err.printf("  %-45s %7.3f ms of server CPU, %7.3f of this JVM's, %7.3f ms per read%n", key, cpuMs,
+        clientMs, wallMs);
   }
 
   private static Set<UUID> absent(int n) {
@@ -172,15 +182,18 @@ public final class InFlightReadBenchmark {
         .append(" rounds; medians. Baseline: the same read with nothing in flight. \"N ids of no event\": the read leaves"
         + " out N ids that match no row, so it takes in and hashes them but steps over no row in flight; \"going on"
         + " after them\": the read starts after the last event in flight (fetchPendingAfter), past their rows.\n\n");
-    md.append("| read | server CPU per read (ms) | ratio to nothing in flight | wall time per read (ms) |\n");
-    md.append("|---|---:|---:|---:|\n");
+    md.append("| read | server CPU per read (ms) | ratio to nothing in flight | wall time per read (ms) |"
+        + " this JVM's CPU per read (ms) |\n");
+    md.append("|---|---:|---:|---:|---:|\n");
     Map<String, Double> baseline = new LinkedHashMap<>();
     results.forEach((key, values) -> {
       double cpu = BenchSupport.median(values.stream().map(v -> v[0]).toList());
       double wall = BenchSupport.median(values.stream().map(v -> v[1]).toList());
+      double client = BenchSupport.median(values.stream().map(v -> v[2]).toList());
       String mode = key.substring(0, key.indexOf(','));
       baseline.putIfAbsent(mode, cpu);
-      md.append(String.format("| %s | %.2f | %.2f | %.2f |%n", key, cpu, cpu / baseline.get(mode), wall));
+      md.append(String.format("| %s | %.2f | %.2f | %.2f | %.2f |%n", key, cpu, cpu / baseline.get(mode), wall,
+          client));
     });
     return md.toString();
   }
