@@ -1,7 +1,10 @@
 package io.mic.outbox.jdbc;
 
 import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Timestamp;
+import java.time.Instant;
 import java.util.List;
 import java.util.UUID;
 
@@ -95,6 +98,17 @@ public class PostgresDialect implements Dialect {
   @Override
   public String now() {
     return "now()";
+  }
+
+  /**
+   * Through {@link Timestamp}: a {@code timestamptz} read in binary is one number of microseconds, which the
+   * driver turns into a {@code Timestamp} directly. Read as an {@code OffsetDateTime}, every value also built
+   * the UTC offset's rules anew on Java 17 (five times per row, the larger part of a read's decoding).
+   */
+  @Override
+  public Instant getInstant(ResultSet rs, int index) throws SQLException {
+    Timestamp t = rs.getTimestamp(index);
+    return t == null ? null : t.toInstant();
   }
 
   @Override
