@@ -377,7 +377,9 @@ public final class EndToEndBenchmark {
         double threads = groups.values().stream().mapToDouble(Double::doubleValue).sum();
         md.append("| ").append(k).append(" | ");
         groups.values().forEach(ms -> md.append(String.format("%.1f", ms / rounds)).append(" | "));
-        md.append(String.format("%.1f", (cpu.get(k).get(CpuSplit.JVM) - threads) / rounds)).append(" |\n");
+        // the process's ticks (10 ms) against the threads' nanoseconds: a rest within ±0.05 is rounding
+        double rest = (cpu.get(k).get(CpuSplit.JVM) - threads) / rounds;
+        md.append(String.format("%.1f", Math.abs(rest) < 0.05 ? 0.0 : rest)).append(" |\n");
       });
     }
     return md.toString();
