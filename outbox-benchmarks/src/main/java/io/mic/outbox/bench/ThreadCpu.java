@@ -1,9 +1,9 @@
 package io.mic.outbox.bench;
 
+import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadInfo;
 import java.lang.management.ThreadMXBean;
-import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
@@ -36,7 +36,7 @@ final class ThreadCpu {
     return THREADS.isThreadCpuTimeSupported();
   }
 
-  /** CPU nanoseconds used so far by the live Java threads of each group. */
+  /** CPU nanoseconds used so far by each group: its live Java threads, or the JVM's native threads of that kind. */
   static Map<String, Long> snapshot() {
     Map<String, Long> nanos = new LinkedHashMap<>();
     for (String group : GROUPS) {
