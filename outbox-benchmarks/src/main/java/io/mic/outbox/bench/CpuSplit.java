@@ -18,7 +18,7 @@ final class CpuSplit {
   static final String BROKER = "broker";
   static final String OTHER = "other processes";
 
-  private static final long TICKS_PER_SECOND = 100; // USER_HZ on every Linux this runs on
+  static final long TICKS_PER_SECOND = 100; // USER_HZ on every Linux this runs on
   private static final Path PROC = Path.of("/proc");
 
   private CpuSplit() {}
@@ -103,8 +103,11 @@ final class CpuSplit {
     return ticksOf(PROC.resolve(Long.toString(pid))) * 1000 / TICKS_PER_SECOND;
   }
 
-  /** utime + stime of a process (fields 14 and 15 of its stat line, after the command in parentheses). */
-  private static long ticksOf(Path process) {
+  /**
+   * utime + stime of a process, or of one thread given as {@code /proc/self/task/<tid>} (fields 14 and 15 of
+   * its stat line, after the command in parentheses); 0 when it ended.
+   */
+  static long ticksOf(Path process) {
     String stat = read(process.resolve("stat"));
     int end = stat.lastIndexOf(')');
     if (end < 0) {
@@ -114,7 +117,8 @@ final class CpuSplit {
     return fields.length > 12 ? Long.parseLong(fields[11]) + Long.parseLong(fields[12]) : 0;
   }
 
-  private static String read(Path file) {
+  /** The file's text, or "" when its process (or thread) ended while we looked. */
+  static String read(Path file) {
     try {
       return Files.readString(file);
     } catch (IOException | RuntimeException e) {

@@ -69,18 +69,11 @@ final class ThreadCpu {
   private static void nativeThreads(Map<String, Long> nanos) {
     try (Stream<Path> tasks = Files.list(Path.of("/proc/self/task"))) {
       tasks.forEach(task -> {
-        try {
-          String stat = Files.readString(task.resolve("stat"));
-          String name = stat.substring(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-          String group = name.startsWith("GC Thread") || name.startsWith("G1 ") ? GC
-              : name.startsWith("C1 Compiler") || name.startsWith("C2 Compiler") ? JIT : null;
-          if (group != null) {
-            String[] fields = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
-            long ticks = Long.parseLong(fields[11]) + Long.parseLong(fields[12]);
-            nanos.merge(group, ticks * 10_000_000L, Long::sum); // USER_HZ 100
-          }
-        } catch (IOException | RuntimeException e) {
-          // the thread ended while we looked
+        String name = CpuSplit.read(task.resolve("comm")).trim(); // "" when the thread ended meanwhile
+        String group = name.startsWith("GC Thread") || name.startsWith("G1 ") ? GC
+            : name.startsWith("C1 Compiler") || name.startsWith("C2 Compiler") ? JIT : null;
+        if (group != null) {
+          nanos.merge(group, CpuSplit.ticksOf(task) * 1_000_000_000L / CpuSplit.TICKS_PER_SECOND, Long::sum);
         }
       });
     } catch (IOException e) {
