@@ -3,7 +3,9 @@
 # the outbox table, alternating, twice each: the mean time of each of the two statements and the WAL
 # written. Variants: as shipped; a generated column that lets the claim be a HOT update; the aggregate
 # columns in "C"; a mark that deletes (deleteOnDispatch); the read without claims with its mark, with a
-# mark that deletes, and with a mark that is a HOT update (primary key only: the floor of an UPDATE mark).
+# mark that deletes, and with a mark that is a HOT update (primary key only: the floor of an UPDATE mark);
+# and "take", the read and the deleting mark as one statement (DELETE … RETURNING), its time under "claim/read".
+# When the server runs on this machine, also PostgreSQL's CPU per batch (all its processes, from /proc).
 # Leaves no table behind. The server is PGHOST/PGPORT/PGUSER/PGDATABASE (default 127.0.0.1, postgres, test):
 #   bash outbox-benchmarks/pgbench/claim-mark/run.sh
 set -euo pipefail
@@ -11,18 +13,42 @@ cd "$(dirname "$0")"
 export PGHOST="${PGHOST:-127.0.0.1}" PGUSER="${PGUSER:-postgres}" PGDATABASE="${PGDATABASE:-test}"
 export PGOPTIONS="-c client_min_messages=warning"
 psql -q -v ON_ERROR_STOP=1 -f setup.sql
-variants="shipped hot collate_c delete read-mark read-delete read-mark-hot"
-trap 'psql -q -c "DROP TABLE IF EXISTS $(for t in $variants; do printf "bench_cm_%s," "${t//-/_}"; done | sed "s/,$//")"' EXIT
+all="shipped hot collate_c delete read-mark read-delete read-mark-hot take"
+variants="${VARIANTS:-$all}"   # e.g. VARIANTS="read-delete take"
+# PostgreSQL's CPU so far in clock ticks: its processes, and the backends that ended (the postmaster's reaped
+# children); nothing when the server does not run here
+pg_ticks() {
+  local main
+  main=$(pgrep -xo postgres) || return 0
+  { awk '{print $16 + $17}' "/proc/$main/stat"
+    for p in $(pgrep -x postgres); do awk '{print $14 + $15}' "/proc/$p/stat" 2>/dev/null || true; done
+  } | awk '{s += $1} END {print s}'
+}
+# waits until pgbench's backend has ended and been reaped (at most 2 s), so that its CPU is counted
+await_backend_end() {
+  local before=$1 i
+  for i in $(seq 100); do
+    [ "$(pgrep -xc postgres || true)" -le "$before" ] && return 0
+    sleep 0.02
+  done
+}
+trap 'psql -q -c "DROP TABLE IF EXISTS $(for t in $all; do printf "bench_cm_%s," "${t//-/_}"; done | sed "s/,$//")"' EXIT
 for round in 1 2; do
   for t in $variants; do
     psql -q -v ON_ERROR_STOP=1 -v tbl="bench_cm_${t//-/_}" -f load.sql
     lsn=$(psql -At -c "SELECT pg_current_wal_lsn()")
+    processes=$(pgrep -xc postgres || true) ticks=$(pg_ticks)
     out=$(pgbench -n -r -M prepared -c 1 -t 150 -f "claim-mark-$t.sql" 2>&1)
+    cpu=""
+    if [ -n "$ticks" ]; then
+      await_backend_end "$processes"
+      cpu=$(awk -v t="$(( $(pg_ticks) - ticks ))" -v hz="$(getconf CLK_TCK)" 'BEGIN {printf "  PostgreSQL CPU %.2f ms", t * 1000 / hz / 150}')
+    fi
     latency=$(sed -n 's/^latency average = //p' <<<"$out")
     # the per-statement means: the claim (or read), then the mark
     read -r first second < <(awk '/statement latencies/ {on = 1; next} on && NF > 2 {printf "%s ", $1} END {print ""}' <<<"$out")
     wal=$(psql -At -c "SELECT pg_size_pretty(pg_wal_lsn_diff(pg_current_wal_lsn(), '$lsn'))")
-    printf 'round %d  %-11s claim/read + mark of 500: %s (%s + %s ms)  WAL %s\n' "$round" "$t" "$latency" \
-      "$first" "$second" "$wal"
+    printf 'round %d  %-13s claim/read + mark of 500: %s (%s + %s ms)  WAL %s%s\n' "$round" "$t" "$latency" \
+      "$first" "${second:-0}" "$wal" "$cpu"
   done
 done
