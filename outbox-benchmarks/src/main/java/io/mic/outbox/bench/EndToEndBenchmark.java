@@ -8,6 +8,8 @@ import io.mic.outbox.OutboxEvent;
 import io.mic.outbox.OutboxListener;
 import io.mic.outbox.OutboxStore;
 import io.mic.outbox.jdbc.JdbcOutboxStore;
+import java.lang.management.CompilationMXBean;
+import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -39,7 +41,7 @@ import java.util.concurrent.TimeUnit;
  *      [--nats nats://127.0.0.1:4222] [--rabbitmq amqp://guest:guest@127.0.0.1:5672] [--kafka HOST:PORT]
  *      [--events 100000] [--batch 500] [--window 256] [--rounds 3] [--out bench-results/end-to-end-BROKER.md]
  *      [--workers 1,2] [--scenarios "2 workers, pipelined"] [--database-cpus 0] [--delete-on-dispatch true]
- *      [--in-memory false] [--warm-up 3]
+ *      [--in-memory false] [--warm-up auto|N]
  * </pre>
  *
  * <p>{@code --scenarios} runs only the dispatcher scenarios whose name contains one of its texts, separated by
@@ -91,6 +93,11 @@ public final class EndToEndBenchmark {
 
   /** Ends the name of a scenario over {@link InMemoryOutboxStore}. */
   private static final String IN_MEMORY = ", in-memory store (no database)";
+  /** {@code --warm-up auto}: at least this many rounds, at most {@link #MAX_WARM_UP}. */
+  private static final int MIN_WARM_UP = 2;
+  private static final int MAX_WARM_UP = 12;
+  /** {@code --warm-up auto} ends after a round in which the JIT compilers compiled for less of its time. */
+  private static final double JIT_SETTLED = 0.01;
 
   private final Map<String, String> options;
   private final int events;
@@ -119,11 +126,17 @@ public final class EndToEndBenchmark {
   /** {@code --delete-on-dispatch true}: the library's marks delete the rows ({@code JdbcOutboxStore.Builder}). */
   private final boolean deleteOnDispatch;
   /**
-   * {@code --warm-up N}: rounds of every scenario before the measured ones, not recorded (default 3). After one,
-   * the JIT compilers still used 4 to 5 ms of CPU per 1,000 events in the dispatcher's rounds (2 to 3 in the raw
-   * client's); after three, 1.3 and 0.3: a service that runs for hours pays that once.
+   * {@code --warm-up N}: rounds of every scenario before the measured ones, not recorded; {@code auto} (the
+   * default): rounds until the JIT compilers spent less than {@link #JIT_SETTLED} of a round compiling, from
+   * {@link #MIN_WARM_UP} to {@link #MAX_WARM_UP}. After one round the JIT compilers still used 4 to 5 ms of CPU
+   * per 1,000 events in the dispatcher's rounds (2 to 3 in the raw client's); after three, 0.3 to 1.3 (C2 still
+   * compiling pgjdbc's and the dispatcher's per-batch methods) against 0.1 to 0.3; after eight, 0.1 to 0.4. A
+   * service that runs for hours pays that once.
    */
-  private final int warmUpRounds;
+  private final String warmUp;
+  /** The warm-up rounds run, and the JIT compilers' share of the last one's time, for the report. */
+  private int warmUpRounds;
+  private double lastWarmUpJitShare = Double.NaN;
   /** {@code --in-memory false} leaves out the scenarios over {@link InMemoryOutboxStore}. */
   private final boolean inMemoryScenarios;
 
@@ -139,7 +152,10 @@ public final class EndToEndBenchmark {
     this.dataSource = BenchSupport.postgresPool(options, 8);
     this.deleteOnDispatch = Boolean.parseBoolean(options.getOrDefault("delete-on-dispatch", "false"));
     this.inMemoryScenarios = Boolean.parseBoolean(options.getOrDefault("in-memory", "true"));
-    this.warmUpRounds = Integer.parseInt(options.getOrDefault("warm-up", "3"));
+    this.warmUp = options.getOrDefault("warm-up", "auto");
+    if (!warmUp.equals("auto") && !warmUp.matches("\\d{1,3}")) {
+      throw new IllegalArgumentException("--warm-up must be auto or a number of rounds, was " + warmUp);
+    }
   }
 
   public static void main(String[] args) throws Exception {
@@ -176,9 +192,7 @@ public final class EndToEndBenchmark {
 
   private void run(Broker broker, String name, int rounds) throws Exception {
     warmingUp = true; // every scenario, not recorded: the JIT compiles the paths the rounds measure
-    for (int i = 0; i < warmUpRounds; i++) {
-      round(broker);
-    }
+    warmUp(broker);
     warmingUp = false;
     for (int round = 1; round <= rounds; round++) {
       System.err.printf("round %d/%d%n", round, rounds);
@@ -192,6 +206,31 @@ public final class EndToEndBenchmark {
     }
     Files.writeString(out, report);
     System.err.println("written to " + out.toAbsolutePath());
+  }
+
+  /**
+   * The unrecorded rounds: {@code --warm-up N} of them, or with {@code auto} until a round in which the JIT
+   * compilers spent less than {@link #JIT_SETTLED} of its time compiling (three when this JVM cannot tell).
+   */
+  private void warmUp(Broker broker) throws Exception {
+    CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
+    boolean auto = warmUp.equals("auto");
+    boolean measurable = jit != null && jit.isCompilationTimeMonitoringSupported();
+    int rounds = !auto ? Integer.parseInt(warmUp) : measurable ? MAX_WARM_UP : 3;
+    while (warmUpRounds < rounds) {
+      long compiled = measurable ? jit.getTotalCompilationTime() : 0;
+      long start = System.nanoTime();
+      round(broker);
+      warmUpRounds++;
+      if (measurable) {
+        lastWarmUpJitShare = (jit.getTotalCompilationTime() - compiled) / ((System.nanoTime() - start) / 1e6);
+        System.err.printf("warm-up round %d: the JIT compilers spent %.1f %% of it compiling%n", warmUpRounds,
+            lastWarmUpJitShare * 100);
+        if (auto && warmUpRounds >= MIN_WARM_UP && lastWarmUpJitShare < JIT_SETTLED) {
+          return;
+        }
+      }
+    }
   }
 
   /** Every selected scenario once: the raw client first, then the dispatcher's. */
@@ -347,7 +386,11 @@ public final class EndToEndBenchmark {
         .append(BenchSupport.loadAverage()).append(" at the end. ").append(events)
         .append(" events over as many aggregates, batch ").append(batch).append(", window ").append(window)
         .append(deleteOnDispatch ? ", marks delete the rows (deleteOnDispatch)" : ", marks keep the rows (DISPATCHED)")
-        .append("; time from start until the last mark (the raw client: until the last acknowledgement).\n\n");
+        .append("; time from start until the last mark (the raw client: until the last acknowledgement). ")
+        .append(warmUpRounds).append(" unrecorded warm-up round(s) of every scenario first")
+        .append(Double.isNaN(lastWarmUpJitShare) ? "" : String.format(
+            " (the JIT compilers compiled for %.1f %% of the last one's time)", lastWarmUpJitShare * 100))
+        .append(".\n\n");
     md.append("| scenario | median events/s | all rounds | ratio to raw |\n|---|---:|---|---:|\n");
     rates.forEach((k, v) -> md.append("| ").append(k).append(" | ").append(String.format("%,.0f", median(k)))
         .append(" | ").append(v.stream().map(x -> String.format("%,.0f", x)).toList()).append(" | ")
