@@ -96,7 +96,7 @@ public final class EndToEndBenchmark {
   /** {@code --warm-up auto}: at least this many rounds, at most {@link #MAX_WARM_UP}. */
   private static final int MIN_WARM_UP = 2;
   private static final int MAX_WARM_UP = 12;
-  /** {@code --warm-up auto} ends after a round in which the JIT compilers compiled for less of its time. */
+  /** {@code --warm-up auto} ends after a round in which the JIT compilers' time (summed) was less of its own. */
   private static final double JIT_SETTLED = 0.01;
 
   private final Map<String, String> options;
@@ -109,17 +109,14 @@ public final class EndToEndBenchmark {
   private final Map<String, List<Double>> rates = new LinkedHashMap<>();
   /** Per scenario, CPU ms per 1,000 events of each process group, summed over rounds. */
   private final Map<String, Map<String, Double>> cpu = new LinkedHashMap<>();
-  private Map<String, Long> cpuBefore;
   private boolean warmingUp;
-  private Map<String, Long> cpuAfter;
   /** Per scenario, the benchmark JVM's CPU ms per 1,000 events by thread group ({@link ThreadCpu}), summed over rounds. */
   private final Map<String, Map<String, Double>> threadCpu = new LinkedHashMap<>();
-  private Map<String, Long> threadsBefore;
-  private Map<String, Long> threadsAfter;
   /** Per scenario, the broker's read system calls per 1,000 events, summed over rounds. */
   private final Map<String, Double> brokerReads = new LinkedHashMap<>();
-  private long readsBefore;
-  private long readsAfter;
+  /** What the machine had used when the last scenario's clock started, and when it stopped. */
+  private Usage before;
+  private Usage after;
   /** The machine's cores, counted before any pinning. */
   private final int cores = Runtime.getRuntime().availableProcessors();
   private String placement = "every process on every core";
@@ -127,11 +124,11 @@ public final class EndToEndBenchmark {
   private final boolean deleteOnDispatch;
   /**
    * {@code --warm-up N}: rounds of every scenario before the measured ones, not recorded; {@code auto} (the
-   * default): rounds until the JIT compilers spent less than {@link #JIT_SETTLED} of a round compiling, from
-   * {@link #MIN_WARM_UP} to {@link #MAX_WARM_UP}. After one round the JIT compilers still used 4 to 5 ms of CPU
-   * per 1,000 events in the dispatcher's rounds (2 to 3 in the raw client's); after three, 0.3 to 1.3 (C2 still
-   * compiling pgjdbc's and the dispatcher's per-batch methods) against 0.1 to 0.3; after eight, 0.1 to 0.4. A
-   * service that runs for hours pays that once.
+   * default): rounds until the JIT compilers' time, summed over their threads, is under {@link #JIT_SETTLED} of
+   * a round's, from {@link #MIN_WARM_UP} to {@link #MAX_WARM_UP}. After one round the JIT compilers still used 4
+   * to 5 ms of CPU per 1,000 events in the dispatcher's rounds (2 to 3 in the raw client's); after three, 0.3 to
+   * 1.3 (C2 still compiling pgjdbc's and the dispatcher's per-batch methods) against 0.1 to 0.3; after eight, 0.1
+   * to 0.4. A service that runs for hours pays that once.
    */
   private final String warmUp;
   /** The warm-up rounds run, and the JIT compilers' share of the last one's time, for the report. */
@@ -210,7 +207,8 @@ public final class EndToEndBenchmark {
 
   /**
    * The unrecorded rounds: {@code --warm-up N} of them, or with {@code auto} until a round in which the JIT
-   * compilers spent less than {@link #JIT_SETTLED} of its time compiling (three when this JVM cannot tell).
+   * compilers' time, summed over their threads, was under {@link #JIT_SETTLED} of the round's (three when this
+   * JVM cannot tell).
    */
   private void warmUp(Broker broker) throws Exception {
     CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
@@ -224,8 +222,8 @@ public final class EndToEndBenchmark {
       warmUpRounds++;
       if (measurable) {
         lastWarmUpJitShare = (jit.getTotalCompilationTime() - compiled) / ((System.nanoTime() - start) / 1e6);
-        System.err.printf("warm-up round %d: the JIT compilers spent %.1f %% of it compiling%n", warmUpRounds,
-            lastWarmUpJitShare * 100);
+        System.err.printf("warm-up round %d: JIT compilation %.1f %% of its time (summed over the compiler"
+            + " threads)%n", warmUpRounds, lastWarmUpJitShare * 100);
         if (auto && warmUpRounds >= MIN_WARM_UP && lastWarmUpJitShare < JIT_SETTLED) {
           return;
         }
@@ -289,17 +287,13 @@ public final class EndToEndBenchmark {
   private double raw(Broker broker, String scenario) throws Exception {
     List<OutboxEvent> list = asStored(BenchSupport.orders(events, "order.raw"));
     ScenarioEvent timed = timed(scenario);
-    cpuBefore = CpuSplit.snapshot();
-    threadsBefore = ThreadCpu.snapshot();
-    readsBefore = CpuSplit.brokerReads();
+    before = Usage.now();
     long t0 = System.nanoTime();
     timed.begin();
     broker.publishRaw(list, scenario);
     timed.commit();
     double rate = events / ((System.nanoTime() - t0) / 1e9);
-    cpuAfter = CpuSplit.snapshot();
-    threadsAfter = ThreadCpu.snapshot();
-    readsAfter = CpuSplit.brokerReads();
+    after = Usage.now();
     broker.checkAndReset(events);
     return rate;
   }
@@ -336,9 +330,7 @@ public final class EndToEndBenchmark {
                 }
               }).build()) {
         ScenarioEvent timed = timed(scenario(claim, ordered, workers, pipelined) + (inMemory ? IN_MEMORY : ""));
-        cpuBefore = CpuSplit.snapshot();
-        threadsBefore = ThreadCpu.snapshot();
-        readsBefore = CpuSplit.brokerReads();
+        before = Usage.now();
         long t0 = System.nanoTime();
         timed.begin();
         d.start();
@@ -347,9 +339,7 @@ public final class EndToEndBenchmark {
         }
         timed.commit();
         rate = events / ((System.nanoTime() - t0) / 1e9);
-        cpuAfter = CpuSplit.snapshot();
-        threadsAfter = ThreadCpu.snapshot();
-        readsAfter = CpuSplit.brokerReads();
+        after = Usage.now();
       }
       broker.checkAndReset(events);
       return rate;
@@ -366,11 +356,11 @@ public final class EndToEndBenchmark {
       System.err.printf("  warm-up: %-66s %,10.0f events/s%n", scenario, rate);
       return;
     }
-    Map<String, Double> used = CpuSplit.perThousand(cpuBefore, cpuAfter, events);
+    Map<String, Double> used = CpuSplit.perThousand(before.processes(), after.processes(), events);
     used.forEach((group, ms) -> cpu.computeIfAbsent(scenario, k -> new LinkedHashMap<>()).merge(group, ms, Double::sum));
-    ThreadCpu.perThousand(threadsBefore, threadsAfter, events).forEach((group, ms) ->
+    ThreadCpu.perThousand(before.threads(), after.threads(), events).forEach((group, ms) ->
         threadCpu.computeIfAbsent(scenario, k -> new LinkedHashMap<>()).merge(group, ms, Double::sum));
-    brokerReads.merge(scenario, (readsAfter - readsBefore) * 1000.0 / events, Double::sum);
+    brokerReads.merge(scenario, (after.brokerReads() - before.brokerReads()) * 1000.0 / events, Double::sum);
     rates.computeIfAbsent(scenario, k -> new ArrayList<>()).add(rate);
     System.err.printf("  %-75s %,10.0f events/s%n", scenario, rate);
   }
@@ -389,7 +379,8 @@ public final class EndToEndBenchmark {
         .append("; time from start until the last mark (the raw client: until the last acknowledgement). ")
         .append(warmUpRounds).append(" unrecorded warm-up round(s) of every scenario first")
         .append(Double.isNaN(lastWarmUpJitShare) ? "" : String.format(
-            " (the JIT compilers compiled for %.1f %% of the last one's time)", lastWarmUpJitShare * 100))
+            " (JIT compilation in the last: %.1f %% of its time, summed over the compiler threads)",
+            lastWarmUpJitShare * 100))
         .append(".\n\n");
     md.append("| scenario | median events/s | all rounds | ratio to raw |\n|---|---:|---|---:|\n");
     rates.forEach((k, v) -> md.append("| ").append(k).append(" | ").append(String.format("%,.0f", median(k)))
@@ -426,5 +417,15 @@ public final class EndToEndBenchmark {
       });
     }
     return md.toString();
+  }
+
+  /**
+   * The CPU used so far by each process group ({@link CpuSplit}) and by this JVM's thread groups
+   * ({@link ThreadCpu}), and the broker's read system calls.
+   */
+  private record Usage(Map<String, Long> processes, Map<String, Long> threads, long brokerReads) {
+    static Usage now() {
+      return new Usage(CpuSplit.snapshot(), ThreadCpu.snapshot(), CpuSplit.brokerReads());
+    }
   }
 }
