@@ -47,9 +47,15 @@ final class CpuSplit {
 
   /** Milliseconds of CPU per 1,000 events in each group between two snapshots. */
   static Map<String, Double> perThousand(Map<String, Long> before, Map<String, Long> after, int events) {
+    return perThousand(before, after, events, TICKS_PER_SECOND);
+  }
+
+  /** Milliseconds of CPU per 1,000 events in each group between two snapshots counted in {@code unitsPerSecond}. */
+  static Map<String, Double> perThousand(Map<String, Long> before, Map<String, Long> after, int events,
+      long unitsPerSecond) {
     Map<String, Double> ms = new LinkedHashMap<>();
     after.forEach((group, t) -> ms.put(group,
-        (t - before.getOrDefault(group, 0L)) * 1000.0 / TICKS_PER_SECOND / events * 1000));
+        (t - before.getOrDefault(group, 0L)) * 1000.0 / unitsPerSecond / events * 1000));
     return ms;
   }
 

@@ -29,6 +29,7 @@ final class ThreadCpu {
   static final String[] GROUPS = {PUBLISHING, READS, MARKS, OTHER, GC, JIT};
 
   private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
+  private static final long NANOS_PER_SECOND = 1_000_000_000L;
 
   private ThreadCpu() {}
 
@@ -60,9 +61,7 @@ final class ThreadCpu {
 
   /** Milliseconds of CPU per 1,000 events in each group between two snapshots. */
   static Map<String, Double> perThousand(Map<String, Long> before, Map<String, Long> after, int events) {
-    Map<String, Double> ms = new LinkedHashMap<>();
-    after.forEach((group, n) -> ms.put(group, (n - before.getOrDefault(group, 0L)) / 1e6 / events * 1000));
-    return ms;
+    return CpuSplit.perThousand(before, after, events, NANOS_PER_SECOND);
   }
 
   /** Adds the CPU of the JVM's garbage collection and JIT compiler threads, which are not Java threads. */
@@ -73,7 +72,7 @@ final class ThreadCpu {
         String group = name.startsWith("GC Thread") || name.startsWith("G1 ") ? GC
             : name.startsWith("C1 Compiler") || name.startsWith("C2 Compiler") ? JIT : null;
         if (group != null) {
-          nanos.merge(group, CpuSplit.ticksOf(task) * 1_000_000_000L / CpuSplit.TICKS_PER_SECOND, Long::sum);
+          nanos.merge(group, CpuSplit.ticksOf(task) * NANOS_PER_SECOND / CpuSplit.TICKS_PER_SECOND, Long::sum);
         }
       });
     } catch (IOException e) {
