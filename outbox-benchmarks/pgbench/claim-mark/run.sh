@@ -4,7 +4,8 @@
 # written. Variants: as shipped; a generated column that lets the claim be a HOT update; the aggregate
 # columns in "C"; a mark that deletes (deleteOnDispatch); the read without claims with its mark, with a
 # mark that deletes, and with a mark that is a HOT update (primary key only: the floor of an UPDATE mark);
-# and "take", the read and the deleting mark as one statement (DELETE … RETURNING), its time under "claim/read".
+# "take", the read and the deleting mark as one statement (DELETE … RETURNING), its time under "claim/read";
+# and "take-mark", the same with a mark that keeps the row (UPDATE … RETURNING).
 # When the server runs on this machine, also PostgreSQL's CPU per batch (all its processes, from /proc).
 # Leaves no table behind. The server is PGHOST/PGPORT/PGUSER/PGDATABASE (default 127.0.0.1, postgres, test):
 #   bash outbox-benchmarks/pgbench/claim-mark/run.sh
@@ -13,7 +14,7 @@ cd "$(dirname "$0")"
 export PGHOST="${PGHOST:-127.0.0.1}" PGUSER="${PGUSER:-postgres}" PGDATABASE="${PGDATABASE:-test}"
 export PGOPTIONS="-c client_min_messages=warning"
 psql -q -v ON_ERROR_STOP=1 -f setup.sql
-all="shipped hot collate_c delete read-mark read-delete read-mark-hot take"
+all="shipped hot collate_c delete read-mark read-delete read-mark-hot take take-mark"
 variants="${VARIANTS:-$all}"   # e.g. VARIANTS="read-delete take"
 # PostgreSQL's CPU so far in clock ticks: its processes, and the backends that ended (the postmaster's reaped
 # children); nothing when PGHOST is another machine or no server runs here

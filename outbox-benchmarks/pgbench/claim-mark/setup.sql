@@ -1,12 +1,12 @@
 -- Copies of the outbox table for run.sh: as shipped (also for the variants that differ only in their
--- statements: deleting marks, reads without claims, and the read and delete in one statement); with a
+-- statements: deleting marks, reads without claims, the read and the mark or delete in one statement); with a
 -- generated column that keeps the claim off the indexes (a HOT update when the page has room, hence
 -- fillfactor 70); with the aggregate columns in "C";
 -- with the primary key alone and room on every page, so that the mark without claims is a HOT update: the
 -- floor of an UPDATE mark, which the shipped indexes rule out (they must drop terminal rows, so they name
 -- status).
 DROP TABLE IF EXISTS bench_cm_shipped, bench_cm_hot, bench_cm_collate_c, bench_cm_delete, bench_cm_read_mark,
-    bench_cm_read_delete, bench_cm_read_mark_hot, bench_cm_take;
+    bench_cm_read_delete, bench_cm_read_mark_hot, bench_cm_take, bench_cm_take_mark;
 CREATE TABLE bench_cm_shipped (
     id uuid PRIMARY KEY, aggregate_type varchar(255) NOT NULL, aggregate_id varchar(255) NOT NULL,
     topic varchar(255) NOT NULL, payload json NOT NULL, headers json NOT NULL DEFAULT '{}',
@@ -40,6 +40,7 @@ CREATE TABLE bench_cm_delete (LIKE bench_cm_shipped INCLUDING ALL);
 CREATE TABLE bench_cm_read_mark (LIKE bench_cm_shipped INCLUDING ALL);
 CREATE TABLE bench_cm_read_delete (LIKE bench_cm_shipped INCLUDING ALL);
 CREATE TABLE bench_cm_take (LIKE bench_cm_shipped INCLUDING ALL);
+CREATE TABLE bench_cm_take_mark (LIKE bench_cm_shipped INCLUDING ALL);
 CREATE TABLE bench_cm_read_mark_hot (LIKE bench_cm_shipped INCLUDING DEFAULTS INCLUDING CONSTRAINTS)
     WITH (fillfactor = 40);
 ALTER TABLE bench_cm_read_mark_hot ADD PRIMARY KEY (id);
