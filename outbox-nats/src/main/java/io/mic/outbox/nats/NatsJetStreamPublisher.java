@@ -6,6 +6,7 @@ import io.mic.outbox.OutboxEvent;
 import io.mic.outbox.OutboxHeaders;
 import io.mic.outbox.PublishUnavailableException;
 import io.mic.outbox.OutboxException;
+import io.mic.outbox.nats.internal.ConnectionPool;
 import io.mic.outbox.nats.internal.ConnectionSource;
 import io.mic.outbox.nats.internal.ConnectionSource.Session;
 import io.mic.outbox.nats.internal.NatsErrors;
@@ -54,7 +55,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>The dispatcher hands over whole batches ({@link #dispatchBatch}): they are published asynchronously
  * with at most {@link Builder#maxPendingAcks} acknowledgements outstanding, and only the acknowledged
- * events are marked dispatched.
+ * events are marked dispatched. Batches published at the same time (several workers) go over connections of
+ * their own, up to {@link Builder#connections} (default 2), opened as they are first needed.
  *
  * <p>Failures: {@link PublishUnavailableException} (no attempt counted) when NATS is unreachable or the
  * connection is closed, no stream answers for the subject (a configuration problem, not the event's
@@ -71,13 +73,15 @@ import org.slf4j.LoggerFactory;
  * the publisher closes its own connection and opens a new one, or tells the application's connection to
  * reconnect. Use {@link #checkStreams} at start to find subjects without a stream.
  *
- * <p>Thread-safe. {@link #close()} closes the connection only if this publisher opened it.
+ * <p>Thread-safe. {@link #close()} closes only the connections this publisher opened.
  */
 public final class NatsJetStreamPublisher implements BatchDispatchFn, AutoCloseable {
   public static final Duration DEFAULT_ACK_TIMEOUT = Duration.ofSeconds(5);
   public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(2);
   public static final int DEFAULT_MAX_PENDING_ACKS = 256;
   public static final int MAX_PENDING_ACKS_LIMIT = 10_000;
+  public static final int DEFAULT_CONNECTIONS = 2;
+  public static final int MAX_CONNECTIONS = 16;
   /** The longest ack or connect timeout: longer ones cannot be counted in the client's units, or waited for. */
   public static final Duration TIMEOUT_LIMIT = Duration.ofHours(1);
   public static final String DEFAULT_CONNECTION_NAME = "mic-outbox";
@@ -89,7 +93,7 @@ public final class NatsJetStreamPublisher implements BatchDispatchFn, AutoClosea
 
   private static final Logger LOG = LoggerFactory.getLogger(NatsJetStreamPublisher.class);
 
-  private final ConnectionSource connections;
+  private final ConnectionPool connections;
   private final String subjectPrefix;
   private final Duration ackTimeout;
   private final int maxPendingAcks;
@@ -97,9 +101,15 @@ public final class NatsJetStreamPublisher implements BatchDispatchFn, AutoClosea
   private final Duration probeTimeout;
 
   private NatsJetStreamPublisher(Builder b) {
-    this.connections = b.connection != null
-        ? ConnectionSource.of(b.connection, b.ackTimeout)
-        : ConnectionSource.connectingTo(b.url, b.connectionName, b.connectTimeout, b.ackTimeout);
+    List<ConnectionSource> sources = new ArrayList<>();
+    if (b.connection != null) {
+      sources.add(ConnectionSource.of(b.connection, b.ackTimeout));
+    } else {
+      for (int i = 0; i < b.connections(); i++) {
+        sources.add(ConnectionSource.connectingTo(b.url, b.connectionName, b.connectTimeout, b.ackTimeout));
+      }
+    }
+    this.connections = new ConnectionPool(sources);
     this.subjectPrefix = b.subjectPrefix == null ? "" : b.subjectPrefix + ".";
     this.ackTimeout = b.ackTimeout;
     this.maxPendingAcks = b.maxPendingAcks;
@@ -124,12 +134,14 @@ public final class NatsJetStreamPublisher implements BatchDispatchFn, AutoClosea
    */
   @Override
   public void dispatch(OutboxEvent event) throws InterruptedException {
-    Session session = connections.session();
-    try {
-      await(event, send(session, event));
-    } catch (NatsErrors.NoPubAck e) {
-      connections.recover(session, probeTimeout);
-      throw e;
+    try (ConnectionPool.Lease lease = connections.lease()) {
+      Session session = lease.source().session();
+      try {
+        await(event, send(session, event));
+      } catch (NatsErrors.NoPubAck e) {
+        lease.source().recover(session, probeTimeout);
+        throw e;
+      }
     }
   }
 
@@ -141,7 +153,14 @@ public final class NatsJetStreamPublisher implements BatchDispatchFn, AutoClosea
    */
   @Override
   public Map<UUID, Exception> dispatchBatch(List<OutboxEvent> events) throws InterruptedException {
-    Session session = connections.session();
+    try (ConnectionPool.Lease lease = connections.lease()) {
+      return publishBatch(events, lease.source());
+    }
+  }
+
+  private Map<UUID, Exception> publishBatch(List<OutboxEvent> events, ConnectionSource source)
+      throws InterruptedException {
+    Session session = source.session();
     Outcome outcome = new Outcome();
     PubAckWindow<OutboxEvent> window = new PubAckWindow<>(maxPendingAcks, ackTimeout, outcome);
     PublishUnavailableException down = null;
@@ -166,7 +185,7 @@ public final class NatsJetStreamPublisher implements BatchDispatchFn, AutoClosea
     }
     window.drain();
     if (outcome.acks == 0 && outcome.timeouts > 0) {
-      connections.recover(session, probeTimeout);
+      source.recover(session, probeTimeout);
     }
     if (!outcome.failures.isEmpty()) {
       LOG.debug("{} of {} events not acknowledged by JetStream", outcome.failures.size(), events.size());
@@ -188,7 +207,7 @@ public final class NatsJetStreamPublisher implements BatchDispatchFn, AutoClosea
    * @throws PublishUnavailableException NATS or JetStream cannot be asked
    */
   public void checkStreams(Collection<String> topics) throws InterruptedException {
-    Session session = connections.session();
+    Session session = connections.first().session();
     List<String> missing = new ArrayList<>();
     List<String> elsewhere = new ArrayList<>();
     try {
@@ -204,8 +223,9 @@ public final class NatsJetStreamPublisher implements BatchDispatchFn, AutoClosea
         }
       }
     } catch (IOException | JetStreamApiException e) {
-      throw new PublishUnavailableException("cannot list the JetStream streams over " + connections.displayUrl()
-          + ": " + e.getMessage() + "; check that the server runs with JetStream enabled (nats-server -js)", null);
+      throw new PublishUnavailableException("cannot list the JetStream streams over "
+          + connections.first().displayUrl() + ": " + e.getMessage()
+          + "; check that the server runs with JetStream enabled (nats-server -js)", null);
     }
     List<String> problems = new ArrayList<>();
     if (!missing.isEmpty()) {
@@ -269,7 +289,7 @@ public final class NatsJetStreamPublisher implements BatchDispatchFn, AutoClosea
     }
   }
 
-  /** Closes the connection if this publisher opened it (built with {@link Builder#url}). */
+  /** Closes the connections this publisher opened (built with {@link Builder#url}). */
   @Override
   public void close() {
     connections.close();
@@ -312,6 +332,7 @@ public final class NatsJetStreamPublisher implements BatchDispatchFn, AutoClosea
     private Duration ackTimeout = DEFAULT_ACK_TIMEOUT;
     private Duration connectTimeout = DEFAULT_CONNECT_TIMEOUT;
     private int maxPendingAcks = DEFAULT_MAX_PENDING_ACKS;
+    private Integer connections;
     private String expectedStream;
 
     private Builder() {}
@@ -339,7 +360,20 @@ public final class NatsJetStreamPublisher implements BatchDispatchFn, AutoClosea
       return this;
     }
 
-    /** Name of the publisher's own connection, as the server shows it (default {@code mic-outbox}). */
+    /**
+     * At most this many connections of the publisher's own (default {@value #DEFAULT_CONNECTIONS}), each opened
+     * when a publication finds every open one busy: batches published at the same time, by several dispatcher
+     * workers, then go over connections of their own, which NATS reads in parallel (one connection is read by
+     * one server thread, which limits what a single connection carries). Publications one after the other,
+     * such as one worker's, use one connection and never open a second. Only with {@link #url}: a publisher on
+     * the application's connection uses that one.
+     */
+    public Builder connections(int connections) {
+      this.connections = connections;
+      return this;
+    }
+
+    /** Name of the publisher's own connections, as the server shows them (default {@code mic-outbox}). */
     public Builder connectionName(String connectionName) {
       this.connectionName = connectionName;
       return this;
@@ -395,6 +429,11 @@ public final class NatsJetStreamPublisher implements BatchDispatchFn, AutoClosea
           "connectTimeout must be > 0 and at most " + TIMEOUT_LIMIT + ", was " + connectTimeout);
       require(maxPendingAcks >= 1 && maxPendingAcks <= MAX_PENDING_ACKS_LIMIT,
           "maxPendingAcks must be between 1 and " + MAX_PENDING_ACKS_LIMIT + ", was " + maxPendingAcks);
+      require(connections == null || (connections >= 1 && connections <= MAX_CONNECTIONS),
+          "connections must be between 1 and " + MAX_CONNECTIONS + ", was " + connections);
+      require(connection == null || connections == null || connections == 1,
+          "connections(" + connections + ") needs url(...): a publisher on the application's connection uses that"
+              + " one connection; build it with .url(\"nats://...\") to let it open several");
       require(expectedStream == null || STREAM_NAME.matcher(expectedStream).matches(),
           "expectedStream must be a stream name of letters, digits, '_' or '-', was '" + expectedStream + "'");
       require(connectionName != null && CONNECTION_NAME.matcher(connectionName).matches(),
@@ -406,6 +445,10 @@ public final class NatsJetStreamPublisher implements BatchDispatchFn, AutoClosea
         throw new InvalidConfigurationException("url '" + Urls.redact(url) + "' is not a NATS server URL:"
             + " use e.g. nats://127.0.0.1:4222");
       }
+    }
+
+    private int connections() {
+      return connections == null ? DEFAULT_CONNECTIONS : connections;
     }
 
     private static boolean positive(Duration d) {
