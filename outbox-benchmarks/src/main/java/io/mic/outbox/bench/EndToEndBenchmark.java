@@ -41,7 +41,7 @@ import java.util.concurrent.TimeUnit;
  *      [--nats nats://127.0.0.1:4222] [--rabbitmq amqp://guest:guest@127.0.0.1:5672] [--kafka HOST:PORT]
  *      [--events 100000] [--batch 500] [--window 256] [--rounds 3] [--out bench-results/end-to-end-BROKER.md]
  *      [--workers 1,2] [--scenarios "2 workers, pipelined"] [--database-cpus 0] [--delete-on-dispatch true]
- *      [--in-memory false] [--warm-up auto|N]
+ *      [--in-memory false] [--warm-up auto|N] [--connections 2,1]
  * </pre>
  *
  * <p>{@code --scenarios} runs only the dispatcher scenarios whose name contains one of its texts, separated by
@@ -52,6 +52,10 @@ import java.util.concurrent.TimeUnit;
  * <p>{@code --database-cpus} gives the local PostgreSQL those CPUs alone and the broker and this JVM the rest
  * for the run ({@link CpuPinning}, as root), as a database server has cores of its own in production; without
  * it every process shares every core, and on a small machine the database's share is what the outbox loses.
+ *
+ * <p>{@code --connections 2,1} (NATS) runs each dispatcher scenario once per count of the publisher's
+ * connections, named by it; without it, with the publisher's default. Against NATS the raw client also runs on
+ * two connections, the events split between them, beside the baseline.
  *
  * <p>{@code --delete-on-dispatch true} builds the library's store with {@code deleteOnDispatch(true)}: each
  * mark deletes its rows instead of keeping them as {@code DISPATCHED}.
@@ -78,6 +82,19 @@ public final class EndToEndBenchmark {
 
     /** The library's publisher, closed after the scenario. */
     Publisher publisher() throws Exception;
+
+    /**
+     * The publisher's variants the dispatcher scenarios run with, each named by what ends the scenario's name
+     * (e.g. {@code ", 1 connection"}); the one variant {@code ""} unless the broker has options to compare.
+     */
+    default List<String> variants() {
+      return List.of("");
+    }
+
+    /** The publisher of one of {@link #variants()}, closed after the scenario. */
+    default Publisher publisher(String variant) throws Exception {
+      return publisher();
+    }
 
     /** Checks that the broker holds exactly {@code expected} messages from the last scenario, then empties it. */
     void checkAndReset(int expected) throws Exception;
@@ -163,7 +180,8 @@ public final class EndToEndBenchmark {
     String databaseCpus = options.get("database-cpus");
     try (CpuPinning pinning = databaseCpus == null ? null : CpuPinning.pin(databaseCpus);
         Broker broker = switch (name) {
-      case "nats" -> new NatsSide(options.getOrDefault("nats", "nats://127.0.0.1:4222"), bench.window);
+      case "nats" -> new NatsSide(options.getOrDefault("nats", "nats://127.0.0.1:4222"), bench.window,
+          options.get("connections"));
       case "rabbitmq" -> new RabbitMqSide(options.getOrDefault("rabbitmq", "amqp://guest:guest@127.0.0.1:5672"),
           bench.window);
       case "kafka" -> new KafkaSide(required(options, "kafka", "--kafka HOST:PORT, e.g. 127.0.0.1:9092"),
@@ -241,9 +259,11 @@ public final class EndToEndBenchmark {
       for (boolean ordered : new boolean[] {false, true}) {
         for (int workers : workerCounts) {
           for (boolean pipelined : new boolean[] {false, true}) {
-            String scenario = scenario(claim, ordered, workers, pipelined);
-            if ((claim || workers == 1 || !ordered) && selected(scenario)) { // ordered needs claims for 2
-              record(scenario, dispatcher(broker, claim, ordered, workers, pipelined, false));
+            for (String variant : broker.variants()) {
+              String scenario = scenario(claim, ordered, workers, pipelined) + variant;
+              if ((claim || workers == 1 || !ordered) && selected(scenario)) { // ordered needs claims for 2
+                record(scenario, dispatcher(broker, scenario, variant, claim, ordered, workers, pipelined, false));
+              }
             }
           }
         }
@@ -252,7 +272,7 @@ public final class EndToEndBenchmark {
     for (int workers : workerCounts) {
       String scenario = scenario(false, false, workers, true) + IN_MEMORY;
       if (inMemoryScenarios && selected(scenario)) {
-        record(scenario, dispatcher(broker, false, false, workers, true, true));
+        record(scenario, dispatcher(broker, scenario, "", false, false, workers, true, true));
       }
     }
   }
@@ -302,8 +322,8 @@ public final class EndToEndBenchmark {
    * One dispatcher scenario over a new table with the backlog appended, or with {@code inMemory} over an
    * {@link InMemoryOutboxStore} holding the same events.
    */
-  private double dispatcher(Broker broker, boolean claim, boolean ordered, int workers, boolean pipelined,
-      boolean inMemory) throws Exception {
+  private double dispatcher(Broker broker, String scenario, String variant, boolean claim, boolean ordered,
+      int workers, boolean pipelined, boolean inMemory) throws Exception {
     String table = "bench_e2e_" + UUID.randomUUID().toString().substring(0, 8);
     List<OutboxEvent> backlog = BenchSupport.orders(events, "order." + (ordered ? "ordered" : "throughput"));
     OutboxStore store;
@@ -321,7 +341,7 @@ public final class EndToEndBenchmark {
     try {
       CountDownLatch drained = new CountDownLatch(events);
       double rate;
-      try (Publisher publisher = broker.publisher();
+      try (Publisher publisher = broker.publisher(variant);
           AsyncOutboxDispatcher d = AsyncOutboxDispatcher.builder().store(store).dispatchFn(publisher.fn())
               .useClaim(claim).preserveAggregateOrder(ordered).workers(workers).batchSize(batch).pipelined(pipelined)
               .pollInterval(Duration.ofMillis(50)).listener(new OutboxListener() {
@@ -329,7 +349,7 @@ public final class EndToEndBenchmark {
                   drained.countDown();
                 }
               }).build()) {
-        ScenarioEvent timed = timed(scenario(claim, ordered, workers, pipelined) + (inMemory ? IN_MEMORY : ""));
+        ScenarioEvent timed = timed(scenario);
         before = Usage.now();
         long t0 = System.nanoTime();
         timed.begin();
