@@ -190,6 +190,7 @@ final class DocSamples {
         .subjectPrefix("acme")                // optional: subject = acme.<topic>
         .ackTimeout(Duration.ofSeconds(5))    // default 5 s
         .maxPendingAcks(256)                  // default 256: outstanding PubAcks within one batch
+        .connections(2)                       // default 2: batches published at once, each on its own
         .expectedStream("ORDERS")             // optional: Nats-Expected-Stream on every message
         .build()) {
       OutboxDispatcher.builder().store(store).dispatchFn(publisher).build().dispatchOnce();

@@ -6,7 +6,7 @@ import io.nats.client.Nats;
 import io.nats.client.Options;
 import java.io.IOException;
 
-/** The docs' sample of a publisher on the application's own NATS connection (compiled, see DocSamplesTest). */
+/** The docs' NATS publisher samples: on the application's connection, and on its own (compiled, see DocSamplesTest). */
 final class NatsConnectionSample {
   private NatsConnectionSample() {}
 
@@ -16,6 +16,16 @@ final class NatsConnectionSample {
         .dontForceFlushOnRequest().build());
     NatsJetStreamPublisher publisher = NatsJetStreamPublisher.builder().connection(nats).build();
     // docs/nats.md 1 end
+    return publisher;
+  }
+
+  static NatsJetStreamPublisher publisherWithAConnectionPerWorker() {
+    // docs/nats.md 2 begin
+    NatsJetStreamPublisher publisher = NatsJetStreamPublisher.builder()
+        .url("nats://127.0.0.1:4222")
+        .connections(2)        // the default; as many as the dispatcher's workers
+        .build();
+    // docs/nats.md 2 end
     return publisher;
   }
 }

@@ -44,7 +44,7 @@ class DocSamplesTest {
         }
       }
     }
-    assertThat(checked).hasSize(20);
+    assertThat(checked).hasSize(21);
   }
 
   private static String compiled(List<String> source, String marker) {
