@@ -12,9 +12,8 @@ import io.nats.client.Connection;
 import io.nats.client.Nats;
 import io.nats.client.Options;
 import java.time.Duration;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -24,25 +23,11 @@ import org.junit.jupiter.params.provider.ValueSource;
  * dispatch for good: the publisher probes it and replaces it.
  */
 class DeadConnectionRecoveryTest {
-  private Connection admin;
-  private String stream;
+  @RegisterExtension final TestStream stream = new TestStream();
   private final InMemoryOutboxStore store = new InMemoryOutboxStore();
 
-  @BeforeEach
-  void createStream() throws Exception {
-    admin = NatsTestServer.connect();
-    stream = NatsTestServer.uniqueName();
-    NatsTestServer.createStream(admin, stream, c -> c);
-  }
-
-  @AfterEach
-  void deleteStream() throws Exception {
-    NatsTestServer.deleteStream(admin, stream);
-    admin.close();
-  }
-
   private OutboxEvent event(int n) {
-    return OutboxEvent.builder().aggregate("order", "o-" + n).topic(stream + ".a").payload("{\"n\":" + n + "}")
+    return OutboxEvent.builder().aggregate("order", "o-" + n).topic(stream.name() + ".a").payload("{\"n\":" + n + "}")
         .build();
   }
 
@@ -73,7 +58,7 @@ class DeadConnectionRecoveryTest {
       assertThat(stored.attempts()).isEqualTo(1); // the successful one: the timed-out try cost none
       assertThat(proxy.acceptedConnections()).isEqualTo(2);
     }
-    assertThat(admin.jetStreamManagement().getStreamInfo(stream).getStreamState().getMsgCount()).isEqualTo(2);
+    assertThat(stream.messages()).isEqualTo(2);
   }
 
   @Test

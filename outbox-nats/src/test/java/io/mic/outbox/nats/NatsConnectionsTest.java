@@ -20,39 +20,25 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The publisher's own connections: batches published at the same time go over connections of their own, each
  * opened when first needed; publications one after the other use one.
  */
 class NatsConnectionsTest {
-  private Connection admin;
-  private String stream;
+  @RegisterExtension final TestStream stream = new TestStream();
   private final ExecutorService threads = Executors.newCachedThreadPool();
 
-  @BeforeEach
-  void createStream() throws Exception {
-    admin = NatsTestServer.connect();
-    stream = NatsTestServer.uniqueName();
-    NatsTestServer.createStream(admin, stream, c -> c);
-  }
-
   @AfterEach
-  void deleteStream() throws Exception {
+  void stopThreads() {
     threads.shutdownNow();
-    NatsTestServer.deleteStream(admin, stream);
-    admin.close();
   }
 
   private List<OutboxEvent> events(int count) {
     return IntStream.range(0, count).mapToObj(n -> OutboxEvent.builder().aggregate("order", "o-" + n)
-        .topic(stream + ".a").payload("{\"n\":" + n + "}").build()).toList();
-  }
-
-  private long stored() throws Exception {
-    return admin.jetStreamManagement().getStreamInfo(stream).getStreamState().getMsgCount();
+        .topic(stream.name() + ".a").payload("{\"n\":" + n + "}").build()).toList();
   }
 
   @Test
@@ -66,7 +52,7 @@ class NatsConnectionsTest {
       publisher.dispatch(events(1).get(0));
       assertThat(proxy.acceptedConnections()).isEqualTo(1);
     }
-    assertThat(stored()).isEqualTo(501);
+    assertThat(stream.messages()).isEqualTo(501);
   }
 
   /**
@@ -103,7 +89,7 @@ class NatsConnectionsTest {
       assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(ackTimeout);
       assertThat(first).isNotDone();
       assertThat(proxy.acceptedConnections()).isEqualTo(2);
-      assertThat(stored()).isEqualTo(201);
+      assertThat(stream.messages()).isEqualTo(201);
 
       Map<UUID, Exception> timedOut = first.get(ackTimeout.toSeconds() + 15, TimeUnit.SECONDS);
       assertThat(timedOut).containsOnlyKeys(stuck.stream().map(OutboxEvent::id).toList());
@@ -118,11 +104,11 @@ class NatsConnectionsTest {
         .hasMessage("connections must be between 1 and 16, was 0");
     assertThatThrownBy(() -> NatsJetStreamPublisher.builder().url(NatsTestServer.url()).connections(17).build())
         .hasMessage("connections must be between 1 and 16, was 17");
-    assertThatThrownBy(() -> NatsJetStreamPublisher.builder().connection(admin).connections(2).build())
+    assertThatThrownBy(() -> NatsJetStreamPublisher.builder().connection(stream.admin()).connections(2).build())
         .isInstanceOf(InvalidConfigurationException.class)
         .hasMessage("connections(2) needs url(...): a publisher on the application's connection uses that one"
             + " connection; build it with .url(\"nats://...\") to let it open several");
-    NatsJetStreamPublisher.builder().connection(admin).connections(1).build().close(); // leaves admin open
-    assertThat(admin.getStatus()).isEqualTo(Connection.Status.CONNECTED);
+    NatsJetStreamPublisher.builder().connection(stream.admin()).connections(1).build().close(); // leaves admin open
+    assertThat(stream.admin().getStatus()).isEqualTo(Connection.Status.CONNECTED);
   }
 }
