@@ -177,6 +177,10 @@ public final class EndToEndBenchmark {
     Map<String, String> options = BenchSupport.parse(args);
     String name = options.getOrDefault("broker", "nats");
     EndToEndBenchmark bench = new EndToEndBenchmark(options);
+    if (options.containsKey("connections") && !name.equals("nats")) {
+      throw new IllegalArgumentException("--connections counts the NATS publisher's connections; leave it out with"
+          + " --broker " + name);
+    }
     String databaseCpus = options.get("database-cpus");
     try (CpuPinning pinning = databaseCpus == null ? null : CpuPinning.pin(databaseCpus);
         Broker broker = switch (name) {
@@ -270,9 +274,11 @@ public final class EndToEndBenchmark {
       }
     }
     for (int workers : workerCounts) {
-      String scenario = scenario(false, false, workers, true) + IN_MEMORY;
-      if (inMemoryScenarios && selected(scenario)) {
-        record(scenario, dispatcher(broker, scenario, "", false, false, workers, true, true));
+      for (String variant : broker.variants()) {
+        String scenario = scenario(false, false, workers, true) + variant + IN_MEMORY;
+        if (inMemoryScenarios && selected(scenario)) {
+          record(scenario, dispatcher(broker, scenario, variant, false, false, workers, true, true));
+        }
       }
     }
   }

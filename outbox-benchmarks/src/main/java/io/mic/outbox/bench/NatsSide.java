@@ -51,7 +51,11 @@ final class NatsSide implements EndToEndBenchmark.Broker {
     this.window = window;
     if (connections != null) {
       for (String c : connections.split(",")) {
-        int n = Integer.parseInt(c.trim());
+        int n = c.trim().matches("\\d{1,2}") ? Integer.parseInt(c.trim()) : 0;
+        if (n < 1 || n > NatsJetStreamPublisher.MAX_CONNECTIONS) {
+          throw new IllegalArgumentException("--connections must be counts from 1 to "
+              + NatsJetStreamPublisher.MAX_CONNECTIONS + " separated by commas, e.g. 1,2; was " + connections);
+        }
         connectionCounts.put(", " + n + (n == 1 ? " connection" : " connections"), n);
       }
     } else {
