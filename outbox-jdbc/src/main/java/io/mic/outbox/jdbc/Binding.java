@@ -40,6 +40,11 @@ final class Binding<T> {
     return b != null ? b : bindNow();
   }
 
+  /** What the table is bound to, or {@code null} before its first use. */
+  T bound() {
+    return bound;
+  }
+
   /** Binds now if the database answers; else logs why and leaves it to the first use. */
   Binding<T> tryNow() {
     try {

@@ -1,13 +1,16 @@
 package io.mic.outbox.jdbc;
 
 import io.mic.outbox.OutboxEvent;
+import java.sql.Connection;
 import java.sql.PreparedStatement;
+import java.sql.SQLException;
 import java.util.List;
 
 /**
  * The PostgreSQL claim: one statement, {@code FOR UPDATE OF o SKIP LOCKED} in a materialized CTE, then
  * {@code UPDATE … RETURNING}, right after reading the control table's pauses on the same connection
- * ({@link ControlStatements#merge}).
+ * ({@link ControlStatements#merge}). A claim held by a transaction ({@link HeldClaims}) picks the same rows
+ * with a {@code SELECT} that leaves them as they are: its row locks are the lease.
  */
 final class PostgresClaim extends ClaimStatement {
   /**
@@ -18,6 +21,15 @@ final class PostgresClaim extends ClaimStatement {
   private static final String LEASE = " UPDATE %s t SET status = 'PROCESSING', attempts = t.attempts + 1,"
       + " lease_owner = ?, lease_until = now() + ? * interval '1 microsecond'"
       + " WHERE t.id = ANY(ARRAY(SELECT id FROM picked))";
+  /**
+   * The picked rows as a lease would return them ({@code PROCESSING}, the attempt counted, the owner and the
+   * lease's end), with the rows themselves unchanged: the transaction holding their locks is the lease.
+   * Same parameters as {@link #LEASE}.
+   */
+  private static final String HOLD = " SELECT " + Sql.aliased("t.")
+      .replace("t.status, t.attempts,", "'PROCESSING', t.attempts + 1,")
+      .replace("t.lease_owner, t.lease_until,", "?, now() + ? * interval '1 microsecond',")
+      + " FROM %s t WHERE t.id = ANY(ARRAY(SELECT id FROM picked))";
 
   PostgresClaim(TableAccess access, DispatchSql sql) {
     super(access, sql);
@@ -25,41 +37,50 @@ final class PostgresClaim extends ClaimStatement {
 
   @Override
   List<OutboxEvent> claim(ReadRequest request) {
-    return access.inAutoCommit(c -> {
-      ReadRequest r = ControlStatements.merge(c, request, sql.tables.control(), sql.dialect);
-      if (r == null) {
-        return List.of();
-      }
-      try (PreparedStatement ps = c.prepareStatement(r.runs() ? claimRuns(r) : claimEvents(r))) {
-        int next = DispatchSql.bindPaused(ps, 1, r);
+    return access.inAutoCommit(c -> claim(c, request, false));
+  }
+
+  /**
+   * Claims on {@code c}: leases the rows, or, when {@code hold}, only locks them in {@code c}'s transaction,
+   * which must then stay open until the batch is settled.
+   */
+  List<OutboxEvent> claim(Connection c, ReadRequest request, boolean hold) throws SQLException {
+    ReadRequest r = ControlStatements.merge(c, request, sql.tables.control(), sql.dialect);
+    if (r == null) {
+      return List.of();
+    }
+    String take = (hold ? HOLD : LEASE).formatted(sql.tables.outbox());
+    String statement = r.runs() ? claimRuns(r, take, hold) : claimEvents(r, take, hold);
+    try (PreparedStatement ps = c.prepareStatement(statement)) {
+      int next = DispatchSql.bindPaused(ps, 1, r);
+      ps.setInt(next++, r.limit());
+      if (r.runs()) {
+        next = DispatchSql.bindPaused(ps, next, r);
+        ps.setInt(next++, r.runLength() - 1);
         ps.setInt(next++, r.limit());
-        if (r.runs()) {
-          next = DispatchSql.bindPaused(ps, next, r);
-          ps.setInt(next++, r.runLength() - 1);
-          ps.setInt(next++, r.limit());
-        }
-        ps.setString(next++, r.owner());
-        ps.setLong(next, r.leaseMicros());
-        return EventRows.readDue(c, ps, sql.dialect, sql.tables.outbox());
       }
-    });
+      ps.setString(next++, r.owner());
+      ps.setLong(next, r.leaseMicros());
+      return EventRows.readDue(c, ps, sql.dialect, sql.tables.outbox());
+    }
   }
 
   /** Parameters: the paused topics, limit, owner, lease micros. */
-  private String claimEvents(ReadRequest r) {
+  private String claimEvents(ReadRequest r, String take, boolean hold) {
     String table = sql.tables.outbox();
     return "WITH picked AS MATERIALIZED (SELECT o.id FROM " + table + " o WHERE " + sql.claimable()
         + sql.notPaused("o", r) + (r.ordered() ? sql.isHead() : "") + " ORDER BY " + sql.dialect.dispatchOrder()
-        + " LIMIT ? FOR UPDATE OF o SKIP LOCKED)" + LEASE.formatted(table) + " RETURNING " + Sql.aliased("t.");
+        + " LIMIT ? FOR UPDATE OF o SKIP LOCKED)" + take + (hold ? "" : " RETURNING " + Sql.aliased("t."));
   }
 
   /**
    * Heads are locked with SKIP LOCKED; the events behind them are read unlocked (nobody else can claim them
    * while their head is live) and locked by the UPDATE, which checks them again. A run stops at the first
    * event that is not a due {@code PENDING} one of a topic not paused. Parameters: the paused topics, head
-   * limit, the paused topics again, run length - 1, limit, owner, lease micros.
+   * limit, the paused topics again, run length - 1, limit, owner, lease micros. Held, the followers are
+   * locked by the final {@code SELECT}, which checks them again the same way.
    */
-  private String claimRuns(ReadRequest r) {
+  private String claimRuns(ReadRequest r, String take, boolean hold) {
     String table = sql.tables.outbox();
     return "WITH heads AS MATERIALIZED (SELECT o.id, o.aggregate_type, o.aggregate_id, o.created_at, o.priority"
         + " FROM " + table + " o WHERE " + sql.claimable() + sql.notPaused("o", r) + sql.isHead()
@@ -79,6 +100,6 @@ final class PostgresClaim extends ClaimStatement {
         // computed at all when the heads fill the batch (they did all the work for nothing before)
         + " picked AS MATERIALIZED (SELECT id FROM ((SELECT id FROM ranked ORDER BY head_rank)"
         + " UNION ALL (SELECT id FROM followers ORDER BY pos, head_rank)) x LIMIT ?)"
-        + LEASE.formatted(table) + " AND " + sql.claimable("t") + " RETURNING " + Sql.aliased("t.");
+        + take + " AND " + sql.claimable("t") + (hold ? " FOR UPDATE OF t" : " RETURNING " + Sql.aliased("t."));
   }
 }

@@ -7,7 +7,7 @@ package io.mic.outbox.jdbc;
  * {@link PostgresAppend}, {@link MariaDbAppend}, {@link H2Append}); the rest is shared.
  */
 record Statements(TableAccess access, FetchStatement fetch, ClaimStatement claim, MarkStatements marks, AppendStatements append,
-    EventQueries queries, ControlStatements control) {
+    EventQueries queries, ControlStatements control, HeldClaims held) {
 
   /** The databases whose statements ship; a dialect of one's own extends the class of one of them. */
   enum Database { POSTGRESQL, MARIADB, H2 }
@@ -27,8 +27,12 @@ record Statements(TableAccess access, FetchStatement fetch, ClaimStatement claim
         + " whose statements it then uses");
   }
 
-  /** {@code deleteOnDispatch}: {@link JdbcOutboxStore.Builder#deleteOnDispatch}. */
-  static Statements of(TableAccess access, boolean deleteOnDispatch) {
+  /**
+   * {@code deleteOnDispatch}: {@link JdbcOutboxStore.Builder#deleteOnDispatch}; {@code transactionalClaims}:
+   * {@link JdbcOutboxStore.Builder#transactionalClaims}, PostgreSQL only (the caller refuses it elsewhere), and
+   * {@link #held} is {@code null} without it.
+   */
+  static Statements of(TableAccess access, boolean deleteOnDispatch, boolean transactionalClaims) {
     Dialect dialect = access.dialect;
     Tables tables = Tables.of(access.name, dialect);
     DispatchSql sql = new DispatchSql(dialect, tables);
@@ -36,12 +40,16 @@ record Statements(TableAccess access, FetchStatement fetch, ClaimStatement claim
     EventQueries queries = new EventQueries(access);
     ControlStatements control = new ControlStatements(access);
     return switch (database(dialect)) {
-      case POSTGRESQL -> new Statements(access, fetch, new PostgresClaim(access, sql),
-          new PostgresMarks(access, deleteOnDispatch), new PostgresAppend(dialect, tables), queries, control);
+      case POSTGRESQL -> {
+        PostgresClaim claim = new PostgresClaim(access, sql);
+        yield new Statements(access, fetch, claim, new PostgresMarks(access, deleteOnDispatch),
+            new PostgresAppend(dialect, tables), queries, control,
+            transactionalClaims ? new HeldClaims(access, claim, deleteOnDispatch) : null);
+      }
       case MARIADB -> new Statements(access, fetch, new LockingClaim(access, sql),
-          new LockingMarks(access, deleteOnDispatch), new MariaDbAppend(dialect, tables), queries, control);
+          new LockingMarks(access, deleteOnDispatch), new MariaDbAppend(dialect, tables), queries, control, null);
       case H2 -> new Statements(access, fetch, new LockingClaim(access, sql),
-          new LockingMarks(access, deleteOnDispatch), new H2Append(dialect, tables), queries, control);
+          new LockingMarks(access, deleteOnDispatch), new H2Append(dialect, tables), queries, control, null);
     };
   }
 }

@@ -60,18 +60,7 @@ class CrashWindowTest {
         c.commit();
       }
 
-      Path log = dir.resolve("published.log");
-      Files.createFile(log);
-      TestDatabase.Target db = TestDatabase.POSTGRES.target();
-      Process child = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-          "-cp", System.getProperty("java.class.path"), CrashingDispatcherMain.class.getName(),
-          db.url(), db.user(), db.password(), table, String.valueOf(LEASE.toMillis()), log.toString())
-          .redirectErrorStream(true).redirectOutput(dir.resolve("child.out").toFile()).start();
-      await().atMost(Duration.ofSeconds(30)).until(() -> Files.readAllLines(log).size() >= 5);
-      child.destroyForcibly(); // SIGKILL: no shutdown hook, no finally block runs
-      assertThat(child.waitFor(10, TimeUnit.SECONDS)).isTrue();
-
-      Set<UUID> publishedByChild = Files.readAllLines(log).stream().map(UUID::fromString).collect(Collectors.toSet());
+      Set<UUID> publishedByChild = killAfterFivePublications(dir, table, LEASE, "leased");
       assertThat(publishedByChild).hasSizeBetween(5, 19);
       assertThat(store.countByStatus()).as("the dead worker's claim holds until its lease ends")
           .containsEntry(OutboxStatus.PROCESSING, 20L);
@@ -96,5 +85,59 @@ class CrashWindowTest {
     } finally {
       TestDatabase.dropOutbox(dataSource, table);
     }
+  }
+
+  @Test
+  @Timeout(value = 60, unit = TimeUnit.SECONDS)
+  void killedDispatcherWithTransactionalClaimsGivesItsRowsBackAtOnce(@TempDir Path dir) throws Exception {
+    String table = TestDatabase.uniqueName("outbox_crash_tx");
+    JdbcOutboxStore store = JdbcOutboxStore.builder().dataSource(dataSource).table(table).transactionalClaims(true)
+        .build();
+    store.createSchema();
+    try {
+      List<OutboxEvent> events = TestDatabase.appendOrders(dataSource, store, 20);
+      Duration lease = Duration.ofMinutes(5);
+      Set<UUID> publishedByChild = killAfterFivePublications(dir, table, lease, "transactional");
+      assertThat(publishedByChild).hasSizeBetween(5, 19);
+
+      List<UUID> publishedBySurvivor = new ArrayList<>();
+      OutboxDispatcher survivor = OutboxDispatcher.builder().store(store).useClaim(true).batchSize(100)
+          .leaseTtl(lease).dispatchFn(e -> publishedBySurvivor.add(e.id())).build();
+      // the dead session's transaction ends when the server sees its connection close: long before the lease
+      await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(50)).until(() -> {
+        survivor.dispatchOnce();
+        return store.countByStatus().getOrDefault(OutboxStatus.DISPATCHED, 0L) == 20;
+      });
+      assertThat(publishedBySurvivor).as("every event, none twice by the survivor")
+          .containsExactlyInAnyOrderElementsOf(events.stream().map(OutboxEvent::id).toList());
+      assertThat(publishedBySurvivor).containsAll(publishedByChild);
+      for (OutboxEvent e : events) {
+        assertThat(store.find(e.id()).orElseThrow().attempts()).as("the crash counted no attempt").isEqualTo(1);
+      }
+    } finally {
+      TestDatabase.dropOutbox(dataSource, table);
+    }
+  }
+
+  /**
+   * Starts {@link CrashingDispatcherMain} on {@code table} and kills it with SIGKILL once it published five
+   * events of its batch; returns what it published.
+   */
+  private static Set<UUID> killAfterFivePublications(Path dir, String table, Duration lease, String claims)
+      throws Exception {
+    Path log = dir.resolve("published.log");
+    Files.createFile(log);
+    TestDatabase.Target db = TestDatabase.POSTGRES.target();
+    Process child = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+        "-cp", System.getProperty("java.class.path"), CrashingDispatcherMain.class.getName(),
+        db.url(), db.user(), db.password(), table, String.valueOf(lease.toMillis()), log.toString(), claims)
+        .redirectErrorStream(true).redirectOutput(dir.resolve("child.out").toFile()).start();
+    try {
+      await().atMost(Duration.ofSeconds(30)).until(() -> Files.readAllLines(log).size() >= 5);
+    } finally {
+      child.destroyForcibly(); // SIGKILL: no shutdown hook, no finally block runs
+      assertThat(child.waitFor(10, TimeUnit.SECONDS)).isTrue();
+    }
+    return Files.readAllLines(log).stream().map(UUID::fromString).collect(Collectors.toSet());
   }
 }

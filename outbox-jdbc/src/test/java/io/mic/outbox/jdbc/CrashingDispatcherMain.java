@@ -11,7 +11,8 @@ import java.nio.charset.StandardCharsets;
  * each event id to a file (flushed to disk) so the test knows what reached the broker before it kills
  * this process.
  *
- * <p>Arguments: jdbc-url user password table lease-millis publish-log.
+ * <p>Arguments: jdbc-url user password table lease-millis publish-log [transactional], the last for a store
+ * whose claims are held by transactions ({@code transactionalClaims(true)}).
  */
 public final class CrashingDispatcherMain {
   public static void main(String[] args) throws Exception {
@@ -22,7 +23,8 @@ public final class CrashingDispatcherMain {
     config.setMaximumPoolSize(2);
     try (HikariDataSource ds = new HikariDataSource(config);
         FileOutputStream log = new FileOutputStream(args[5], true)) {
-      JdbcOutboxStore store = JdbcOutboxStore.builder().dataSource(ds).table(args[3]).build();
+      JdbcOutboxStore store = JdbcOutboxStore.builder().dataSource(ds).table(args[3])
+          .transactionalClaims(args.length > 6 && args[6].equals("transactional")).build();
       OutboxDispatcher dispatcher = OutboxDispatcher.builder().store(store).useClaim(true).batchSize(100)
           .leaseTtl(java.time.Duration.ofMillis(Long.parseLong(args[4])))
           .dispatchFn(e -> {

@@ -1,0 +1,299 @@
+package io.mic.outbox.jdbc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import com.zaxxer.hikari.HikariDataSource;
+import io.mic.outbox.AsyncOutboxDispatcher;
+import io.mic.outbox.ClaimRequest;
+import io.mic.outbox.InvalidConfigurationException;
+import io.mic.outbox.OutboxDispatcher;
+import io.mic.outbox.OutboxEvent;
+import io.mic.outbox.OutboxListener;
+import io.mic.outbox.OutboxStatus;
+import java.sql.Connection;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Claims held by transactions ({@code transactionalClaims(true)}) on a real PostgreSQL: the rows stay as they
+ * were while locked, other claimers skip them, the batch's outcomes commit together, and the rows come back
+ * when the holding session ends (a dead process) or idles past the lease (a frozen one).
+ */
+class PostgresTransactionalClaimsTest {
+  private static final Duration LEASE = Duration.ofMinutes(1);
+  private static HikariDataSource dataSource;
+  private String table;
+  private JdbcOutboxStore store;
+  private final List<JdbcOutboxStore> stores = new ArrayList<>();
+
+  @BeforeAll
+  static void connect() {
+    dataSource = TestDatabase.POSTGRES.dataSource(24, null);
+  }
+
+  @AfterAll
+  static void disconnect() {
+    dataSource.close();
+  }
+
+  @BeforeEach
+  void createTable() {
+    table = TestDatabase.uniqueName("outbox_held");
+    store = newStore(false);
+    store.createSchema();
+  }
+
+  @AfterEach
+  void dropTable() {
+    stores.forEach(JdbcOutboxStore::endHeldClaimsForTesting);
+    TestDatabase.dropOutbox(dataSource, table);
+  }
+
+  /** Another store on the same table: another process's view. */
+  private JdbcOutboxStore newStore(boolean deleteOnDispatch) {
+    JdbcOutboxStore s = JdbcOutboxStore.builder().dataSource(dataSource).table(table).transactionalClaims(true)
+        .deleteOnDispatch(deleteOnDispatch).build();
+    stores.add(s);
+    return s;
+  }
+
+  @Test
+  void aClaimLocksItsRowsWithoutChangingThemAndOthersSkipThem() throws Exception {
+    List<OutboxEvent> events = TestDatabase.appendOrders(dataSource, store, 5);
+    List<OutboxEvent> first = store.claim(ClaimRequest.of("w1", 3, LEASE));
+
+    assertThat(first).extracting(OutboxEvent::id).containsExactly(ids(events.subList(0, 3)).toArray(UUID[]::new));
+    assertThat(first).allSatisfy(e -> {
+      assertThat(e.status()).as("as a lease returns it").isEqualTo(OutboxStatus.PROCESSING);
+      assertThat(e.leaseOwner()).isEqualTo("w1");
+      assertThat(e.attempts()).isEqualTo(1);
+    });
+    OutboxEvent row = store.find(events.get(0).id()).orElseThrow();
+    assertThat(row.status()).as("the row itself is unchanged").isEqualTo(OutboxStatus.PENDING);
+    assertThat(row.attempts()).isZero();
+    assertThat(row.leaseOwner()).isNull();
+
+    List<OutboxEvent> second = newStore(false).claim(ClaimRequest.of("w2", 5, LEASE));
+    assertThat(second).as("another process skips the locked rows")
+        .extracting(OutboxEvent::id).containsExactly(ids(events.subList(3, 5)).toArray(UUID[]::new));
+  }
+
+  @Test
+  void theOutcomesOfABatchCommitWithItsLastOne() throws Exception {
+    List<OutboxEvent> events = TestDatabase.appendOrders(dataSource, store, 4);
+    List<OutboxEvent> claimed = store.claim(ClaimRequest.of("w", 4, LEASE));
+
+    assertThat(store.markDispatched(claimed.subList(0, 2)))
+        .containsExactlyInAnyOrderElementsOf(ids(events.subList(0, 2)));
+    assertThat(store.scheduleRetry(claimed.get(2), Duration.ofMinutes(5), "broker said no")).isTrue();
+    assertThat(store.find(events.get(0).id()).orElseThrow().status()).as("not committed while one event is open")
+        .isEqualTo(OutboxStatus.PENDING);
+
+    assertThat(store.markDead(claimed.get(3), "poison")).isTrue();
+
+    OutboxEvent dispatched = store.find(events.get(0).id()).orElseThrow();
+    assertThat(dispatched.status()).isEqualTo(OutboxStatus.DISPATCHED);
+    assertThat(dispatched.attempts()).as("the mark counts the attempt").isEqualTo(1);
+    assertThat(dispatched.leaseOwner()).isEqualTo("w");
+    assertThat(dispatched.dispatchedAt()).isNotNull();
+    OutboxEvent retried = store.find(events.get(2).id()).orElseThrow();
+    assertThat(retried.status()).isEqualTo(OutboxStatus.PENDING);
+    assertThat(retried.attempts()).isEqualTo(1);
+    assertThat(retried.lastError()).isEqualTo("broker said no");
+    assertThat(retried.nextAttemptAt()).isAfter(retried.createdAt().plus(Duration.ofMinutes(4)));
+    OutboxEvent dead = store.find(events.get(3).id()).orElseThrow();
+    assertThat(dead.status()).isEqualTo(OutboxStatus.DLQ);
+    assertThat(dead.attempts()).isEqualTo(1);
+    assertThat(store.claim(ClaimRequest.of("w2", 4, LEASE))).as("nothing else is due").isEmpty();
+  }
+
+  @Test
+  void aReleaseGivesTheRowsBackUntriedAfterTheDelay() throws Exception {
+    List<OutboxEvent> events = TestDatabase.appendOrders(dataSource, store, 2);
+    List<OutboxEvent> claimed = store.claim(ClaimRequest.of("w", 2, LEASE));
+
+    assertThat(store.release(claimed, Duration.ofMinutes(5))).containsExactlyInAnyOrderElementsOf(ids(events));
+
+    OutboxEvent row = store.find(events.get(0).id()).orElseThrow();
+    assertThat(row.status()).isEqualTo(OutboxStatus.PENDING);
+    assertThat(row.attempts()).isZero();
+    assertThat(row.nextAttemptAt()).isAfter(row.createdAt().plus(Duration.ofMinutes(4)));
+  }
+
+  @Test
+  void aDeletingMarkDeletesTheRowsAtTheCommit() throws Exception {
+    JdbcOutboxStore deleting = newStore(true);
+    List<OutboxEvent> events = TestDatabase.appendOrders(dataSource, deleting, 3);
+    List<OutboxEvent> claimed = deleting.claim(ClaimRequest.of("w", 3, LEASE));
+
+    assertThat(deleting.markDispatched(claimed)).containsExactlyInAnyOrderElementsOf(ids(events));
+
+    assertThat(deleting.countByStatus().values().stream().mapToLong(Long::longValue).sum()).isZero();
+  }
+
+  @Test
+  void rowsComeBackAtOnceWhenTheHoldingSessionEnds() throws Exception {
+    List<OutboxEvent> events = TestDatabase.appendOrders(dataSource, store, 3);
+    List<OutboxEvent> claimed = store.claim(ClaimRequest.of("dying", 3, LEASE));
+    terminateHoldingSessions();
+
+    JdbcOutboxStore other = newStore(false);
+    List<OutboxEvent> taken = other.claim(ClaimRequest.of("survivor", 3, LEASE));
+    assertThat(taken).as("well before the lease of a minute").extracting(OutboxEvent::id)
+        .containsExactlyInAnyOrderElementsOf(ids(events));
+
+    assertThat(store.renewLeases(claimed, LEASE)).as("the dead batch knows it lost them").isEmpty();
+    assertThat(other.markDispatched(taken)).hasSize(3);
+    assertThat(store.markDispatched(claimed)).as("and marks nothing").isEmpty();
+    assertThat(store.find(events.get(0).id()).orElseThrow().leaseOwner()).isEqualTo("survivor");
+  }
+
+  @Test
+  void aBatchIdlePastItsLeaseLosesItsRowsAndCanMarkNothing() throws Exception {
+    List<OutboxEvent> events = TestDatabase.appendOrders(dataSource, store, 2);
+    Duration lease = Duration.ofMillis(500);
+    List<OutboxEvent> frozen = store.claim(ClaimRequest.of("frozen", 2, lease));
+
+    JdbcOutboxStore other = newStore(false);
+    List<OutboxEvent> taken = new ArrayList<>();
+    await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(100))
+        .until(() -> taken.addAll(other.claim(ClaimRequest.of("survivor", 2, LEASE))));
+    assertThat(taken).extracting(OutboxEvent::id).containsExactlyInAnyOrderElementsOf(ids(events));
+
+    assertThat(store.markDispatched(frozen)).isEmpty();
+    assertThat(store.scheduleRetry(frozen.get(0), Duration.ZERO, "late")).isFalse();
+    assertThat(other.markDispatched(taken)).hasSize(2);
+    assertThat(store.find(events.get(1).id()).orElseThrow().leaseOwner()).isEqualTo("survivor");
+  }
+
+  @Test
+  void renewalsKeepABatchPastTheIdleTimeout() throws Exception {
+    TestDatabase.appendOrders(dataSource, store, 2);
+    Duration lease = Duration.ofMillis(600);
+    List<OutboxEvent> claimed = store.claim(ClaimRequest.of("alive", 2, lease));
+    JdbcOutboxStore other = newStore(false);
+
+    long until = System.nanoTime() + Duration.ofSeconds(3).toNanos();
+    while (System.nanoTime() < until) { // three leases long, renewed every third of one, as the dispatcher does
+      assertThat(store.renewLeases(claimed, lease)).hasSize(2);
+      assertThat(other.claim(ClaimRequest.of("other", 2, LEASE))).isEmpty();
+      Thread.sleep(lease.toMillis() / 3);
+    }
+
+    assertThat(store.markDispatched(claimed)).hasSize(2);
+    assertThat(store.countByStatus()).containsEntry(OutboxStatus.DISPATCHED, 2L);
+  }
+
+  @Test
+  void aLockedHeadStillBlocksItsAggregateInOrderedMode() throws Exception {
+    List<OutboxEvent> events = new ArrayList<>();
+    for (int i = 0; i < 3; i++) {
+      events.add(OutboxEvent.builder().aggregate("order", "same").topic("order.changed").payload("{}").build());
+    }
+    events.add(OutboxEvent.builder().aggregate("order", "other").topic("order.changed").payload("{}").build());
+    append(events);
+
+    List<OutboxEvent> heads = store.claim("first", 1, LEASE, true);
+    assertThat(heads).extracting(OutboxEvent::id).containsExactly(events.get(0).id());
+    assertThat(newStore(false).claim("second", 10, LEASE, true)).as("only the other aggregate's head")
+        .extracting(OutboxEvent::id).containsExactly(events.get(3).id());
+
+    store.markDispatched(heads);
+    List<OutboxEvent> run = newStore(false).claim(ClaimRequest.of("third", 10, LEASE).inRuns(10));
+    assertThat(run).as("the rest of the aggregate as one run, in order")
+        .extracting(OutboxEvent::id).containsExactly(events.get(1).id(), events.get(2).id());
+    assertThat(newStore(false).claim(ClaimRequest.of("fourth", 10, LEASE).inRuns(10))).isEmpty();
+  }
+
+  @Test
+  void dispatchersOfSeveralProcessesPublishEveryEventOnce() throws Exception {
+    JdbcOutboxStore deleting = newStore(true);
+    int n = 3_000;
+    List<OutboxEvent> events = TestDatabase.appendOrders(dataSource, deleting, n);
+    Map<UUID, AtomicInteger> published = new ConcurrentHashMap<>();
+    Set<UUID> dispatched = Collections.synchronizedSet(new HashSet<>());
+    List<AsyncOutboxDispatcher> dispatchers = new ArrayList<>();
+    for (int p = 0; p < 3; p++) {
+      dispatchers.add(AsyncOutboxDispatcher.builder().name("p" + p).store(newStore(true)).useClaim(true)
+          .workers(2).batchSize(100).pollInterval(Duration.ofMillis(20))
+          .dispatchFn(e -> published.computeIfAbsent(e.id(), k -> new AtomicInteger()).incrementAndGet())
+          .listener(new OutboxListener() {
+            @Override public void onDispatched(OutboxEvent event, Duration publishTime) {
+              dispatched.add(event.id());
+            }
+          }).build());
+    }
+    try {
+      dispatchers.forEach(AsyncOutboxDispatcher::start);
+      await().atMost(Duration.ofSeconds(60)).until(() -> dispatched.size() == n);
+    } finally {
+      dispatchers.forEach(AsyncOutboxDispatcher::close);
+    }
+    assertThat(published.keySet()).containsExactlyInAnyOrderElementsOf(ids(events));
+    assertThat(published.values()).as("no event twice: disjoint claims, no crash")
+        .allSatisfy(count -> assertThat(count.get()).isEqualTo(1));
+    assertThat(deleting.countByStatus().values().stream().mapToLong(Long::longValue).sum()).isZero();
+  }
+
+  @Test
+  void aFailingEventGoesToTheDlqAfterMaxAttempts() throws Exception {
+    List<OutboxEvent> events = TestDatabase.appendOrders(dataSource, store, 1);
+    OutboxDispatcher dispatcher = OutboxDispatcher.builder().store(store).useClaim(true).maxAttempts(3)
+        .retryBackoff(Duration.ofMillis(1), Duration.ofMillis(1))
+        .dispatchFn(e -> {
+          throw new IllegalStateException("rejected");
+        }).build();
+
+    await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(20)).until(() -> {
+      dispatcher.dispatchOnce();
+      return store.find(events.get(0).id()).orElseThrow().status() == OutboxStatus.DLQ;
+    });
+    assertThat(store.find(events.get(0).id()).orElseThrow().attempts()).isEqualTo(3);
+  }
+
+  @Test
+  void isRefusedOnH2() {
+    try (HikariDataSource h2 = TestDatabase.H2.dataSource(2, null)) {
+      assertThatThrownBy(() -> JdbcOutboxStore.builder().dataSource(h2).transactionalClaims(true).build())
+          .isInstanceOf(InvalidConfigurationException.class)
+          .hasMessageContaining("transactionalClaims(true) needs PostgreSQL")
+          .hasMessageContaining("remove transactionalClaims(true)");
+    }
+  }
+
+  private void append(List<OutboxEvent> events) throws Exception {
+    try (Connection c = dataSource.getConnection()) {
+      c.setAutoCommit(false);
+      store.append(c, events);
+      c.commit();
+    }
+  }
+
+  /** Ends the sessions holding locks on the test's table: what a killed process's do. */
+  private void terminateHoldingSessions() throws Exception {
+    try (Connection c = dataSource.getConnection(); Statement s = c.createStatement()) {
+      s.execute("SELECT pg_terminate_backend(pid) FROM pg_locks WHERE relation = '" + table + "'::regclass"
+          + " AND pid <> pg_backend_pid()");
+    }
+  }
+
+  private static List<UUID> ids(List<OutboxEvent> events) {
+    return events.stream().map(OutboxEvent::id).toList();
+  }
+}
