@@ -5,7 +5,8 @@
 # columns in "C"; a mark that deletes (deleteOnDispatch); the read without claims with its mark, with a
 # mark that deletes, and with a mark that is a HOT update (primary key only: the floor of an UPDATE mark);
 # "take", the read and the deleting mark as one statement (DELETE … RETURNING), its time under "claim/read";
-# and "take-mark", the same with a mark that keeps the row (UPDATE … RETURNING).
+# and "take-mark", the same with a mark that keeps the row (UPDATE … RETURNING); "lock-delete", the claim held by
+# a transaction (transactionalClaims(true)): the locking read and the delete in one transaction.
 # When the server runs on this machine, also PostgreSQL's CPU per batch (all its processes, from /proc).
 # Leaves no table behind. The server is PGHOST/PGPORT/PGUSER/PGDATABASE (default 127.0.0.1, postgres, test):
 #   bash outbox-benchmarks/pgbench/claim-mark/run.sh
@@ -14,7 +15,7 @@ cd "$(dirname "$0")"
 export PGHOST="${PGHOST:-127.0.0.1}" PGUSER="${PGUSER:-postgres}" PGDATABASE="${PGDATABASE:-test}"
 export PGOPTIONS="-c client_min_messages=warning"
 psql -q -v ON_ERROR_STOP=1 -f setup.sql
-all="shipped hot collate_c delete read-mark read-delete read-mark-hot take take-mark"
+all="shipped hot collate_c delete read-mark read-delete read-mark-hot take take-mark lock-delete"
 variants="${VARIANTS:-$all}"   # e.g. VARIANTS="read-delete take"
 # PostgreSQL's CPU so far in clock ticks: its processes, and the backends that ended (the postmaster's reaped
 # children); nothing when PGHOST is another machine or no server runs here
@@ -48,7 +49,7 @@ for round in 1 2; do
     fi
     latency=$(sed -n 's/^latency average = //p' <<<"$out")
     # the per-statement means: the claim (or read), then the mark
-    read -r first second < <(awk '/statement latencies/ {on = 1; next} on && NF > 2 {printf "%s ", $1} END {print ""}' <<<"$out")
+    read -r first second < <(awk '/statement latencies/ {on = 1; next} on && NF > 2 && !/BEGIN|COMMIT/ {printf "%s ", $1} END {print ""}' <<<"$out")
     wal=$(psql -At -c "SELECT pg_size_pretty(pg_wal_lsn_diff(pg_current_wal_lsn(), '$lsn'))")
     printf 'round %d  %-13s claim/read + mark of 500: %s (%s + %s ms)  WAL %s%s\n' "$round" "$t" "$latency" \
       "$first" "${second:-0}" "$wal" "$cpu"

@@ -163,7 +163,9 @@ public final class EndToEndBenchmark {
     this.window = Integer.parseInt(options.getOrDefault("window", "256"));
     this.workerCounts = Arrays.stream(options.getOrDefault("workers", "1,2").split(",")).map(String::trim)
         .mapToInt(Integer::parseInt).toArray();
-    this.dataSource = BenchSupport.postgresPool(options, 8);
+    // transactional claims hold a connection per batch in flight, up to two per worker
+    int mostWorkers = Arrays.stream(workerCounts).max().orElse(1);
+    this.dataSource = BenchSupport.postgresPool(options, Math.max(8, 2 * mostWorkers + 4));
     this.deleteOnDispatch = Boolean.parseBoolean(options.getOrDefault("delete-on-dispatch", "false"));
     this.inMemoryScenarios = Boolean.parseBoolean(options.getOrDefault("in-memory", "true"));
     this.warmUp = options.getOrDefault("warm-up", "auto");
@@ -259,14 +261,16 @@ public final class EndToEndBenchmark {
     for (String extra : broker.extraRaw()) {
       record(extra, raw(broker, extra));
     }
-    for (boolean claim : new boolean[] {true, false}) {
+    for (Claims claims : Claims.values()) {
       for (boolean ordered : new boolean[] {false, true}) {
         for (int workers : workerCounts) {
           for (boolean pipelined : new boolean[] {false, true}) {
             for (String variant : broker.variants()) {
-              String scenario = scenario(claim, ordered, workers, pipelined) + variant;
-              if ((claim || workers == 1 || !ordered) && selected(scenario)) { // ordered needs claims for 2
-                record(scenario, dispatcher(broker, scenario, variant, claim, ordered, workers, pipelined, false));
+              String scenario = scenario(claims, ordered, workers, pipelined) + variant;
+              // ordered mode needs claims for 2 workers
+              if ((claims != Claims.NONE || workers == 1 || !ordered) && selected(scenario)) {
+                record(scenario,
+                    dispatcher(broker, scenario, variant, claims, ordered, workers, pipelined, false));
               }
             }
           }
@@ -275,9 +279,9 @@ public final class EndToEndBenchmark {
     }
     for (int workers : workerCounts) {
       for (String variant : broker.variants()) {
-        String scenario = scenario(false, false, workers, true) + variant + IN_MEMORY;
+        String scenario = scenario(Claims.NONE, false, workers, true) + variant + IN_MEMORY;
         if (inMemoryScenarios && selected(scenario)) {
-          record(scenario, dispatcher(broker, scenario, variant, false, false, workers, true, true));
+          record(scenario, dispatcher(broker, scenario, variant, Claims.NONE, false, workers, true, true));
         }
       }
     }
@@ -293,8 +297,19 @@ public final class EndToEndBenchmark {
     return only == null || Arrays.stream(only.split(";")).anyMatch(s -> scenario.contains(s.trim()));
   }
 
-  private static String scenario(boolean claim, boolean ordered, int workers, boolean pipelined) {
-    return "AsyncOutboxDispatcher, " + (claim ? "claim" : "no claim") + ", " + (ordered ? "ordered" : "throughput")
+  /** How the dispatcher takes its batches: claims leased in the rows, claims held by transactions, or reads. */
+  private enum Claims {
+    LEASE("claim"), TRANSACTION("transactional claim"), NONE("no claim");
+
+    private final String text;
+
+    Claims(String text) {
+      this.text = text;
+    }
+  }
+
+  private static String scenario(Claims claims, boolean ordered, int workers, boolean pipelined) {
+    return "AsyncOutboxDispatcher, " + claims.text + ", " + (ordered ? "ordered" : "throughput")
         + " mode, " + workers
         + (workers == 1 ? " worker" : " workers") + (pipelined ? ", pipelined" : ", one step at a time");
   }
@@ -328,7 +343,7 @@ public final class EndToEndBenchmark {
    * One dispatcher scenario over a new table with the backlog appended, or with {@code inMemory} over an
    * {@link InMemoryOutboxStore} holding the same events.
    */
-  private double dispatcher(Broker broker, String scenario, String variant, boolean claim, boolean ordered,
+  private double dispatcher(Broker broker, String scenario, String variant, Claims claims, boolean ordered,
       int workers, boolean pipelined, boolean inMemory) throws Exception {
     String table = "bench_e2e_" + UUID.randomUUID().toString().substring(0, 8);
     List<OutboxEvent> backlog = BenchSupport.orders(events, "order." + (ordered ? "ordered" : "throughput"));
@@ -339,7 +354,7 @@ public final class EndToEndBenchmark {
       store = memory;
     } else {
       JdbcOutboxStore jdbc = JdbcOutboxStore.builder().dataSource(dataSource).table(table)
-          .deleteOnDispatch(deleteOnDispatch).build();
+          .deleteOnDispatch(deleteOnDispatch).transactionalClaims(claims == Claims.TRANSACTION).build();
       jdbc.createSchema();
       BenchSupport.appendBacklog(dataSource, jdbc, table, backlog);
       store = jdbc;
@@ -349,7 +364,7 @@ public final class EndToEndBenchmark {
       double rate;
       try (Publisher publisher = broker.publisher(variant);
           AsyncOutboxDispatcher d = AsyncOutboxDispatcher.builder().store(store).dispatchFn(publisher.fn())
-              .useClaim(claim).preserveAggregateOrder(ordered).workers(workers).batchSize(batch).pipelined(pipelined)
+              .useClaim(claims != Claims.NONE).preserveAggregateOrder(ordered).workers(workers).batchSize(batch).pipelined(pipelined)
               .pollInterval(Duration.ofMillis(50)).listener(new OutboxListener() {
                 @Override public void onDispatched(OutboxEvent event, Duration publishTime) {
                   drained.countDown();
