@@ -30,7 +30,8 @@ import javax.sql.DataSource;
  * {@code leaseMs}, {@code pollMs}, {@code delayMs}, {@code maxAttempts}, {@code retryMs},
  * {@code pipelined} ({@code true}, the dispatcher's default, or {@code false}), {@code claim} ({@code true},
  * or {@code false}: the store's default mode, one process at a time), {@code deleteOnDispatch} ({@code false}
- * or {@code true}), {@code fault} (a {@link FaultPoint} label), {@code faultAt} (which occurrence parks).
+ * or {@code true}), {@code transactionalClaims} ({@code false} or {@code true}: claims held by transactions,
+ * PostgreSQL), {@code fault} (a {@link FaultPoint} label), {@code faultAt} (which occurrence parks).
  */
 public final class WorkerMain {
   private WorkerMain() {}
@@ -44,10 +45,12 @@ public final class WorkerMain {
     FaultPoint fault = FaultPoint.parse(a.getOrDefault("fault", "none"));
     fault.arm(Integer.parseInt(a.getOrDefault("faultAt", "1")));
     int workers = Integer.parseInt(a.getOrDefault("workers", "1"));
+    boolean transactionalClaims = Boolean.parseBoolean(a.getOrDefault("transactionalClaims", "false"));
 
     HikariConfig config = new HikariConfig();
     config.setJdbcUrl(a.get("jdbc"));
-    config.setMaximumPoolSize(workers + 2);
+    // a claim held by a transaction keeps its connection: up to two per pipelined worker
+    config.setMaximumPoolSize(transactionalClaims ? 2 * workers + 2 : workers + 2);
     config.setConnectionTimeout(5_000);
     config.setPoolName("faults-worker");
     // a mark is committed by the store itself only on a pool without auto-commit: the window DURING_MARK needs
@@ -55,7 +58,8 @@ public final class WorkerMain {
     try (HikariDataSource pool = new HikariDataSource(config)) {
       DataSource ds = fault == FaultPoint.DURING_MARK ? new MarkCommitFence(pool) : pool;
       JdbcOutboxStore store = JdbcOutboxStore.builder().dataSource(ds).table(a.get("table"))
-          .deleteOnDispatch(Boolean.parseBoolean(a.getOrDefault("deleteOnDispatch", "false"))).build();
+          .deleteOnDispatch(Boolean.parseBoolean(a.getOrDefault("deleteOnDispatch", "false")))
+          .transactionalClaims(transactionalClaims).build();
       String sink = a.get("sink");
       AutoCloseable closeSink;
       DispatchFn publish;

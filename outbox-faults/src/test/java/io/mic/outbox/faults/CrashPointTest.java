@@ -46,6 +46,30 @@ class CrashPointTest {
   }
 
   /**
+   * Claims held by transactions: the victim's rows come back when its connections close, to the survivor
+   * beside it, with no lease to wait for; order and the bound hold as with leases.
+   */
+  @Tag("fast")
+  @ParameterizedTest(name = "SIGKILL {0}, ordered, claims held by transactions")
+  @EnumSource(value = FaultPoint.class, names = "NONE", mode = EnumSource.Mode.EXCLUDE)
+  @Timeout(value = 5, unit = TimeUnit.MINUTES)
+  void killAtPointTransactionalClaims(FaultPoint point) throws Exception {
+    run(point, "ordered", Servers.full() ? 3 : 1, s -> s.transactionalClaims = true);
+  }
+
+  @Tag("full")
+  @ParameterizedTest(name = "SIGKILL {0}, throughput, claims held by transactions, 2 workers, deleting on dispatch")
+  @EnumSource(value = FaultPoint.class, names = "NONE", mode = EnumSource.Mode.EXCLUDE)
+  @Timeout(value = 5, unit = TimeUnit.MINUTES)
+  void killAtPointTransactionalClaimsTwoWorkers(FaultPoint point) throws Exception {
+    run(point, "throughput", 3, s -> {
+      s.transactionalClaims = true;
+      s.workersPerProcess = 2;
+      s.deleteOnDispatch = true;
+    });
+  }
+
+  /**
    * Without claims only one dispatcher process runs at a time: each victim is killed, then the next one
    * starts and publishes again what the last left unmarked (no lease to wait for). With deleting marks.
    */

@@ -40,6 +40,8 @@ final class Scenario implements AutoCloseable {
   boolean pipelined = true;
   /** Whether the workers claim; without claims only one worker process may run at a time. */
   boolean claim = true;
+  /** Whether the workers' store holds its claims in transactions ({@code transactionalClaims(true)}). */
+  boolean transactionalClaims;
   /** Whether the workers' store deletes the rows it marks dispatched. */
   boolean deleteOnDispatch;
   int repetitions = 1;
@@ -148,6 +150,7 @@ final class Scenario implements AutoCloseable {
   /** The mode as the results show it: pipelining off, no claims, deleting marks and more workers are stated. */
   private String modeLabel() {
     return mode() + (pipelined ? "" : ", not pipelined") + (claim ? "" : ", without claims")
+        + (transactionalClaims ? ", claims held by transactions" : "")
         + (deleteOnDispatch ? ", deleting on dispatch" : "")
         + (workersPerProcess == 1 ? "" : ", " + workersPerProcess + " workers per process");
   }
@@ -157,6 +160,7 @@ final class Scenario implements AutoCloseable {
     List<String> args = new ArrayList<>(List.of(
         "jdbc=" + postgres.appUrl(dbPort, "faults-worker"), "table=" + table, "mode=" + mode(),
         "sink=" + sinkArgument(), "pipelined=" + pipelined, "claim=" + claim, "deleteOnDispatch=" + deleteOnDispatch,
+        "transactionalClaims=" + transactionalClaims,
         "stream=" + stream, "outage=" + outage, "workers=" + workersPerProcess, "batch=" + batch,
         "leaseMs=" + leaseMs, "pollMs=" + pollMs, "delayMs=" + delayMs, "maxAttempts=" + maxAttempts,
         "retryMs=" + retryMs));

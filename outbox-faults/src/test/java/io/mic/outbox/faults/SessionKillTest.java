@@ -15,8 +15,21 @@ class SessionKillTest {
   @Test
   @Timeout(value = 5, unit = TimeUnit.MINUTES)
   void workerSessionsTerminated() throws Exception {
+    terminateAgainAndAgain(false);
+  }
+
+  /** The same with claims held by transactions: each kill rolls back every batch the workers held. */
+  @Tag("full")
+  @Test
+  @Timeout(value = 5, unit = TimeUnit.MINUTES)
+  void workerSessionsTerminatedWithTransactionalClaims() throws Exception {
+    terminateAgainAndAgain(true);
+  }
+
+  private static void terminateAgainAndAgain(boolean transactionalClaims) throws Exception {
     int rounds = Servers.full() ? 30 : 8;
     try (Scenario s = Scenario.of("pg_terminate_backend x" + rounds, "ordered", "recording", 301)) {
+      s.transactionalClaims = transactionalClaims;
       s.repetitions = rounds;
       s.produce();
       s.worker("w1");
