@@ -55,7 +55,8 @@ public class OutboxAutoConfiguration {
   @ConditionalOnMissingBean(OutboxStore.class)
   public JdbcOutboxStore outboxStore(DataSource dataSource, OutboxProperties properties) {
     JdbcOutboxStore store = configured(() -> JdbcOutboxStore.builder()
-        .dataSource(dataSource).table(properties.getTable()).build());
+        .dataSource(dataSource).table(properties.getTable()).transactionalClaims(properties.isTransactionalClaims())
+        .build());
     if (properties.isCreateSchema()) {
       store.createSchema();
     }

@@ -40,6 +40,12 @@ public class OutboxProperties {
    * publishing the same events.
    */
   private boolean useClaim = true;
+  /**
+   * Hold each claim as the row locks of a transaction kept open until its batch is settled, instead of a
+   * lease written into the rows: about half the database work per event, PostgreSQL only, and each batch in
+   * flight holds a pooled connection (docs/configuration.md, "Claims held by transactions").
+   */
+  private boolean transactionalClaims;
   /** Publish each aggregate's events one at a time, in order. */
   private boolean preserveAggregateOrder;
   /** Dispatcher worker threads. */
@@ -116,6 +122,14 @@ public class OutboxProperties {
 
   public void setPollInterval(Duration pollInterval) {
     this.pollInterval = pollInterval;
+  }
+
+  public boolean isTransactionalClaims() {
+    return transactionalClaims;
+  }
+
+  public void setTransactionalClaims(boolean transactionalClaims) {
+    this.transactionalClaims = transactionalClaims;
   }
 
   public boolean isCreateSchema() {

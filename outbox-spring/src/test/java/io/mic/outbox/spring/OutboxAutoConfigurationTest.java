@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 
 import io.mic.outbox.test.OutboxTestDatabase;
 import io.mic.outbox.AsyncOutboxDispatcher;
+import io.mic.outbox.ClaimRequest;
 import io.mic.outbox.DispatchFn;
 import io.mic.outbox.InvalidConfigurationException;
 import io.mic.outbox.OutboxEvent;
@@ -242,6 +243,25 @@ class OutboxAutoConfigurationTest {
           assertThat(context.getBean(OutboxHealthIndicator.class).health().getDetails())
               .containsEntry("maxLag", "PT2M");
         });
+  }
+
+  @Test
+  void transactionalClaimsReachTheStore() {
+    // no DispatchFn bean: the test claims itself, and a claim held by a transaction leaves the row PENDING
+    runner.withPropertyValues("mic.outbox.transactional-claims=true").run(context -> {
+      assertThat(context.getBean(OutboxProperties.class).isTransactionalClaims()).isTrue();
+      JdbcOutboxStore store = context.getBean(JdbcOutboxStore.class);
+      OutboxEvent event = event("o-12");
+      context.getBean(TransactionTemplate.class)
+          .executeWithoutResult(status -> context.getBean(TransactionalOutbox.class).append(event));
+
+      List<OutboxEvent> claimed = store.claim(ClaimRequest.of("test", 1, Duration.ofMinutes(1)));
+      assertThat(claimed).extracting(OutboxEvent::id).containsExactly(event.id());
+      assertThat(store.find(event.id()).orElseThrow().status()).as("locked, not leased")
+          .isEqualTo(OutboxStatus.PENDING);
+      assertThat(store.markDispatched(claimed)).containsExactly(event.id());
+      assertThat(store.find(event.id()).orElseThrow().status()).isEqualTo(OutboxStatus.DISPATCHED);
+    });
   }
 
   @Test
