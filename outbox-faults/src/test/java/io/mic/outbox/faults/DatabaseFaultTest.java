@@ -25,8 +25,22 @@ class DatabaseFaultTest {
   @ValueSource(strings = {"fast", "immediate"})
   @Timeout(value = 6, unit = TimeUnit.MINUTES)
   void restartUnderLoad(String mode) throws Exception {
+    restartUnderLoad(mode, false);
+  }
+
+  /** The same with claims held by transactions: a restart ends every batch's transaction at once. */
+  @Tag("full")
+  @ParameterizedTest(name = "PostgreSQL stop -m {0} and start, under load, claims held by transactions")
+  @ValueSource(strings = {"fast", "immediate"})
+  @Timeout(value = 6, unit = TimeUnit.MINUTES)
+  void restartUnderLoadWithTransactionalClaims(String mode) throws Exception {
+    restartUnderLoad(mode, true);
+  }
+
+  private static void restartUnderLoad(String mode, boolean transactionalClaims) throws Exception {
     int restarts = 2;
     try (Scenario s = Scenario.of("PostgreSQL stop -m " + mode + " + start", "ordered", "recording", 701)) {
+      s.transactionalClaims = transactionalClaims;
       s.repetitions = restarts;
       try (Connection c = s.postgres.admin(); Statement st = c.createStatement();
           ResultSet rs = st.executeQuery("SELECT current_setting('fsync'), current_setting('synchronous_commit')")) {

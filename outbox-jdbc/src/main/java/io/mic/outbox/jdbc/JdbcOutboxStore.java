@@ -593,7 +593,7 @@ public final class JdbcOutboxStore implements OutboxStore {
      * ordered mode still publishes an aggregate in order (a locked head is still a live head).
      *
      * <p>What it saves: the claim's write of every row, with its index entries and log. On PostgreSQL a claim
-     * and a deleting mark of 500 rows cost the server 3.9–4.0 ms of CPU instead of 11–14 ms
+     * and a deleting mark of 500 rows cost the server 3.8–4.0 ms of CPU instead of 11–14 ms
      * (docs/performance.md). What changes:
      * <ul>
      *   <li>a claimed event stays {@code PENDING} in the table (no {@code PROCESSING}, {@code lease_owner},
