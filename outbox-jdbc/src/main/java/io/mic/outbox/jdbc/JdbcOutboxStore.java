@@ -598,15 +598,16 @@ public final class JdbcOutboxStore implements OutboxStore {
      * <ul>
      *   <li>a claimed event stays {@code PENDING} in the table (no {@code PROCESSING}, {@code lease_owner},
      *       {@code lease_until}); its attempt is counted by its outcome, so a crash while publishing counts
-     *       none, as without claims;</li>
+     *       none, as without claims: an event that crashes its process every time never reaches the DLQ by
+     *       itself (keep leases where a publication can bring the process down);</li>
      *   <li>a process that dies gives its rows back as soon as its connections close, not after the lease;
      *       a frozen one after {@code leaseTtl} ({@code idle_in_transaction_session_timeout} of the
      *       transaction, kept from firing by the lease renewals while the process lives), and it can then
      *       mark nothing, since its transaction is gone;</li>
      *   <li>each batch in flight holds a connection of the {@code DataSource}: a pipelined worker holds up to
      *       two, so size the pool for {@code 2 × workers} beside the rest;</li>
-     *   <li>the outcomes of a batch commit together, with its last one: a batch whose transaction fails goes
-     *       out again whole (at-least-once).</li>
+     *   <li>the outcomes of a batch commit together, with its last one: a batch whose transaction fails (a
+     *       database restart, a terminated session) goes out again whole (at-least-once).</li>
      * </ul>
      *
      * <p><b>PostgreSQL only</b>: refused on MariaDB and H2 with an {@link InvalidConfigurationException} (at
