@@ -28,8 +28,9 @@ import java.util.concurrent.TimeUnit;
  * End to end, table to broker with marks: {@link AsyncOutboxDispatcher} on PostgreSQL publishing through the
  * broker module's publisher, against the broker's raw client publishing the same messages (destination,
  * headers, message id) with the same window of outstanding acknowledgements, in the same run. Throughput
- * and ordered mode, 1 and 2 workers, pipelined and one step at a time, with claims; and without claims
- * (the default mode, one worker: a single dispatcher), pipelined and one step at a time. Beside them the same
+ * and ordered mode, 1 and 2 workers, pipelined and one step at a time, with claims as leases ("claim") and
+ * held by transactions ("transactional claim", {@code transactionalClaims(true)}); and without claims (the
+ * default mode), pipelined and one step at a time. Beside them the same
  * dispatcher without claims over {@link InMemoryOutboxStore} ("in-memory store, no database"): what the
  * dispatcher and the publisher cost without a database's reads and marks, throughput mode; {@code --in-memory
  * false} leaves them out.
