@@ -7,11 +7,14 @@ import java.sql.ResultSet;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Tag;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The suite's own PostgreSQL is restarted ({@code fast}) or crashed ({@code immediate}: recovery from the
@@ -20,24 +23,12 @@ import org.junit.jupiter.api.Timeout;
  */
 class DatabaseFaultTest {
 
+  /** With leases, and with claims held by transactions, whose transactions a restart ends at once. */
   @Tag("full")
-  @ParameterizedTest(name = "PostgreSQL stop -m {0} and start, under load")
-  @ValueSource(strings = {"fast", "immediate"})
+  @ParameterizedTest(name = "PostgreSQL stop -m {0} and start, under load, claims held by transactions: {1}")
+  @MethodSource("restarts")
   @Timeout(value = 6, unit = TimeUnit.MINUTES)
-  void restartUnderLoad(String mode) throws Exception {
-    restartUnderLoad(mode, false);
-  }
-
-  /** The same with claims held by transactions: a restart ends every batch's transaction at once. */
-  @Tag("full")
-  @ParameterizedTest(name = "PostgreSQL stop -m {0} and start, under load, claims held by transactions")
-  @ValueSource(strings = {"fast", "immediate"})
-  @Timeout(value = 6, unit = TimeUnit.MINUTES)
-  void restartUnderLoadWithTransactionalClaims(String mode) throws Exception {
-    restartUnderLoad(mode, true);
-  }
-
-  private static void restartUnderLoad(String mode, boolean transactionalClaims) throws Exception {
+  void restartUnderLoad(String mode, boolean transactionalClaims) throws Exception {
     int restarts = 2;
     try (Scenario s = Scenario.of("PostgreSQL stop -m " + mode + " + start", "ordered", "recording", 701)) {
       s.transactionalClaims = transactionalClaims;
@@ -90,5 +81,10 @@ class DatabaseFaultTest {
       s.awaitProduced(40);
       s.finish();
     }
+  }
+
+  static Stream<Arguments> restarts() {
+    return Stream.of("fast", "immediate")
+        .flatMap(mode -> Stream.of(Arguments.of(mode, false), Arguments.of(mode, true)));
   }
 }
