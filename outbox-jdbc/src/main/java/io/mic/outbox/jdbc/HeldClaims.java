@@ -50,9 +50,10 @@ final class HeldClaims {
   List<OutboxEvent> claim(ReadRequest request) {
     endForgotten();
     Connection c = null;
+    boolean autoCommit = true;
     try {
       c = access.dataSource.getConnection();
-      boolean autoCommit = c.getAutoCommit();
+      autoCommit = c.getAutoCommit();
       c.setAutoCommit(false);
       try (PreparedStatement ps = c.prepareStatement(
           "SELECT set_config('idle_in_transaction_session_timeout', ?, true)")) {
@@ -69,10 +70,10 @@ final class HeldClaims {
       }
       return events;
     } catch (SQLException e) {
-      abandon(c, e);
+      abandon(c, autoCommit, e);
       throw access.failed(e);
     } catch (RuntimeException e) {
-      abandon(c, e);
+      abandon(c, autoCommit, e);
       throw e;
     }
   }
@@ -165,11 +166,13 @@ final class HeldClaims {
     byOwner.values().forEach(held -> held.end(new SQLException("ended for a test")));
   }
 
-  private static void abandon(Connection c, Throwable cause) {
+  /** Rolls back a claim that failed and gives its connection back as it was found. */
+  private static void abandon(Connection c, boolean autoCommit, Throwable cause) {
     if (c == null) {
       return;
     }
     TableAccess.rollback(c, cause);
+    TableAccess.restoreAutoCommit(c, autoCommit);
     try {
       c.close();
     } catch (SQLException e) {

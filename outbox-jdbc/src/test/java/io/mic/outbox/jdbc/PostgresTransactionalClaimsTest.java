@@ -12,6 +12,9 @@ import io.mic.outbox.OutboxDispatcher;
 import io.mic.outbox.OutboxEvent;
 import io.mic.outbox.OutboxListener;
 import io.mic.outbox.OutboxStatus;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.lang.reflect.Proxy;
 import java.sql.Connection;
 import java.sql.Statement;
 import java.time.Duration;
@@ -24,6 +27,7 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
+import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -265,6 +269,40 @@ class PostgresTransactionalClaimsTest {
       return store.find(events.get(0).id()).orElseThrow().status() == OutboxStatus.DLQ;
     });
     assertThat(store.find(events.get(0).id()).orElseThrow().attempts()).isEqualTo(3);
+  }
+
+  @Test
+  void aFailedClaimGivesItsConnectionBackAsItWasFound() throws Exception {
+    try (Connection real = dataSource.getConnection()) {
+      JdbcOutboxStore failing = JdbcOutboxStore.builder().dataSource(withoutReset(real)).table(table)
+          .transactionalClaims(true).build();
+      TestDatabase.dropOutbox(dataSource, table); // the claim fails
+
+      assertThatThrownBy(() -> failing.claim(ClaimRequest.of("w", 1, LEASE)))
+          .isInstanceOf(OutboxStoreException.class);
+
+      assertThat(real.getAutoCommit()).as("in auto-commit again, as the application's next use expects").isTrue();
+    }
+  }
+
+  /**
+   * One connection handed out again and again and never reset: what a pool gives that leaves its connections
+   * as they were returned.
+   */
+  private static DataSource withoutReset(Connection connection) {
+    Connection kept = (Connection) Proxy.newProxyInstance(Connection.class.getClassLoader(),
+        new Class<?>[] {Connection.class}, (proxy, method, args) -> method.getName().equals("close") ? null
+            : invoke(method, connection, args));
+    return (DataSource) Proxy.newProxyInstance(DataSource.class.getClassLoader(), new Class<?>[] {DataSource.class},
+        (proxy, method, args) -> method.getName().equals("getConnection") ? kept : null);
+  }
+
+  private static Object invoke(Method method, Object target, Object[] args) throws Throwable {
+    try {
+      return method.invoke(target, args);
+    } catch (InvocationTargetException e) {
+      throw e.getCause();
+    }
   }
 
   @Test
