@@ -4,7 +4,6 @@ import io.mic.outbox.OutboxEvent;
 import io.mic.outbox.jdbc.internal.Causes;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.Collection;
@@ -182,16 +181,7 @@ final class HeldClaims {
 
   private Set<UUID> returningIds(Connection c, String statement, TableAccess.Binder binder)
       throws SQLException {
-    Set<UUID> changed = new HashSet<>();
-    try (PreparedStatement ps = c.prepareStatement(statement)) {
-      binder.bind(ps);
-      try (ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          changed.add(access.dialect.getId(rs, 1));
-        }
-      }
-    }
-    return changed;
+    return PostgresMarks.returningIds(c, access.dialect, statement, binder);
   }
 
   /** One batch's transaction, and the events it has no outcome for yet. */

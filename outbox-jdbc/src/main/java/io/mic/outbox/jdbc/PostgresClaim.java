@@ -49,9 +49,7 @@ final class PostgresClaim extends ClaimStatement {
     if (r == null) {
       return List.of();
     }
-    String take = (hold ? HOLD : LEASE).formatted(sql.tables.outbox());
-    String statement = r.runs() ? claimRuns(r, take, hold) : claimEvents(r, take, hold);
-    try (PreparedStatement ps = c.prepareStatement(statement)) {
+    try (PreparedStatement ps = c.prepareStatement(r.runs() ? claimRuns(r, hold) : claimEvents(r, hold))) {
       int next = DispatchSql.bindPaused(ps, 1, r);
       ps.setInt(next++, r.limit());
       if (r.runs()) {
@@ -65,12 +63,17 @@ final class PostgresClaim extends ClaimStatement {
     }
   }
 
+  /** What is done with the picked rows: {@link #HOLD} or {@link #LEASE}. */
+  private String take(boolean hold) {
+    return (hold ? HOLD : LEASE).formatted(sql.tables.outbox());
+  }
+
   /** Parameters: the paused topics, limit, owner, lease micros. */
-  private String claimEvents(ReadRequest r, String take, boolean hold) {
+  private String claimEvents(ReadRequest r, boolean hold) {
     String table = sql.tables.outbox();
     return "WITH picked AS MATERIALIZED (SELECT o.id FROM " + table + " o WHERE " + sql.claimable()
         + sql.notPaused("o", r) + (r.ordered() ? sql.isHead() : "") + " ORDER BY " + sql.dialect.dispatchOrder()
-        + " LIMIT ? FOR UPDATE OF o SKIP LOCKED)" + take + (hold ? "" : " RETURNING " + Sql.aliased("t."));
+        + " LIMIT ? FOR UPDATE OF o SKIP LOCKED)" + take(hold) + (hold ? "" : " RETURNING " + Sql.aliased("t."));
   }
 
   /**
@@ -80,7 +83,7 @@ final class PostgresClaim extends ClaimStatement {
    * limit, the paused topics again, run length - 1, limit, owner, lease micros. Held, the followers are
    * locked by the final {@code SELECT}, which checks them again the same way.
    */
-  private String claimRuns(ReadRequest r, String take, boolean hold) {
+  private String claimRuns(ReadRequest r, boolean hold) {
     String table = sql.tables.outbox();
     return "WITH heads AS MATERIALIZED (SELECT o.id, o.aggregate_type, o.aggregate_id, o.created_at, o.priority"
         + " FROM " + table + " o WHERE " + sql.claimable() + sql.notPaused("o", r) + sql.isHead()
@@ -100,6 +103,6 @@ final class PostgresClaim extends ClaimStatement {
         // computed at all when the heads fill the batch (they did all the work for nothing before)
         + " picked AS MATERIALIZED (SELECT id FROM ((SELECT id FROM ranked ORDER BY head_rank)"
         + " UNION ALL (SELECT id FROM followers ORDER BY pos, head_rank)) x LIMIT ?)"
-        + take + " AND " + sql.claimable("t") + (hold ? " FOR UPDATE OF t" : " RETURNING " + Sql.aliased("t."));
+        + take(hold) + " AND " + sql.claimable("t") + (hold ? " FOR UPDATE OF t" : " RETURNING " + Sql.aliased("t."));
   }
 }

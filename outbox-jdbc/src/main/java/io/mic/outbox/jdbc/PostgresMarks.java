@@ -1,7 +1,9 @@
 package io.mic.outbox.jdbc;
 
+import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.HashSet;
@@ -57,17 +59,21 @@ final class PostgresMarks extends MarkStatements {
   }
 
   private Set<UUID> returningIds(String statement, TableAccess.Binder binder) {
-    return access.inAutoCommit(c -> {
-      Set<UUID> changed = new HashSet<>();
-      try (PreparedStatement ps = c.prepareStatement(statement)) {
-        binder.bind(ps);
-        try (ResultSet rs = ps.executeQuery()) {
-          while (rs.next()) {
-            changed.add(dialect.getId(rs, 1));
-          }
+    return access.inAutoCommit(c -> returningIds(c, dialect, statement, binder));
+  }
+
+  /** Runs {@code statement}, which ends in {@code RETURNING id}, on {@code c}: the ids it changed. */
+  static Set<UUID> returningIds(Connection c, Dialect dialect, String statement, TableAccess.Binder binder)
+      throws SQLException {
+    Set<UUID> changed = new HashSet<>();
+    try (PreparedStatement ps = c.prepareStatement(statement)) {
+      binder.bind(ps);
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          changed.add(dialect.getId(rs, 1));
         }
       }
-      return changed;
-    });
+    }
+    return changed;
   }
 }
