@@ -3,6 +3,7 @@ package io.mic.outbox.bench;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -75,6 +76,43 @@ final class CpuSplit {
       }
     }
     return reads;
+  }
+
+  /**
+   * Waits until the machine is quiet, at most {@code max}: under {@code busyShare} of all cores busy over a
+   * window of {@code window}, read from {@code /proc/stat}. Work left by what ran before (a stream's purge, a
+   * dropped table, an appended backlog) then stays out of the next scenario's clock and CPU. Returns how long
+   * it waited; at once where {@code /proc/stat} cannot be read.
+   */
+  static Duration awaitQuiet(Duration max, Duration window, double busyShare) throws InterruptedException {
+    long start = System.nanoTime();
+    long[] before = machineTicks();
+    while (before != null && System.nanoTime() - start < max.toNanos()) {
+      Thread.sleep(window.toMillis());
+      long[] now = machineTicks();
+      long busy = now[0] - before[0];
+      long all = busy + now[1] - before[1];
+      if (all > 0 && busy < busyShare * all) {
+        break;
+      }
+      before = now;
+    }
+    return Duration.ofNanos(System.nanoTime() - start);
+  }
+
+  /** The machine's CPU ticks so far, busy and idle (idle and iowait), from {@code /proc/stat}; null elsewhere. */
+  private static long[] machineTicks() {
+    String first = read(PROC.resolve("stat")).lines().findFirst().orElse("");
+    if (!first.startsWith("cpu ")) {
+      return null;
+    }
+    String[] f = first.substring(4).trim().split("\\s+");
+    long idle = Long.parseLong(f[3]) + Long.parseLong(f[4]);
+    long busy = 0;
+    for (int i = 0; i < Math.min(f.length, 8); i++) {
+      busy += i == 3 || i == 4 ? 0 : Long.parseLong(f[i]);
+    }
+    return new long[] {busy, idle};
   }
 
   /** The process ids running now, from {@code /proc}. */

@@ -42,7 +42,7 @@ import java.util.concurrent.TimeUnit;
  *      [--nats nats://127.0.0.1:4222] [--rabbitmq amqp://guest:guest@127.0.0.1:5672] [--kafka HOST:PORT]
  *      [--events 100000] [--batch 500] [--window 256] [--rounds 3] [--out bench-results/end-to-end-BROKER.md]
  *      [--workers 1,2] [--scenarios "2 workers, pipelined"] [--database-cpus 0] [--delete-on-dispatch true]
- *      [--in-memory false] [--warm-up auto|N] [--connections 2,1]
+ *      [--in-memory false] [--warm-up auto|N] [--connections 2,1] [--quiet 10]
  * </pre>
  *
  * <p>{@code --scenarios} runs only the dispatcher scenarios whose name contains one of its texts, separated by
@@ -154,6 +154,18 @@ public final class EndToEndBenchmark {
   private double lastWarmUpJitShare = Double.NaN;
   /** {@code --in-memory false} leaves out the scenarios over {@link InMemoryOutboxStore}. */
   private final boolean inMemoryScenarios;
+  /**
+   * {@code --quiet N}: before each scenario's clock starts, wait at most N seconds (default 10; 0: not at all)
+   * until the machine is quiet ({@link #QUIET_SHARE} of its cores busy or less over {@link #QUIET_WINDOW}). The
+   * raw client's clock started right after the previous scenario's stream was purged, the dispatcher's only
+   * after its backlog was appended, so the broker's work after a purge fell into the raw client's rounds alone.
+   */
+  private final Duration quietAtMost;
+  private static final Duration QUIET_WINDOW = Duration.ofMillis(200);
+  private static final double QUIET_SHARE = 0.05;
+  /** Per scenario, how long its rounds waited for a quiet machine, in ms. */
+  private final Map<String, List<Long>> quietWaits = new LinkedHashMap<>();
+  private long lastQuietWait;
 
   private EndToEndBenchmark(Map<String, String> options) {
     this.options = options;
@@ -170,6 +182,12 @@ public final class EndToEndBenchmark {
     this.deleteOnDispatch = Boolean.parseBoolean(options.getOrDefault("delete-on-dispatch", "false"));
     this.inMemoryScenarios = Boolean.parseBoolean(options.getOrDefault("in-memory", "true"));
     this.warmUp = options.getOrDefault("warm-up", "auto");
+    String quiet = options.getOrDefault("quiet", "10");
+    if (!quiet.matches("\\d{1,3}")) {
+      throw new IllegalArgumentException("--quiet must be the seconds to wait for a quiet machine, 0 to 999, was "
+          + quiet);
+    }
+    this.quietAtMost = Duration.ofSeconds(Integer.parseInt(quiet));
     if (!warmUp.equals("auto") && !warmUp.matches("\\d{1,3}")) {
       throw new IllegalArgumentException("--warm-up must be auto or a number of rounds, was " + warmUp);
     }
@@ -328,6 +346,7 @@ public final class EndToEndBenchmark {
 
   private double raw(Broker broker, String scenario) throws Exception {
     List<OutboxEvent> list = asStored(BenchSupport.orders(events, "order.raw"));
+    awaitQuiet();
     ScenarioEvent timed = timed(scenario);
     before = Usage.now();
     long t0 = System.nanoTime();
@@ -371,6 +390,7 @@ public final class EndToEndBenchmark {
                   drained.countDown();
                 }
               }).build()) {
+        awaitQuiet();
         ScenarioEvent timed = timed(scenario);
         before = Usage.now();
         long t0 = System.nanoTime();
@@ -392,6 +412,12 @@ public final class EndToEndBenchmark {
     }
   }
 
+  /** Waits for a quiet machine ({@link #quietAtMost}), and keeps how long for the scenario's record. */
+  private void awaitQuiet() throws InterruptedException {
+    lastQuietWait = quietAtMost.isZero() ? 0
+        : CpuSplit.awaitQuiet(quietAtMost, QUIET_WINDOW, QUIET_SHARE).toMillis();
+  }
+
   /** Records a scenario's rate and the CPU used while its clock ran. */
   private void record(String scenario, double rate) {
     if (warmingUp) {
@@ -404,6 +430,7 @@ public final class EndToEndBenchmark {
         threadCpu.computeIfAbsent(scenario, k -> new LinkedHashMap<>()).merge(group, ms, Double::sum));
     brokerReads.merge(scenario, (after.brokerReads() - before.brokerReads()) * 1000.0 / events, Double::sum);
     rates.computeIfAbsent(scenario, k -> new ArrayList<>()).add(rate);
+    quietWaits.computeIfAbsent(scenario, k -> new ArrayList<>()).add(lastQuietWait);
     System.err.printf("  %-75s %,10.0f events/s%n", scenario, rate);
   }
 
@@ -423,11 +450,17 @@ public final class EndToEndBenchmark {
         .append(Double.isNaN(lastWarmUpJitShare) ? "" : String.format(
             " (JIT compilation in the last: %.1f %% of its time, summed over the compiler threads)",
             lastWarmUpJitShare * 100))
-        .append(".\n\n");
-    md.append("| scenario | median events/s | all rounds | ratio to raw |\n|---|---:|---|---:|\n");
+        .append(". ").append(quietAtMost.isZero() ? "Each scenario's clock started as soon as it was set up."
+            : "Each scenario's clock started once the machine was quiet (at most " + Math.round(QUIET_SHARE * 100)
+                + " % of its cores busy over " + QUIET_WINDOW.toMillis() + " ms), or after " + quietAtMost.toSeconds()
+                + " s; the last column says how long each round waited.")
+        .append("\n\n");
+    md.append("| scenario | median events/s | all rounds | ratio to raw | waits for a quiet machine (ms) |\n")
+        .append("|---|---:|---|---:|---|\n");
     rates.forEach((k, v) -> md.append("| ").append(k).append(" | ").append(String.format("%,.0f", median(k)))
         .append(" | ").append(v.stream().map(x -> String.format("%,.0f", x)).toList()).append(" | ")
-        .append(String.format("%.2f", median(k) / median(broker.raw()))).append(" |\n"));
+        .append(String.format("%.2f", median(k) / median(broker.raw()))).append(" | ")
+        .append(quietWaits.get(k)).append(" |\n"));
     if (CpuSplit.available()) {
       md.append("\nCPU time per 1,000 events (ms, mean of the rounds; from /proc, so the machine's other load is in"
           + " 'other processes'), and the broker's read system calls per 1,000 events (fewer: the messages arrived in"
