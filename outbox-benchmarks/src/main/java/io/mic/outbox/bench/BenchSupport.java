@@ -130,7 +130,7 @@ final class BenchSupport {
   /** Drops a benchmark's PostgreSQL outbox table and the tables beside it (sequences, locks, control). */
   static void dropOutbox(DataSource ds, String table) throws SQLException {
     try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
-      for (String suffix : new String[] {"", "_sequences", "_locks", "_control"}) {
+      for (String suffix : new String[] {"", "_sequences", "_locks", "_control", "_claims"}) {
         s.execute("DROP TABLE IF EXISTS \"" + table + suffix + "\"");
       }
     }

@@ -157,6 +157,9 @@ final class Scenario implements AutoCloseable {
 
   /** Starts a worker process; {@code extra} are {@code key=value} overrides such as {@code fault=after-claim}. */
   WorkerProcess worker(String name, String... extra) throws Exception {
+    if (transactionalClaims) { // their claim journal, once, before the workers race to create it
+      JdbcOutboxStore.builder().dataSource(dataSource).table(table).transactionalClaims(true).build().createSchema();
+    }
     List<String> args = new ArrayList<>(List.of(
         "jdbc=" + postgres.appUrl(dbPort, "faults-worker"), "table=" + table, "mode=" + mode(),
         "sink=" + sinkArgument(), "pipelined=" + pipelined, "claim=" + claim, "deleteOnDispatch=" + deleteOnDispatch,
@@ -292,6 +295,7 @@ final class Scenario implements AutoCloseable {
     dataSource.close();
     try (java.sql.Connection c = postgres.admin(); Statement s = c.createStatement()) {
       s.execute("DROP TABLE IF EXISTS " + table.toLowerCase(Locale.ROOT));
+      s.execute("DROP TABLE IF EXISTS " + table.toLowerCase(Locale.ROOT) + "_claims");
     } catch (SQLException e) {
       // the server may be down after a failed restart scenario; the directory goes at exit
     }

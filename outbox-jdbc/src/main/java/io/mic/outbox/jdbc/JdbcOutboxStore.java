@@ -130,8 +130,9 @@ public final class JdbcOutboxStore implements OutboxStore {
    * Creates the table, its indexes and the tables beside it if they are missing, and upgrades a table
    * created before the event envelope ({@link Dialect#upgradeEnvelopeResource()}: the columns
    * {@code sequence}, {@code schema_version}, {@code occurred_at}, {@code trace_parent}) and the indexes of
-   * a table created before the lean schema ({@link Dialect#upgradeIndexesResource()}). Safe to call at
-   * every start: when everything exists no DDL runs, so a runtime role with row rights only (SELECT,
+   * a table created before the lean schema ({@link Dialect#upgradeIndexesResource()}). With
+   * {@link Builder#transactionalClaims} it also creates the claim journal {@code <table>_claims}. Safe to call
+   * at every start: when everything exists no DDL runs, so a runtime role with row rights only (SELECT,
    * INSERT, UPDATE, DELETE) may call it.
    */
   public void createSchema() {
@@ -142,6 +143,9 @@ public final class JdbcOutboxStore implements OutboxStore {
     boolean lean = dialect.upgradeIndexesResource() != null
         && access.upgradeIndexes(dialect.upgradeIndexesResource(), DEFAULT_TABLE, dialect.obsoleteIndexes());
     createControlSchema(access);
+    if (bind().held() != null) {
+      access.createSchema(HeldClaims.JOURNAL_RESOURCE, DEFAULT_TABLE);
+    }
     LOG.info("outbox table {} {} ({})", tableName, upgraded ? "upgraded to the event envelope"
         : lean ? "upgraded to the lean indexes" : created ? "ready" : "found", dialect.name());
   }
@@ -597,15 +601,17 @@ public final class JdbcOutboxStore implements OutboxStore {
      * (docs/performance.md). What changes:
      * <ul>
      *   <li>a claimed event stays {@code PENDING} in the table (no {@code PROCESSING}, {@code lease_owner},
-     *       {@code lease_until}); its attempt is counted by its outcome, so a crash while publishing counts
-     *       none, as without claims: an event that crashes its process every time never reaches the DLQ by
-     *       itself (keep leases where a publication can bring the process down);</li>
+     *       {@code lease_until}); its attempt is counted by its outcome, or, when the batch's transaction ends
+     *       without its outcomes (a crash), by the next claims through the claim journal
+     *       {@code <table>_claims}, which {@link #createSchema()} creates: an event that crashes its process
+     *       every time reaches the DLQ after {@code maxAttempts}, as with leases;</li>
      *   <li>a process that dies gives its rows back as soon as its connections close, not after the lease;
      *       a frozen one after {@code leaseTtl} ({@code idle_in_transaction_session_timeout} of the
      *       transaction, kept from firing by the lease renewals while the process lives), and it can then
      *       mark nothing, since its transaction is gone;</li>
      *   <li>each batch in flight holds a connection of the {@code DataSource}: a pipelined worker holds up to
-     *       two, so size the pool for {@code 2 × workers} beside the rest;</li>
+     *       two, and each claim borrows one more for a moment to write its journal row, so size the pool for
+     *       {@code 2 × workers + 1} beside the rest;</li>
      *   <li>the outcomes of a batch commit together, with its last one: a batch whose transaction fails (a
      *       database restart, a terminated session) goes out again whole (at-least-once).</li>
      * </ul>

@@ -20,7 +20,8 @@ public final class CrashingDispatcherMain {
     config.setJdbcUrl(args[0]);
     config.setUsername(args[1]);
     config.setPassword(args[2]);
-    config.setMaximumPoolSize(2);
+    config.setMaximumPoolSize(3);
+    config.addDataSourceProperty("ApplicationName", CrashWindowTest.childApplication(args[3]));
     try (HikariDataSource ds = new HikariDataSource(config);
         FileOutputStream log = new FileOutputStream(args[5], true)) {
       JdbcOutboxStore store = JdbcOutboxStore.builder().dataSource(ds).table(args[3])

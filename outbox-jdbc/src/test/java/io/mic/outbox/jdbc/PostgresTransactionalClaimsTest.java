@@ -2,6 +2,7 @@ package io.mic.outbox.jdbc;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.awaitility.Awaitility.await;
 
 import com.zaxxer.hikari.HikariDataSource;
@@ -169,6 +170,83 @@ class PostgresTransactionalClaimsTest {
   }
 
   @Test
+  void aBatchWhoseSessionEndedCountsItsAttemptAtTheNextClaim() throws Exception {
+    List<OutboxEvent> events = TestDatabase.appendOrders(dataSource, store, 3);
+    store.claim(ClaimRequest.of("dying", 3, LEASE));
+    terminateHoldingSessions();
+
+    List<OutboxEvent> again = newStore(false).claim(ClaimRequest.of("survivor", 3, LEASE));
+
+    assertThat(again).as("the dead batch's attempt, and this one's").extracting(OutboxEvent::attempts)
+        .containsExactly(2, 2, 2);
+    for (OutboxEvent e : events) {
+      OutboxEvent row = store.find(e.id()).orElseThrow();
+      assertThat(row.attempts()).as("counted in the row before the claim").isEqualTo(1);
+      assertThat(row.status()).isEqualTo(OutboxStatus.PENDING);
+      assertThat(row.lastError()).contains("claim dying ended without an outcome");
+    }
+  }
+
+  @Test
+  void anEventWhosePublicationEndsItsSessionEveryTimeGoesToTheDlqAfterMaxAttempts() throws Exception {
+    List<OutboxEvent> events = TestDatabase.appendOrders(dataSource, store, 1);
+    for (int crash = 1; crash <= 3; crash++) { // a publication that brings its process down, three times
+      assertThat(newStore(false).claim(ClaimRequest.of("crash-" + crash, 1, LEASE))).hasSize(1);
+      terminateHoldingSessions();
+    }
+    List<OutboxEvent> published = new ArrayList<>();
+    OutboxDispatcher dispatcher = OutboxDispatcher.builder().store(store).useClaim(true).maxAttempts(3)
+        .dispatchFn(published::add).build();
+
+    dispatcher.dispatchOnce();
+
+    assertThat(published).as("not tried a fourth time").isEmpty();
+    OutboxEvent row = store.find(events.get(0).id()).orElseThrow();
+    assertThat(row.status()).isEqualTo(OutboxStatus.DLQ);
+    assertThat(row.attempts()).isEqualTo(4);
+    assertThat(row.lastError()).contains("claimed 4 times without an outcome");
+  }
+
+  @Test
+  void anEndedBatchWhoseEventsALiveBatchHoldsIsCountedLaterWithoutWaitingForIt() throws Exception {
+    JdbcOutboxStore second = newStore(false);
+    assertThat(second.claim(ClaimRequest.of("second-early", 3, LEASE))).isEmpty(); // its look at the journal
+    List<OutboxEvent> events = TestDatabase.appendOrders(dataSource, store, 3);
+    newStore(false).claim(ClaimRequest.of("first", 3, LEASE));
+    terminateHoldingSessions();
+    List<OutboxEvent> retaken = second.claim(ClaimRequest.of("second", 3, LEASE)); // before anyone counted
+    assertThat(retaken).extracting(OutboxEvent::attempts).containsExactly(1, 1, 1);
+
+    List<OutboxEvent> third = assertTimeoutPreemptively(Duration.ofSeconds(10),
+        () -> newStore(false).claim(ClaimRequest.of("third", 3, LEASE)), "waited for the live batch's locks");
+    assertThat(third).isEmpty();
+    assertThat(claimJournalRows()).as("the first batch's row waits, beside the live one's").isEqualTo(2);
+
+    terminateHoldingSessions();
+    List<OutboxEvent> fourth = newStore(false).claim(ClaimRequest.of("fourth", 3, LEASE));
+    assertThat(fourth).as("both ended batches counted, once each").extracting(OutboxEvent::attempts)
+        .containsExactly(3, 3, 3);
+    assertThat(store.find(events.get(0).id()).orElseThrow().attempts()).isEqualTo(2);
+  }
+
+  @Test
+  void batchesEndedByTheirOutcomesCountNoMoreAttemptsAndLeaveNothingBehind() throws Exception {
+    List<OutboxEvent> events = TestDatabase.appendOrders(dataSource, store, 3);
+    store.markDispatched(store.claim(ClaimRequest.of("marked", 1, LEASE)));
+    List<OutboxEvent> released = store.claim(ClaimRequest.of("released", 1, LEASE));
+    List<OutboxEvent> retried = store.claim(ClaimRequest.of("retried", 1, LEASE));
+    store.release(released, Duration.ZERO);
+    store.scheduleRetry(retried.get(0), Duration.ZERO, "broker said no");
+
+    List<OutboxEvent> next = newStore(false).claim(ClaimRequest.of("next", 3, LEASE));
+
+    assertThat(next).extracting(OutboxEvent::id).containsExactly(events.get(1).id(), events.get(2).id());
+    assertThat(next).as("the release counted none, the retry one").extracting(OutboxEvent::attempts)
+        .containsExactly(1, 2);
+    assertThat(claimJournalRows()).as("only the batch in flight").isEqualTo(1);
+  }
+
+  @Test
   void aBatchIdlePastItsLeaseLosesItsRowsAndCanMarkNothing() throws Exception {
     List<OutboxEvent> events = TestDatabase.appendOrders(dataSource, store, 2);
     Duration lease = Duration.ofMillis(500);
@@ -272,6 +350,23 @@ class PostgresTransactionalClaimsTest {
   }
 
   @Test
+  void withoutItsClaimJournalAClaimSaysWhatToCreateAndTakesNothing() throws Exception {
+    List<OutboxEvent> events = TestDatabase.appendOrders(dataSource, store, 1);
+    try (Connection c = dataSource.getConnection(); Statement s = c.createStatement()) {
+      s.execute("DROP TABLE " + table + "_claims");
+    }
+
+    assertThatThrownBy(() -> newStore(false).claim(ClaimRequest.of("w", 1, LEASE)))
+        .isInstanceOf(OutboxStoreException.class)
+        .hasMessageContaining("claim journal " + table + "_claims, which is missing")
+        .hasMessageContaining("createSchema()");
+
+    store.createSchema();
+    assertThat(newStore(false).claim(ClaimRequest.of("w", 1, LEASE))).as("createSchema() made it")
+        .extracting(OutboxEvent::id).containsExactly(events.get(0).id());
+  }
+
+  @Test
   void aFailedClaimGivesItsConnectionBackAsItWasFound() throws Exception {
     try (Connection real = dataSource.getConnection()) {
       JdbcOutboxStore failing = JdbcOutboxStore.builder().dataSource(withoutReset(real)).table(table)
@@ -323,11 +418,36 @@ class PostgresTransactionalClaimsTest {
     }
   }
 
-  /** Ends the sessions holding locks on the test's table: what a killed process's do. */
+  /**
+   * Ends the sessions holding locks on the test's table, as a killed process's end, and waits until they are
+   * gone: a backend lets its row locks go before its advisory locks as it exits.
+   */
   private void terminateHoldingSessions() throws Exception {
-    try (Connection c = dataSource.getConnection(); Statement s = c.createStatement()) {
-      s.execute("SELECT pg_terminate_backend(pid) FROM pg_locks WHERE relation = '" + table + "'::regclass"
-          + " AND pid <> pg_backend_pid()");
+    List<Integer> pids = new ArrayList<>();
+    try (Connection c = dataSource.getConnection(); Statement s = c.createStatement();
+        var rs = s.executeQuery("SELECT pid, pg_terminate_backend(pid) FROM pg_locks WHERE relation = '" + table
+            + "'::regclass AND pid <> pg_backend_pid()")) {
+      while (rs.next()) {
+        pids.add(rs.getInt(1));
+      }
+    }
+    await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(10)).until(() -> {
+      try (Connection c = dataSource.getConnection(); var ps = c.prepareStatement(
+          "SELECT count(*) FROM pg_stat_activity WHERE pid = ANY(?)")) {
+        ps.setArray(1, c.createArrayOf("integer", pids.toArray()));
+        try (var rs = ps.executeQuery()) {
+          rs.next();
+          return rs.getLong(1) == 0;
+        }
+      }
+    });
+  }
+
+  private long claimJournalRows() throws Exception {
+    try (Connection c = dataSource.getConnection(); Statement s = c.createStatement();
+        var rs = s.executeQuery("SELECT count(*) FROM " + table + "_claims")) {
+      rs.next();
+      return rs.getLong(1);
     }
   }
 

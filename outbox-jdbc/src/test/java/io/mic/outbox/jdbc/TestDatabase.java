@@ -119,7 +119,7 @@ enum TestDatabase {
     try (Connection c = ds.getConnection(); Statement s = c.createStatement()) {
       s.execute("DROP TABLE IF EXISTS " + table);
       TableName name = TableName.parse("table", table);
-      for (String suffix : new String[] {"locks", "sequences", "control"}) {
+      for (String suffix : new String[] {"locks", "sequences", "control", "claims"}) {
         s.execute("DROP TABLE IF EXISTS " + (name.schema() == null ? "" : name.schema() + ".")
             + name.derivedName(suffix));
       }
