@@ -145,9 +145,10 @@ final class HeldClaims {
 
   /**
    * Counts the attempt of each batch that ended without its outcomes, at most every
-   * {@link #COUNT_EVERY_NANOS}: its journal row's key is free. In one transaction per batch, which takes the
-   * key's lock, so that two stores count it once; a batch whose events another batch holds by now is left for
-   * a later look, without waiting.
+   * {@link #COUNT_EVERY_NANOS}: its journal row's key is free. In one transaction per batch, which deletes the
+   * row, so that two stores count it once, and takes the key's lock first, so that the second passes it by
+   * instead of waiting; a batch whose events another batch holds by now is left for a later look, without
+   * waiting either.
    */
   private void countEndedBatches() {
     long last = lastCount.get();

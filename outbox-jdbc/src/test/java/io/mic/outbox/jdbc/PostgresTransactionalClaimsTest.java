@@ -27,6 +27,11 @@ import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterAll;
@@ -184,6 +189,42 @@ class PostgresTransactionalClaimsTest {
       assertThat(row.attempts()).as("counted in the row before the claim").isEqualTo(1);
       assertThat(row.status()).isEqualTo(OutboxStatus.PENDING);
       assertThat(row.lastError()).contains("claim dying ended without an outcome");
+    }
+  }
+
+  @Test
+  void storesThatLookAtOnceCountAnEndedBatchOnce() throws Exception {
+    List<OutboxEvent> events = TestDatabase.appendOrders(dataSource, store, 5);
+    store.claim(ClaimRequest.of("dying", 5, LEASE));
+    terminateHoldingSessions();
+    List<JdbcOutboxStore> others = new ArrayList<>();
+    for (int i = 0; i < 4; i++) {
+      others.add(newStore(false));
+    }
+
+    CountDownLatch start = new CountDownLatch(1);
+    ExecutorService pool = Executors.newFixedThreadPool(others.size());
+    List<Future<List<OutboxEvent>>> claims = new ArrayList<>();
+    try {
+      for (int i = 0; i < others.size(); i++) {
+        JdbcOutboxStore other = others.get(i);
+        String owner = "other-" + i;
+        claims.add(pool.submit(() -> {
+          start.await();
+          return other.claim(ClaimRequest.of(owner, 5, LEASE));
+        }));
+      }
+      start.countDown();
+      List<OutboxEvent> taken = new ArrayList<>();
+      for (Future<List<OutboxEvent>> claim : claims) {
+        taken.addAll(claim.get(30, TimeUnit.SECONDS));
+      }
+      assertThat(taken).extracting(OutboxEvent::id).containsExactlyInAnyOrderElementsOf(ids(events));
+    } finally {
+      pool.shutdownNow();
+    }
+    for (OutboxEvent e : events) {
+      assertThat(store.find(e.id()).orElseThrow().attempts()).as("one count for the one ended batch").isEqualTo(1);
     }
   }
 
