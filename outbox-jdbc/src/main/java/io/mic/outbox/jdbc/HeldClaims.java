@@ -57,8 +57,9 @@ final class HeldClaims {
   /** The claim journal, quoted, and the first key of its advisory locks (the second is a row's claim_key). */
   private final String journal;
   private final int lockClass;
-  /** When the journal was last looked through for batches that ended without their outcomes. */
+  /** When the journal was last looked through for batches that ended without their outcomes, and how often. */
   private final AtomicLong lastCount = new AtomicLong(System.nanoTime() - COUNT_EVERY_NANOS);
+  private volatile long countEveryNanos = COUNT_EVERY_NANOS;
 
   HeldClaims(TableAccess access, PostgresClaim claim, boolean deleteOnDispatch) {
     this.access = access;
@@ -153,7 +154,7 @@ final class HeldClaims {
   private void countEndedBatches() {
     long last = lastCount.get();
     long now = System.nanoTime();
-    if (now - last < COUNT_EVERY_NANOS || !lastCount.compareAndSet(last, now)) {
+    if (now - last < countEveryNanos || !lastCount.compareAndSet(last, now)) {
       return;
     }
     Map<Integer, String> ended = access.inAutoCommit(c -> {
@@ -194,6 +195,11 @@ final class HeldClaims {
    * events counted. Throws {@link #BUSY} when one of its events is held by a live batch by now: the row then
    * stays for a later look, when that batch has ended one way or the other.
    */
+  /** Sets how often this store looks for ended batches ({@link #COUNT_EVERY_NANOS} by default). For tests. */
+  void countEvery(Duration interval) {
+    countEveryNanos = interval.toNanos();
+  }
+
   private int countAttempt(Connection c, int key, String owner) throws SQLException {
     try (PreparedStatement lock = c.prepareStatement("SELECT pg_try_advisory_xact_lock(?, ?)")) {
       lock.setInt(1, lockClass);

@@ -439,6 +439,14 @@ public final class JdbcOutboxStore implements OutboxStore {
     }
   }
 
+  /**
+   * Sets how often this store's claims look in the claim journal for batches that ended without their
+   * outcomes ({@link Builder#transactionalClaims}; every 500 ms by default). For tests only.
+   */
+  void countEndedClaimsEvery(Duration interval) {
+    bind().held().countEvery(interval);
+  }
+
   /** Rolls back every claim held by a transaction ({@link Builder#transactionalClaims}). For tests only. */
   void endHeldClaimsForTesting() {
     Statements statements = binding.bound();
