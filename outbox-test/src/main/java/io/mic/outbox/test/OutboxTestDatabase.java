@@ -136,7 +136,10 @@ public final class OutboxTestDatabase {
     return "outbox_t" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
   }
 
-  /** Drops the table of a store made by {@link #newStore()} and the tables beside it (locks, sequences, control). */
+  /**
+   * Drops the table of a store made by {@link #newStore()} and the tables beside it (locks, sequences, control,
+   * the claim journal).
+   */
   public void dropStore(JdbcOutboxStore store) {
     dropStore(store.table());
   }
@@ -148,7 +151,7 @@ public final class OutboxTestDatabase {
     }
     try (Connection c = dataSource().getConnection(); Statement s = c.createStatement()) {
       s.execute("DROP TABLE IF EXISTS " + table);
-      for (String beside : new String[] {"_locks", "_sequences", "_control"}) {
+      for (String beside : new String[] {"_locks", "_sequences", "_control", "_claims"}) {
         s.execute("DROP TABLE IF EXISTS " + table + beside);
       }
     } catch (SQLException e) {

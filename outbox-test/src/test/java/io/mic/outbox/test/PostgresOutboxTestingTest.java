@@ -56,6 +56,8 @@ class PostgresOutboxTestingTest {
   void dropStoreLeavesNoTableBehind() throws Exception {
     JdbcOutboxStore other = db.newStore();
     appendCommitted(1); // the sequence counter table has rows too
+    JdbcOutboxStore.builder().dataSource(db.dataSource()).table(other.table()).transactionalClaims(true).build()
+        .createSchema(); // and the claim journal
     db.dropStore(other);
     try (Connection c = db.dataSource().getConnection();
         java.sql.PreparedStatement ps = c.prepareStatement(
