@@ -116,6 +116,9 @@ public final class EndToEndBenchmark {
   private static final int MAX_WARM_UP = 12;
   /** {@code --warm-up auto} ends after a round in which the JIT compilers' time (summed) was less of its own. */
   private static final double JIT_SETTLED = 0.01;
+  /** A quiet machine ({@code --quiet}): at most this share of its cores busy over this window. */
+  private static final Duration QUIET_WINDOW = Duration.ofMillis(200);
+  private static final double QUIET_SHARE = 0.05;
 
   private final Map<String, String> options;
   private final int events;
@@ -161,8 +164,6 @@ public final class EndToEndBenchmark {
    * after its backlog was appended, so the broker's work after a purge fell into the raw client's rounds alone.
    */
   private final Duration quietAtMost;
-  private static final Duration QUIET_WINDOW = Duration.ofMillis(200);
-  private static final double QUIET_SHARE = 0.05;
   /** Per scenario, how long its rounds waited for a quiet machine, in ms. */
   private final Map<String, List<Long>> quietWaits = new LinkedHashMap<>();
   private long lastQuietWait;

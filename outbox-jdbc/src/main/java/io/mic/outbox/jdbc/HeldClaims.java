@@ -85,7 +85,8 @@ final class HeldClaims {
       c.setAutoCommit(false);
       int key = lockNewKey(c, request);
       List<OutboxEvent> events = claim.claim(c, request, true);
-      Held held = new Held(request.owner(), c, autoCommit, request.leaseMicros() * 1000, key);
+      // a batch with events has its journal row before anything can settle it
+      Held held = new Held(request.owner(), c, autoCommit, request.leaseMicros() * 1000, key, !events.isEmpty());
       events.forEach(e -> held.open.add(e.id()));
       if (events.isEmpty()) {
         held.settle(List.of(), x -> Set.of()); // commits: rows that could not be read went to the DLQ
@@ -95,7 +96,6 @@ final class HeldClaims {
         held.end(new SQLException("its key " + key + " was in the claim journal already"));
         return List.of();
       }
-      held.journaled = true;
       byOwner.put(request.owner(), held);
       return events;
     } catch (SQLException e) {
@@ -190,16 +190,16 @@ final class HeldClaims {
     });
   }
 
-  /**
-   * Counts the attempt of ended batch {@code key} in {@code c}'s transaction and deletes its journal row: the
-   * events counted. Throws {@link #BUSY} when one of its events is held by a live batch by now: the row then
-   * stays for a later look, when that batch has ended one way or the other.
-   */
   /** Sets how often this store looks for ended batches ({@link #COUNT_EVERY_NANOS} by default). For tests. */
   void countEvery(Duration interval) {
     countEveryNanos = interval.toNanos();
   }
 
+  /**
+   * Counts the attempt of ended batch {@code key} in {@code c}'s transaction and deletes its journal row: the
+   * events counted. Throws {@link #BUSY} when one of its events is held by a live batch by now: the row then
+   * stays for a later look, when that batch has ended one way or the other.
+   */
   private int countAttempt(Connection c, int key, String owner) throws SQLException {
     try (PreparedStatement lock = c.prepareStatement("SELECT pg_try_advisory_xact_lock(?, ?)")) {
       lock.setInt(1, lockClass);
@@ -363,15 +363,16 @@ final class HeldClaims {
     private final int key;
     private volatile long touched = System.nanoTime();
     private boolean ended; // guarded by this
-    /** Whether the batch has a row in the claim journal, which its commit deletes. */
-    private boolean journaled;
+    /** Whether the batch has a row in the claim journal, which its commit deletes: it has events. */
+    private final boolean journaled;
 
-    Held(String owner, Connection connection, boolean autoCommit, long leaseNanos, int key) {
+    Held(String owner, Connection connection, boolean autoCommit, long leaseNanos, int key, boolean journaled) {
       this.owner = owner;
       this.connection = connection;
       this.autoCommit = autoCommit;
       this.leaseNanos = leaseNanos;
       this.key = key;
+      this.journaled = journaled;
     }
 
     /**
