@@ -7,6 +7,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -41,7 +42,7 @@ import org.slf4j.LoggerFactory;
  * claims count an attempt for its events that are still {@code PENDING}, once, and delete it. An event that
  * brings its process down at every publication so reaches the DLQ after {@code maxAttempts}.
  */
-final class HeldClaims {
+final class HeldClaims implements Outcomes {
   private static final Logger LOG = LoggerFactory.getLogger(HeldClaims.class);
   static final String JOURNAL_RESOURCE = "io/mic/outbox/jdbc/schema/claims-postgresql.sql";
   /** How often a store looks for ended batches, at most: a claim's extra statement, not every claim's. */
@@ -250,7 +251,9 @@ final class HeldClaims {
     return owner != null && byOwner.containsKey(owner);
   }
 
-  Set<UUID> markDispatched(String owner, List<UUID> ids) {
+  /** The rows are still {@code PENDING} under the batch's locks: no bound by append time is needed. */
+  @Override
+  public Set<UUID> markDispatched(String owner, List<UUID> ids, Instant appendedBy) {
     return settle(owner, ids, c -> returningIds(c, (deleteOnDispatch ? "DELETE FROM " + table
         : "UPDATE " + table + " SET status = 'DISPATCHED', dispatched_at = now(), attempts = attempts + 1,"
             + " lease_owner = ?, lease_until = NULL") + " WHERE id = ANY(" + PostgresDialect.ID_ARRAY + ")"
@@ -263,7 +266,8 @@ final class HeldClaims {
         }));
   }
 
-  boolean scheduleRetry(OutboxEvent event, Duration delay, String error) {
+  @Override
+  public boolean scheduleRetry(OutboxEvent event, Duration delay, String error) {
     return !settle(event.leaseOwner(), List.of(event.id()), c -> returningIds(c, "UPDATE " + table
         + " SET status = 'PENDING', next_attempt_at = now() + ? * interval '1 microsecond', last_error = ?,"
         + " attempts = attempts + 1, lease_owner = NULL, lease_until = NULL WHERE id = ? RETURNING id", ps -> {
@@ -273,7 +277,8 @@ final class HeldClaims {
         })).isEmpty();
   }
 
-  boolean markDead(OutboxEvent event, String error) {
+  @Override
+  public boolean markDead(OutboxEvent event, String error) {
     return !settle(event.leaseOwner(), List.of(event.id()), c -> returningIds(c, "UPDATE " + table
         + " SET status = 'DLQ', last_error = ?, attempts = attempts + 1, lease_owner = NULL, lease_until = NULL"
         + " WHERE id = ? RETURNING id", ps -> {
@@ -283,7 +288,8 @@ final class HeldClaims {
   }
 
   /** Back untried, after {@code delay}: no attempt was counted. */
-  Set<UUID> release(String owner, List<UUID> ids, Duration delay) {
+  @Override
+  public Set<UUID> release(String owner, List<UUID> ids, Duration delay) {
     return settle(owner, ids, c -> returningIds(c, "UPDATE " + table + " SET status = 'PENDING',"
         + " next_attempt_at = now() + ? * interval '1 microsecond', lease_owner = NULL, lease_until = NULL"
         + " WHERE id = ANY(" + PostgresDialect.ID_ARRAY + ") RETURNING id", ps -> {
@@ -294,9 +300,11 @@ final class HeldClaims {
 
   /**
    * Keeps the transaction from its idle timeout with a statement in it: the ids, while it lives; none once it
-   * ended (the process was frozen past the lease), and the rows are then free for others.
+   * ended (the process was frozen past the lease), and the rows are then free for others. The lease's time is
+   * the transaction's idle timeout, set at the claim.
    */
-  Set<UUID> renew(String owner, List<UUID> ids) {
+  @Override
+  public Set<UUID> renew(String owner, List<UUID> ids, Duration leaseTtl) {
     Held held = byOwner.get(owner);
     Boolean alive = held == null ? null : held.run(c -> {
       try (PreparedStatement ps = c.prepareStatement("SELECT 1")) {

@@ -267,8 +267,8 @@ public final class JdbcOutboxStore implements OutboxStore {
   public Set<UUID> markDispatched(Collection<OutboxEvent> events) {
     Statements statements = bind();
     Instant appendedBy = newestAppend(events);
-    return forHeld(events, (owner, ids) -> held(statements, owner) ? statements.held().markDispatched(owner, ids)
-        : statements.marks().markDispatched(owner, ids, owner == null ? appendedBy : null));
+    return byOwner(events, (owner, ids) -> outcomes(statements, owner).markDispatched(owner, ids,
+        owner == null ? appendedBy : null));
   }
 
   /**
@@ -288,37 +288,34 @@ public final class JdbcOutboxStore implements OutboxStore {
 
   @Override
   public boolean scheduleRetry(OutboxEvent event, Duration delay, String error) {
-    Statements statements = bind();
-    return held(statements, event.leaseOwner()) ? statements.held().scheduleRetry(event, delay, error)
-        : statements.marks().scheduleRetry(event, delay, error);
+    return outcomes(bind(), event.leaseOwner()).scheduleRetry(event, delay, error);
   }
 
   @Override
   public boolean markDead(OutboxEvent event, String error) {
-    Statements statements = bind();
-    return held(statements, event.leaseOwner()) ? statements.held().markDead(event, error)
-        : statements.marks().markDead(event, error);
+    return outcomes(bind(), event.leaseOwner()).markDead(event, error);
   }
 
   @Override
   public Set<UUID> release(Collection<OutboxEvent> events, Duration delay) {
     Statements statements = bind();
-    return forHeld(events, (owner, ids) -> held(statements, owner) ? statements.held().release(owner, ids, delay)
-        : statements.marks().release(owner, ids, delay));
+    return byOwner(events, (owner, ids) -> outcomes(statements, owner).release(owner, ids, delay));
   }
 
   @Override
   public Set<UUID> renewLeases(Collection<OutboxEvent> events, Duration leaseTtl) {
     Statements statements = bind();
-    // nothing to renew without a lease; a transaction's claim is kept alive by a statement in it
-    return forHeld(events, (owner, ids) -> owner == null ? Set.of()
-        : statements.held() != null ? statements.held().renew(owner, ids)
-        : statements.marks().renew(owner, ids, leaseTtl));
+    return byOwner(events, (owner, ids) -> owner == null ? Set.of() // nothing to renew without a claim
+        : outcomes(statements, owner).renew(owner, ids, leaseTtl));
   }
 
-  /** Whether {@code owner}'s claim is held by a transaction of this store ({@link Builder#transactionalClaims}). */
-  private static boolean held(Statements statements, String owner) {
-    return statements.held() != null && statements.held().holds(owner);
+  /**
+   * Where the outcomes of {@code owner}'s batch go: into the transaction that holds its claim, while one of
+   * this store does ({@link Builder#transactionalClaims}); otherwise the fenced marks, which change nothing for
+   * a claim that is no longer held (its transaction ended, or its lease was taken over).
+   */
+  private static Outcomes outcomes(Statements statements, String owner) {
+    return statements.held() != null && statements.held().holds(owner) ? statements.held() : statements.marks();
   }
 
   @Override
@@ -463,7 +460,7 @@ public final class JdbcOutboxStore implements OutboxStore {
   // ------------------------------------------------------------------ internals
 
   /** Runs {@code op} once per lease owner (null: unclaimed events) and collects the ids it changed. */
-  private static Set<UUID> forHeld(Collection<OutboxEvent> events, BiFunction<String, List<UUID>, Set<UUID>> op) {
+  private static Set<UUID> byOwner(Collection<OutboxEvent> events, BiFunction<String, List<UUID>, Set<UUID>> op) {
     Map<String, List<UUID>> groups = new LinkedHashMap<>();
     for (OutboxEvent e : events) {
       groups.computeIfAbsent(e.leaseOwner(), k -> new ArrayList<>()).add(e.id());

@@ -28,7 +28,7 @@ final class LockingMarks extends MarkStatements {
    * (a lease was lost) is it rolled back and redone the exact way, locking the rows still held first.
    */
   @Override
-  Set<UUID> markDispatched(String owner, List<UUID> ids, Instant appendedBy) {
+  public Set<UUID> markDispatched(String owner, List<UUID> ids, Instant appendedBy) {
     IntFunction<String> mark = n -> dispatchedMark(owner != null) + " WHERE id IN " + Sql.placeholders(n);
     if (owner == null) {
       return access.inTransaction(c -> markHeld(c, null, appendedBy, ids, mark, (ps, next) -> next));
@@ -46,7 +46,7 @@ final class LockingMarks extends MarkStatements {
   }
 
   @Override
-  Set<UUID> release(String owner, List<UUID> ids, Duration delay) {
+  public Set<UUID> release(String owner, List<UUID> ids, Duration delay) {
     // the claim counted an attempt that never happened: give it back
     return access.inTransaction(c -> markHeld(c, owner, null, ids, n -> "UPDATE " + table + " SET status = 'PENDING',"
         + " next_attempt_at = " + dialect.plusMicros(dialect.now()) + ", lease_owner = NULL, lease_until = NULL"
@@ -57,7 +57,7 @@ final class LockingMarks extends MarkStatements {
   }
 
   @Override
-  Set<UUID> renew(String owner, List<UUID> ids, Duration leaseTtl) {
+  public Set<UUID> renew(String owner, List<UUID> ids, Duration leaseTtl) {
     return access.inTransaction(c -> markHeld(c, owner, null, ids, n -> "UPDATE " + table + " SET lease_until = "
         + dialect.plusMicros(dialect.now()) + " WHERE id IN " + Sql.placeholders(n), (ps, next) -> {
           ps.setLong(next, TableAccess.micros(leaseTtl));

@@ -14,7 +14,7 @@ import java.util.UUID;
  * batched marks differ per database ({@link PostgresMarks} in one statement each, {@link LockingMarks}
  * lock-then-update); the single-row ones are the same everywhere.
  */
-abstract class MarkStatements {
+abstract class MarkStatements implements Outcomes {
   final TableAccess access;
   final Dialect dialect;
   final String table;
@@ -35,7 +35,8 @@ abstract class MarkStatements {
    * events; {@code null}: no bound): once a deleting mark committed, a new event may be appended under one of
    * its ids, and the mark tried again after a lost answer must leave that event alone. Returns the ids marked.
    */
-  abstract Set<UUID> markDispatched(String owner, List<UUID> ids, Instant appendedBy);
+  @Override
+  public abstract Set<UUID> markDispatched(String owner, List<UUID> ids, Instant appendedBy);
 
   /** The bound of {@link #markDispatched} on unclaimed rows, one parameter; nothing when there is none. */
   static String appendedNoLaterThan(Instant appendedBy) {
@@ -50,13 +51,16 @@ abstract class MarkStatements {
   }
 
   /** Puts untried events back to {@code PENDING} after {@code delay}, giving back a claim's attempt. */
-  abstract Set<UUID> release(String owner, List<UUID> ids, Duration delay);
+  @Override
+  public abstract Set<UUID> release(String owner, List<UUID> ids, Duration delay);
 
   /** Extends the leases of claimed events to {@code leaseTtl} from now. */
-  abstract Set<UUID> renew(String owner, List<UUID> ids, Duration leaseTtl);
+  @Override
+  public abstract Set<UUID> renew(String owner, List<UUID> ids, Duration leaseTtl);
 
   /** Schedules a retry. */
-  boolean scheduleRetry(OutboxEvent event, Duration delay, String error) {
+  @Override
+  public boolean scheduleRetry(OutboxEvent event, Duration delay, String error) {
     boolean claimed = event.leaseOwner() != null;
     return update("UPDATE " + table + " SET status = 'PENDING', next_attempt_at = " + dialect.plusMicros(dialect.now())
         + ", last_error = ?, lease_owner = NULL, lease_until = NULL" + (claimed ? "" : ", attempts = attempts + 1")
@@ -71,7 +75,8 @@ abstract class MarkStatements {
   }
 
   /** Moves an event to the DLQ. */
-  boolean markDead(OutboxEvent event, String error) {
+  @Override
+  public boolean markDead(OutboxEvent event, String error) {
     boolean claimed = event.leaseOwner() != null;
     return update("UPDATE " + table + " SET status = 'DLQ', last_error = ?, lease_owner = NULL, lease_until = NULL"
         + (claimed ? "" : ", attempts = attempts + 1") + " WHERE id = ? AND " + Sql.fence(claimed), ps -> {

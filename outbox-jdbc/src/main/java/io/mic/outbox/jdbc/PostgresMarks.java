@@ -19,7 +19,7 @@ final class PostgresMarks extends MarkStatements {
   }
 
   @Override
-  Set<UUID> markDispatched(String owner, List<UUID> ids, Instant appendedBy) {
+  public Set<UUID> markDispatched(String owner, List<UUID> ids, Instant appendedBy) {
     boolean claimed = owner != null;
     return returningIds(dispatchedMark(claimed) + " WHERE id = ANY(" + PostgresDialect.ID_ARRAY + ") AND "
         + Sql.fence(claimed) + appendedNoLaterThan(appendedBy) + " RETURNING id", ps -> {
@@ -34,7 +34,7 @@ final class PostgresMarks extends MarkStatements {
   }
 
   @Override
-  Set<UUID> release(String owner, List<UUID> ids, Duration delay) {
+  public Set<UUID> release(String owner, List<UUID> ids, Duration delay) {
     boolean claimed = owner != null;
     // the claim counted an attempt that never happened: give it back
     return returningIds("UPDATE " + table + " SET status = 'PENDING', next_attempt_at = now() + ? * interval"
@@ -49,7 +49,7 @@ final class PostgresMarks extends MarkStatements {
   }
 
   @Override
-  Set<UUID> renew(String owner, List<UUID> ids, Duration leaseTtl) {
+  public Set<UUID> renew(String owner, List<UUID> ids, Duration leaseTtl) {
     return returningIds("UPDATE " + table + " SET lease_until = now() + ? * interval '1 microsecond'"
         + " WHERE id = ANY(" + PostgresDialect.ID_ARRAY + ") AND " + Sql.fence(true) + " RETURNING id", ps -> {
           ps.setLong(1, TableAccess.micros(leaseTtl));
