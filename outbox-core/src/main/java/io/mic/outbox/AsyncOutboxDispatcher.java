@@ -309,6 +309,7 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
       while (running && generation == starts) {
         long seen = waiter.generation();
         if (paused) {
+          pipeline.settleQuietly();
           pipeline.abandonClaimedAhead();
           awaitQuietly(dispatcher, seen, pollInterval, () -> !running || !paused);
           continue;
@@ -367,14 +368,22 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
    * commit. With claims one thread claims after it marked: a claim beside a mark, two updates of the same
    * index pages, measured slower. A worker that published a batch waits for the mark of the batch before: at
    * most one mark and one batch claimed ahead wait at any time, so a worker has published and not marked at
-   * most two batches (what a crash may repeat). Without pipelining each step waits for the last.
+   * most two batches (what a crash may repeat). In throughput mode, through a {@link BatchChannel} that
+   * returns before a batch's outcomes are in, a worker sends its next batch before it settles the last one,
+   * so the broker's window does not run dry between batches; it has then published and not marked at most
+   * three. Without pipelining each step waits for the last.
    */
   private final class Pipeline {
     private final OutboxDispatcher dispatcher;
     private final ExecutorService reader;
     private final ExecutorService marker;
     private Future<OutboxDispatcher.Batch> ahead;
-    /** The mark of the batch published last, running in the background. */
+    /**
+     * In throughput mode, the batch sent last, whose last outcomes may still be arriving: settled after the
+     * next batch went out, so that the publisher's window does not run dry between batches.
+     */
+    private OutboxDispatcher.Batch sent;
+    /** The mark of the batch settled last, running in the background. */
     private Future<?> marking;
 
     Pipeline(OutboxDispatcher dispatcher, int index) {
@@ -387,8 +396,15 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
 
     /** @return whether the batch was full */
     boolean dispatchOnce() {
-      OutboxDispatcher.Batch batch = ahead != null ? take() : reads.next(dispatcher);
+      OutboxDispatcher.Batch batch;
+      try {
+        batch = ahead != null ? take() : reads.next(dispatcher);
+      } catch (RuntimeException | Error e) {
+        settleAfter(e); // the read failed: what went out is settled and marked all the same
+        throw e;
+      }
       if (batch == null) {
+        settleSent();
         return false;
       }
       boolean full = batch.size() == batchSize;
@@ -401,18 +417,65 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
         }
         return full;
       }
-      if (full && running && !paused && dispatcher.outagePause() == null) {
+      boolean goingOn = full && running && !paused && dispatcher.outagePause() == null;
+      if (goingOn) {
         ahead = reader.submit(() -> reads.next(dispatcher));
       }
       try {
-        dispatcher.publish(batch);
+        dispatcher.send(batch);
       } catch (RuntimeException | Error e) {
-        reads.done(batch); // publish() finished the batch
+        reads.done(batch); // send() finished the batch
+        settleAfter(e);
         throw e;
       }
-      awaitLastMark(); // one mark overlaps one publication, no more: a crash repeats at most two batches
-      marking = marker.submit(() -> finish(batch));
+      settleSent(); // the batch sent before this one, whose last outcomes arrived while this one went out
+      sent = batch;
+      if (!goingOn || ordered || !dispatcher.overlapping() || !batch.awaitingOutcomes() || !running || paused
+          || dispatcher.outagePause() != null) {
+        settleSent(); // no next batch follows at once, nothing would overlap, or it failed: settled now
+      }
       return full;
+    }
+
+    /** {@link #settleSent()} after {@code failure}, to which a failure of its own is added. */
+    private void settleAfter(Throwable failure) {
+      try {
+        settleSent();
+      } catch (RuntimeException | Error e) {
+        failure.addSuppressed(e);
+      }
+    }
+
+    /** {@link #settleSent()} outside a poll (pause, stop): a failure is logged and reported as a failed poll. */
+    void settleQuietly() {
+      try {
+        settleSent();
+      } catch (RuntimeException e) {
+        LOG.warn("{}: settling the batch sent last failed; its events are published again (at-least-once)",
+            dispatcher.worker(), e);
+        listener.onPollFailed(e);
+      }
+    }
+
+    /**
+     * Settles the batch sent last, if any, then marks it in the background once the mark before it is done:
+     * one mark overlaps the publications, so a crash repeats at most the batch being marked, the batch
+     * settled and the batch sent after it.
+     */
+    void settleSent() {
+      OutboxDispatcher.Batch batch = sent;
+      if (batch == null) {
+        return;
+      }
+      sent = null;
+      try {
+        dispatcher.settle(batch);
+      } catch (RuntimeException | Error e) {
+        reads.done(batch); // settle() finished the batch
+        throw e;
+      }
+      awaitLastMark();
+      marking = marker.submit(() -> finish(batch));
     }
 
     private void awaitLastMark() {
@@ -507,7 +570,9 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
      * interrupted this worker: that interrupt stops a publication, not the marks of what went out.
      */
     void close() {
+      settleQuietly();
       abandonClaimedAhead();
+      dispatcher.closeChannel();
       if (reader != null) {
         reader.shutdown();
         marker.shutdown();
@@ -656,7 +721,9 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
     /**
      * Let each worker claim (or, without claims, read) its next batch and mark its last one in the background
      * while it publishes the current one (default {@value AsyncOutboxDispatcher#DEFAULT_PIPELINED}): database
-     * and broker round trips overlap. A crash then republishes at most two batches per worker instead of one.
+     * and broker round trips overlap. A crash then republishes at most two batches per worker instead of one;
+     * three in throughput mode through a publisher whose {@link BatchChannel} overlaps batches (NATS's), where
+     * a worker sends its next batch while the last one's acknowledgements arrive.
      * Without claims the read and the mark run at once, on connections of their own; the read leaves out the
      * events still being published or marked, which are {@code PENDING} until their mark, and the batch is
      * marked at its end as in claim mode.

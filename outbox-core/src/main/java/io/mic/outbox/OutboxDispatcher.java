@@ -93,6 +93,8 @@ public final class OutboxDispatcher {
   private final Set<String> pausedTopics;
   private final BrokerOutage outage;
   private volatile Publication current;
+  /** The channel of a {@link BatchDispatchFn}, for this worker's batches ({@link #channel}). */
+  private BatchChannel channel;
 
   OutboxDispatcher(DispatcherBuilder<?> b, String worker) {
     this(b, worker, Set.of(), false);
@@ -171,13 +173,59 @@ public final class OutboxDispatcher {
 
   /** Publishes a batch; in claim mode its successes are marked by {@link Batch#finish()}. */
   void publish(Batch batch) {
+    send(batch);
+    settle(batch);
+  }
+
+  /**
+   * Sends a batch and returns before its last publication's outcomes are in, when the publisher can
+   * ({@link BatchChannel}): {@link #settle} waits for them. A pipelined worker sends its next batch in between.
+   * A batch whose send throws is finished.
+   */
+  void send(Batch batch) {
     try {
-      batch.publish();
+      batch.send();
+    } catch (RuntimeException | Error e) {
+      batch.finish();
+      throw e;
+    }
+  }
+
+  /** Waits for the outcomes of what {@link #send} sent and applies them. A batch whose settling throws is finished. */
+  void settle(Batch batch) {
+    try {
+      batch.settle();
     } catch (RuntimeException | Error e) {
       batch.finish();
       throw e;
     }
     outage.record(batch.unavailable, batch.published.size() + batch.dispatched, batch.unavailableCause);
+  }
+
+  /** The channel of this worker's batches, opened on first use. */
+  private BatchChannel channel(BatchDispatchFn batchFn) {
+    if (channel == null) {
+      channel = batchFn.channel();
+    }
+    return channel;
+  }
+
+  /** Whether this worker's batches go through a channel that returns before their outcomes are in. */
+  boolean overlapping() {
+    return channel != null && channel.overlapping();
+  }
+
+  /** Closes the channel of this worker's batches, once every batch sent was settled; opened again when needed. */
+  void closeChannel() {
+    BatchChannel open = channel;
+    channel = null;
+    if (open != null) {
+      try {
+        open.close();
+      } catch (RuntimeException e) {
+        LOG.debug("{}: closing the publisher's channel failed", worker, e);
+      }
+    }
   }
 
   /**
@@ -277,6 +325,10 @@ public final class OutboxDispatcher {
     private int leaseLost;
     private int unavailable;
     private Exception unavailableCause;
+    /** The chunk sent and not yet settled, its outcomes to come, and its publication for the watchdog. */
+    private List<OutboxEvent> sending;
+    private BatchChannel.Sent sent;
+    private Publication publication;
 
     private Batch(List<OutboxEvent> events, long startNanos) {
       this.events = events;
@@ -290,6 +342,11 @@ public final class OutboxDispatcher {
     /** The last event read, the furthest in dispatch order. */
     OutboxEvent last() {
       return events.get(events.size() - 1);
+    }
+
+    /** Whether outcomes of what the batch sent are still to come: {@link OutboxDispatcher#settle} waits for them. */
+    boolean awaitingOutcomes() {
+      return sending != null;
     }
 
     /** Whether every event of the batch was marked dispatched; read once the batch is finished. */
@@ -320,10 +377,15 @@ public final class OutboxDispatcher {
       return finish();
     }
 
-    private void publish() {
+    /**
+     * Publishes every chunk but the last, then sends the last; {@link #settle()} waits for its outcomes. A
+     * chunk that stops the batch (broker down, dispatcher stopping) puts the chunks after it back untried.
+     */
+    private void send() {
       List<List<OutboxEvent>> chunks = chunks();
       for (int c = 0; c < chunks.size(); c++) {
-        if (!publish(chunks.get(c))) {
+        boolean last = c == chunks.size() - 1;
+        if (!begin(chunks.get(c)) || !last && !end()) {
           List<OutboxEvent> rest = new ArrayList<>();
           chunks.subList(c + 1, chunks.size()).forEach(rest::addAll);
           boolean stopping = Thread.currentThread().isInterrupted();
@@ -334,6 +396,11 @@ public final class OutboxDispatcher {
           break;
         }
       }
+    }
+
+    /** Settles the chunk {@link #send()} left in flight, then puts back what an earlier failure held. */
+    private void settle() {
+      end();
       if (!held.isEmpty()) {
         release(held, "an earlier event of its aggregate did not go through");
       }
@@ -350,8 +417,12 @@ public final class OutboxDispatcher {
       return singles;
     }
 
-    /** @return false when the batch must stop here: the broker is down or the dispatcher is stopping */
-    private boolean publish(List<OutboxEvent> chunk) {
+    /**
+     * Sends a chunk; its outcomes are settled by {@link #end()}.
+     *
+     * @return false when the batch must stop here: the broker is down or the dispatcher is stopping
+     */
+    private boolean begin(List<OutboxEvent> chunk) {
       if (lease != null) {
         lease.confirm(); // after a freeze, find out what was taken over before publishing it again
       }
@@ -374,45 +445,86 @@ public final class OutboxDispatcher {
         release(todo, "dispatcher stopping");
         return false;
       }
-      long t0 = System.nanoTime();
-      current = new Publication(todo.get(0), t0);
-      Map<UUID, Exception> failures;
+      publication = new Publication(todo.get(0), System.nanoTime());
+      current = publication;
       try {
-        failures = send(todo);
+        sent = send(todo);
       } catch (Exception e) {
-        Outcome outcome = Outcome.of(e);
-        if (outcome == Outcome.UNAVAILABLE || outcome == Outcome.STOPPING) {
-          if (outcome == Outcome.STOPPING) {
-            Thread.currentThread().interrupt();
-          } else {
-            unavailable(todo.size(), e);
-          }
-          release(todo, outcome == Outcome.STOPPING ? "dispatcher stopping" : "broker unavailable");
-          return false;
-        }
-        failures = new HashMap<>();
-        for (OutboxEvent event : todo) {
-          failures.put(event.id(), e);
-        }
+        return failedAll(todo, e);
       } finally {
         current = null;
       }
-      settle(todo, failures, (System.nanoTime() - t0) / todo.size());
-      if (lease != null && lease.renewals() != flushedAtRenewal) {
-        flush(); // a long batch: mark what went out before a stall can cost it
-      }
+      sending = todo;
       return true;
     }
 
-    private Map<UUID, Exception> send(List<OutboxEvent> todo) throws Exception {
-      if (dispatchFn instanceof BatchDispatchFn batchFn) {
-        return batchFn.dispatchBatch(List.copyOf(todo));
+    /**
+     * Waits for the outcomes of the chunk {@link #begin} sent, if any, and applies them.
+     *
+     * @return false when the batch must stop here: the broker is down or the dispatcher is stopping
+     */
+    private boolean end() {
+      List<OutboxEvent> todo = sending;
+      if (todo == null) {
+        return true;
       }
-      dispatchFn.dispatch(todo.get(0));
-      return Map.of();
+      sending = null;
+      current = publication;
+      Map<UUID, Exception> failures;
+      try {
+        failures = sent.outcomes();
+      } catch (Exception e) {
+        return failedAll(todo, e);
+      } finally {
+        current = null;
+        sent = null;
+      }
+      settle(todo, failures);
+      return true;
     }
 
-    /** Applies each event's outcome: mark (now or with the batch), retry or DLQ, or release. */
+    /**
+     * A failure of the whole chunk: back untried when the broker is down or the dispatcher stops (then
+     * {@code false}: the batch stops), else an attempt failed for each event.
+     */
+    private boolean failedAll(List<OutboxEvent> todo, Exception e) {
+      Outcome outcome = Outcome.of(e);
+      if (outcome == Outcome.UNAVAILABLE || outcome == Outcome.STOPPING) {
+        if (outcome == Outcome.STOPPING) {
+          Thread.currentThread().interrupt();
+        } else {
+          unavailable(todo.size(), e);
+        }
+        release(todo, outcome == Outcome.STOPPING ? "dispatcher stopping" : "broker unavailable");
+        return false;
+      }
+      Map<UUID, Exception> failures = new HashMap<>();
+      for (OutboxEvent event : todo) {
+        failures.put(event.id(), e);
+      }
+      settle(todo, failures);
+      return true;
+    }
+
+    private BatchChannel.Sent send(List<OutboxEvent> todo) throws Exception {
+      if (dispatchFn instanceof BatchDispatchFn batchFn) {
+        return channel(batchFn).send(List.copyOf(todo));
+      }
+      dispatchFn.dispatch(todo.get(0));
+      return Map::of;
+    }
+
+    /**
+     * Applies each event's outcome: mark (now or with the batch), retry or DLQ, or release; in a long claimed
+     * batch, marks what went out so far before a stall can cost it.
+     */
+    private void settle(List<OutboxEvent> todo, Map<UUID, Exception> failures) {
+      settle(todo, failures, (System.nanoTime() - publication.startNanos()) / todo.size());
+      if (lease != null && lease.renewals() != flushedAtRenewal) {
+        flush();
+      }
+    }
+
     private void settle(List<OutboxEvent> todo, Map<UUID, Exception> failures, long nanosEach) {
       List<OutboxEvent> ok = new ArrayList<>();
       List<OutboxEvent> back = new ArrayList<>();

@@ -1,12 +1,16 @@
 package io.mic.outbox.faults;
 
+import io.mic.outbox.BatchChannel;
 import io.mic.outbox.BatchDispatchFn;
 import io.mic.outbox.OutboxEvent;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 
-/** A real broker publisher with {@link FaultPoint#AFTER_PUBLISH_BEFORE_ACK} after each acknowledged publication. */
+/**
+ * A real broker publisher with {@link FaultPoint#AFTER_PUBLISH_BEFORE_ACK} after each acknowledged publication,
+ * through its channel too (for a batch: once its outcomes are in, before the dispatcher has them).
+ */
 final class ParkingPublisher implements BatchDispatchFn {
   private final BatchDispatchFn publisher;
 
@@ -27,5 +31,33 @@ final class ParkingPublisher implements BatchDispatchFn {
       FaultPoint.AFTER_PUBLISH_BEFORE_ACK.reach();
     }
     return failures;
+  }
+
+  @Override
+  public BatchChannel channel() {
+    BatchChannel channel = publisher.channel();
+    return new BatchChannel() {
+      @Override
+      public Sent send(List<OutboxEvent> events) throws Exception {
+        Sent sent = channel.send(events);
+        return () -> {
+          Map<UUID, Exception> failures = sent.outcomes();
+          if (failures.size() < events.size()) {
+            FaultPoint.AFTER_PUBLISH_BEFORE_ACK.reach();
+          }
+          return failures;
+        };
+      }
+
+      @Override
+      public boolean overlapping() {
+        return channel.overlapping();
+      }
+
+      @Override
+      public void close() {
+        channel.close();
+      }
+    };
   }
 }

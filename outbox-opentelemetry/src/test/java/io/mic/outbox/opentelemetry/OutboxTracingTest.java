@@ -3,6 +3,7 @@ package io.mic.outbox.opentelemetry;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.mic.outbox.BatchChannel;
 import io.mic.outbox.BatchDispatchFn;
 import io.mic.outbox.DispatchFn;
 import io.mic.outbox.DispatchResult;
@@ -165,6 +166,63 @@ class OutboxTracingTest {
     assertThat(failed.getEvents()).extracting(EventData::getName).containsExactly("exception");
     assertThat(sent).extracting(OutboxEvent::traceParent).containsExactlyInAnyOrder(
         OutboxTracing.traceParentOf(ok.getSpanContext()), OutboxTracing.traceParentOf(failed.getSpanContext()));
+  }
+
+  /**
+   * The traced publisher forwards the wrapped publisher's channel, so a worker's batches still overlap: a batch's
+   * spans are open while its outcomes are awaited, and end with them, each failure on its own span.
+   */
+  @Test
+  void aBatchPublishersChannelStaysOverlappingAndItsSpansEndWithTheOutcomes() throws Exception {
+    OutboxEvent good = event("1");
+    OutboxEvent bad = event("2");
+    List<List<OutboxEvent>> sentThroughChannel = new CopyOnWriteArrayList<>();
+    BatchDispatchFn publisher = new BatchDispatchFn() {
+      @Override
+      public void dispatch(OutboxEvent event) {
+        throw new AssertionError("a batch publisher must get batches");
+      }
+
+      @Override
+      public Map<UUID, Exception> dispatchBatch(List<OutboxEvent> events) {
+        throw new AssertionError("the worker publishes through the channel");
+      }
+
+      @Override
+      public BatchChannel channel() {
+        return new BatchChannel() {
+          @Override
+          public Sent send(List<OutboxEvent> events) {
+            sentThroughChannel.add(events);
+            return () -> Map.of(events.get(1).id(), new IllegalStateException("refused by the broker"));
+          }
+
+          @Override
+          public boolean overlapping() {
+            return true;
+          }
+        };
+      }
+    };
+    BatchDispatchFn wrapped = (BatchDispatchFn) tracing.wrap(publisher);
+
+    try (BatchChannel channel = wrapped.channel()) {
+      assertThat(channel.overlapping()).isTrue();
+      BatchChannel.Sent sent = channel.send(List.of(good, bad));
+      assertThat(sentThroughChannel).hasSize(1);
+      assertThat(sentThroughChannel.get(0)).extracting(OutboxEvent::id).containsExactly(good.id(), bad.id());
+      assertThat(sdk.spans()).as("no span ends before its outcome").isEmpty();
+
+      assertThat(sent.outcomes()).containsOnlyKeys(bad.id());
+    }
+    Map<String, SpanData> byId = new HashMap<>();
+    sdk.spans().forEach(span -> byId.put(span.getAttributes().get(MessagingAttributes.MESSAGE_ID), span));
+    assertThat(byId).containsOnlyKeys(good.id().toString(), bad.id().toString());
+    assertThat(byId.get(good.id().toString()).getStatus().getStatusCode()).isEqualTo(StatusCode.UNSET);
+    assertThat(byId.get(bad.id().toString()).getStatus().getStatusCode()).isEqualTo(StatusCode.ERROR);
+    assertThat(sentThroughChannel.get(0)).extracting(OutboxEvent::traceParent).containsExactly(
+        OutboxTracing.traceParentOf(byId.get(good.id().toString()).getSpanContext()),
+        OutboxTracing.traceParentOf(byId.get(bad.id().toString()).getSpanContext()));
   }
 
   @Test
