@@ -177,9 +177,9 @@ public final class EndToEndBenchmark {
     this.window = Integer.parseInt(options.getOrDefault("window", "256"));
     this.workerCounts = Arrays.stream(options.getOrDefault("workers", "1,2").split(",")).map(String::trim)
         .mapToInt(Integer::parseInt).toArray();
-    // transactional claims hold a connection per batch in flight, up to two per worker
+    // transactional claims hold a connection per batch in flight, up to three per worker through NATS
     int mostWorkers = Arrays.stream(workerCounts).max().orElse(1);
-    this.dataSource = BenchSupport.postgresPool(options, Math.max(8, 2 * mostWorkers + 4));
+    this.dataSource = BenchSupport.postgresPool(options, Math.max(8, 3 * mostWorkers + 4));
     this.deleteOnDispatch = Boolean.parseBoolean(options.getOrDefault("delete-on-dispatch", "false"));
     this.inMemoryScenarios = Boolean.parseBoolean(options.getOrDefault("in-memory", "true"));
     this.warmUp = options.getOrDefault("warm-up", "auto");

@@ -124,10 +124,12 @@ final class Scenario implements AutoCloseable {
   /**
    * The events one worker process may have published and not yet marked, which is what a fault that cuts it
    * off may repeat: per dispatcher thread the batch it publishes and, pipelined, the batch before it whose
-   * mark runs in the background.
+   * mark runs in the background; in throughput mode through NATS, whose channel sends a batch before the last
+   * one's PubAcks are in, one batch more.
    */
   long inFlight() {
-    return (pipelined ? 2L : 1L) * batch * workersPerProcess;
+    long batches = !pipelined ? 1 : nats && !ordered ? 3 : 2;
+    return batches * batch * workersPerProcess;
   }
 
   private String sinkArgument() throws Exception {

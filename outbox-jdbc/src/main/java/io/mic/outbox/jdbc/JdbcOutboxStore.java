@@ -615,8 +615,9 @@ public final class JdbcOutboxStore implements OutboxStore {
      *       transaction, kept from firing by the lease renewals while the process lives), and it can then
      *       mark nothing, since its transaction is gone;</li>
      *   <li>each batch in flight holds a connection of the {@code DataSource}: a pipelined worker holds up to
-     *       two, and each claim borrows one more for a moment to write its journal row, so size the pool for
-     *       {@code 2 × workers + 1} beside the rest;</li>
+     *       two (three in throughput mode through a publisher whose channel overlaps batches, such as NATS's),
+     *       and each claim borrows one more for a moment to write its journal row, so size the pool for
+     *       {@code 2 × workers + 1} ({@code 3 × workers + 1}) beside the rest;</li>
      *   <li>the outcomes of a batch commit together, with its last one: a batch whose transaction fails (a
      *       database restart, a terminated session) goes out again whole (at-least-once).</li>
      * </ul>

@@ -1,5 +1,6 @@
 package io.mic.outbox.nats;
 
+import io.mic.outbox.BatchChannel;
 import io.mic.outbox.BatchDispatchFn;
 import io.mic.outbox.InvalidConfigurationException;
 import io.mic.outbox.OutboxEvent;
@@ -56,7 +57,9 @@ import org.slf4j.LoggerFactory;
  * <p>The dispatcher hands over whole batches ({@link #dispatchBatch}): they are published asynchronously
  * with at most {@link Builder#maxPendingAcks} acknowledgements outstanding, and only the acknowledged
  * events are marked dispatched. Batches published at the same time (several workers) go over connections of
- * their own, up to {@link Builder#connections} (default 2), opened as they are first needed.
+ * their own, up to {@link Builder#connections} (default 2), opened as they are first needed. A worker's batches
+ * go through its {@link #channel()}: the next one is sent while the last one's PubAcks still arrive, on the
+ * same connection and within the same window, so the window does not run dry between batches.
  *
  * <p>Failures: {@link PublishUnavailableException} (no attempt counted) when NATS is unreachable or the
  * connection is closed, no stream answers for the subject (a configuration problem, not the event's
@@ -153,44 +156,123 @@ public final class NatsJetStreamPublisher implements BatchDispatchFn, AutoClosea
    */
   @Override
   public Map<UUID, Exception> dispatchBatch(List<OutboxEvent> events) throws InterruptedException {
-    try (ConnectionPool.Lease lease = connections.lease()) {
-      return publishBatch(events, lease.source());
+    try (Channel channel = new Channel()) {
+      return channel.send(events).outcomes();
     }
   }
 
-  private Map<UUID, Exception> publishBatch(List<OutboxEvent> events, ConnectionSource source)
-      throws InterruptedException {
-    Session session = source.session();
-    Outcome outcome = new Outcome();
-    PubAckWindow<OutboxEvent> window = new PubAckWindow<>(maxPendingAcks, ackTimeout, outcome);
-    PublishUnavailableException down = null;
-    for (OutboxEvent event : events) {
-      window.makeRoom();
-      if (down == null && !outcome.failures.isEmpty()
-          && session.connection().getStatus() != Connection.Status.CONNECTED) {
-        down = new PublishUnavailableException("not sent: the NATS connection went down during this batch");
+  /**
+   * A channel for one dispatcher worker: its batches share one connection and one window of
+   * {@link Builder#maxPendingAcks} outstanding PubAcks while any of them waits for its PubAcks, so the next
+   * batch goes out while the last one's PubAcks arrive and the window does not run dry between batches. The
+   * connection is let go once every batch sent was settled.
+   */
+  @Override
+  public BatchChannel channel() {
+    return new Channel();
+  }
+
+  private final class Channel implements BatchChannel {
+    private ConnectionPool.Lease lease;
+    private PubAckWindow<Publication> window;
+    /** Batches sent and not yet settled (or failed to send). */
+    private int unsettled;
+
+    @Override
+    public boolean overlapping() {
+      return true;
+    }
+
+    /** @throws PublishUnavailableException NATS is not reachable at all: nothing was sent */
+    @Override
+    public Sending send(List<OutboxEvent> events) throws InterruptedException {
+      if (lease == null) {
+        lease = connections.lease();
+        window = new PubAckWindow<>(maxPendingAcks, ackTimeout, intoOutcomes);
       }
-      if (down != null) {
-        outcome.failures.put(event.id(), down);
-        continue;
-      }
+      unsettled++;
+      Outcome outcome;
       try {
-        window.add(event, send(session, event));
-      } catch (PublishUnavailableException e) {
-        outcome.failures.put(event.id(), e);
-        down = e; // the client refused to send: the connection is closed, later events would fail alike
-      } catch (PublishRejectedException e) {
-        outcome.failures.put(event.id(), e);
+        outcome = new Outcome(lease.source(), lease.source().session());
+        sendAll(events, outcome);
+      } catch (InterruptedException | RuntimeException | Error e) {
+        settled();
+        throw e;
+      }
+      return () -> settle(outcome);
+    }
+
+    private void sendAll(List<OutboxEvent> events, Outcome outcome) throws InterruptedException {
+      PublishUnavailableException down = null;
+      for (OutboxEvent event : events) {
+        window.makeRoom();
+        if (outcome.fatal != null) {
+          return; // not an outcome of an event: the batch stops, as from a direct publication
+        }
+        if (down == null && !outcome.failures.isEmpty()
+            && outcome.session.connection().getStatus() != Connection.Status.CONNECTED) {
+          down = new PublishUnavailableException("not sent: the NATS connection went down during this batch");
+        }
+        if (down != null) {
+          outcome.failures.put(event.id(), down);
+          continue;
+        }
+        try {
+          window.add(new Publication(event, outcome), NatsJetStreamPublisher.this.send(outcome.session, event));
+          outcome.waiting++;
+        } catch (PublishUnavailableException e) {
+          outcome.failures.put(event.id(), e);
+          down = e; // the client refused to send: the connection is closed, later events would fail alike
+        } catch (PublishRejectedException e) {
+          outcome.failures.put(event.id(), e);
+        }
       }
     }
-    window.drain();
-    if (outcome.acks == 0 && outcome.timeouts > 0) {
-      source.recover(session, probeTimeout);
+
+    /** Waits for the batch's PubAcks, settling the window oldest first: an earlier batch's come before. */
+    private Map<UUID, Exception> settle(Outcome outcome) throws InterruptedException {
+      if (outcome.settled) {
+        throw new IllegalStateException("the outcomes of a batch can be asked for once");
+      }
+      outcome.settled = true;
+      try {
+        while (outcome.waiting > 0) {
+          if (window.isEmpty()) {
+            throw new IllegalStateException(outcome.waiting + " publications of the batch are not in its window");
+          }
+          window.settleOldest();
+        }
+      } finally {
+        settled();
+      }
+      if (outcome.acks == 0 && outcome.timeouts > 0) {
+        outcome.source.recover(outcome.session, probeTimeout);
+      }
+      if (outcome.fatal != null) {
+        throw outcome.fatal;
+      }
+      if (!outcome.failures.isEmpty()) {
+        LOG.debug("{} events not acknowledged by JetStream", outcome.failures.size());
+      }
+      return outcome.failures;
     }
-    if (!outcome.failures.isEmpty()) {
-      LOG.debug("{} of {} events not acknowledged by JetStream", outcome.failures.size(), events.size());
+
+    /** One batch less to settle; with none left the connection and the window are let go. */
+    private void settled() {
+      if (--unsettled == 0) {
+        lease.close();
+        lease = null;
+        window = null; // what a batch that failed to send left in it is nobody's outcome any more
+      }
     }
-    return outcome.failures;
+
+    @Override
+    public void close() {
+      if (lease != null) {
+        unsettled = 1;
+        settled();
+      }
+    }
   }
 
   /**
@@ -295,28 +377,57 @@ public final class NatsJetStreamPublisher implements BatchDispatchFn, AutoClosea
     connections.close();
   }
 
-  /** What came back for one batch: the failures, and how many PubAcks arrived or timed out. */
-  private final class Outcome implements PubAckWindow.Outcomes<OutboxEvent> {
+  /** A publication in a channel's window, and the outcome of the batch it belongs to. */
+  private record Publication(OutboxEvent event, Outcome outcome) {}
+
+  /** Settles each publication of a window into its batch's {@link Outcome}. */
+  private final PubAckWindow.Outcomes<Publication> intoOutcomes = new PubAckWindow.Outcomes<>() {
+    @Override
+    public void acknowledged(Publication p, PublishAck ack) {
+      NatsJetStreamPublisher.acknowledged(p.event(), ack);
+      p.outcome().acks++;
+      p.outcome().waiting--;
+    }
+
+    @Override
+    public void failed(Publication p, Throwable cause) {
+      p.outcome().waiting--;
+      OutboxException failure = NatsErrors.classify(cause, p.event().id(), subjectOf(p.event()), ackTimeout);
+      if (failure instanceof NatsErrors.NoPubAck) {
+        p.outcome().timeouts++;
+      } else if (!(failure instanceof PublishUnavailableException || failure instanceof PublishRejectedException)) {
+        p.outcome().fatal = failure; // not an outcome of this event: the batch fails as a whole
+        return;
+      }
+      p.outcome().failures.put(p.event().id(), failure);
+    }
+  };
+
+  /**
+   * What came back for one batch: the failures, how many PubAcks arrived or timed out, how many are still
+   * awaited, and a failure of the whole batch.
+   */
+  private static final class Outcome {
+    final ConnectionSource source;
+    final Session session;
     final Map<UUID, Exception> failures = new LinkedHashMap<>();
     int acks;
     int timeouts;
+    int waiting;
+    OutboxException fatal;
+    boolean settled;
 
-    @Override
-    public void acknowledged(OutboxEvent event, PublishAck ack) {
-      NatsJetStreamPublisher.acknowledged(event, ack);
-      acks++;
+    Outcome(ConnectionSource source, Session session) {
+      this.source = source;
+      this.session = session;
     }
+  }
 
+  /** A batch sent through a {@link Channel}, whose PubAcks may still be arriving. */
+  @FunctionalInterface
+  private interface Sending extends BatchChannel.Sent {
     @Override
-    public void failed(OutboxEvent event, Throwable cause) {
-      OutboxException failure = NatsErrors.classify(cause, event.id(), subjectOf(event), ackTimeout);
-      if (failure instanceof NatsErrors.NoPubAck) {
-        timeouts++;
-      } else if (!(failure instanceof PublishUnavailableException || failure instanceof PublishRejectedException)) {
-        throw failure; // not an outcome of this event: the batch stops, as from a direct publication
-      }
-      failures.put(event.id(), failure);
-    }
+    Map<UUID, Exception> outcomes() throws InterruptedException;
   }
 
   /** Options of a {@link NatsJetStreamPublisher}; {@link #build()} validates them. */

@@ -14,7 +14,7 @@ import java.util.concurrent.TimeoutException;
  * Every wait is bounded by the ack timeout, counted from the publication: no PubAck in time fails it with a
  * {@link TimeoutException}. The deadline is checked when the publication is settled, not by a timer per
  * publication (a timer task each, scheduled and cancelled on a shared scheduler, cost more CPU than the
- * window's own work). One window per batch, on one thread.
+ * window's own work). One window per batch, or per channel of batches, on one thread.
  *
  * <pre>{@code
  * PubAckWindow<OutboxEvent> window = new PubAckWindow<>(256, Duration.ofSeconds(5), outcomes);
@@ -57,7 +57,7 @@ public final class PubAckWindow<K> {
   /** Waits for the oldest PubAck when {@code maxPending} publications wait already, so one more may be added. */
   public void makeRoom() throws InterruptedException {
     if (inFlight.size() >= maxPending) {
-      settle(inFlight.poll());
+      settleOldest();
     }
   }
 
@@ -69,29 +69,43 @@ public final class PubAckWindow<K> {
   /** Waits for every publication still in the window, oldest first. */
   public void drain() throws InterruptedException {
     while (!inFlight.isEmpty()) {
-      settle(inFlight.poll());
+      settleOldest();
+    }
+  }
+
+  /**
+   * Waits for the oldest publication's PubAck (or its failure) and reports it; a channel that sends its next
+   * batch before the last one is settled settles that one this way, up to its last publication. Interrupted,
+   * the publication stays in the window, unreported.
+   */
+  public void settleOldest() throws InterruptedException {
+    InFlight<K> f = inFlight.peek();
+    if (f == null) {
+      return;
+    }
+    PublishAck ack;
+    Throwable failure = null;
+    try {
+      ack = f.ack.get(Math.max(0, f.deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+    } catch (TimeoutException e) {
+      ack = null;
+      failure = new TimeoutException("no PubAck within " + ackTimeout.toMillis() + " ms");
+    } catch (ExecutionException e) {
+      ack = null;
+      failure = e.getCause();
+      while (failure.getClass() == RuntimeException.class && failure.getCause() != null) {
+        failure = failure.getCause(); // the client wraps its checked exceptions
+      }
+    }
+    inFlight.poll();
+    if (failure != null) {
+      outcomes.failed(f.key, failure);
+    } else {
+      outcomes.acknowledged(f.key, ack);
     }
   }
 
   public boolean isEmpty() {
     return inFlight.isEmpty();
-  }
-
-  private void settle(InFlight<K> f) throws InterruptedException {
-    PublishAck ack;
-    try {
-      ack = f.ack.get(Math.max(0, f.deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-    } catch (TimeoutException e) {
-      outcomes.failed(f.key, new TimeoutException("no PubAck within " + ackTimeout.toMillis() + " ms"));
-      return;
-    } catch (ExecutionException e) {
-      Throwable cause = e.getCause();
-      while (cause.getClass() == RuntimeException.class && cause.getCause() != null) {
-        cause = cause.getCause(); // the client wraps its checked exceptions
-      }
-      outcomes.failed(f.key, cause);
-      return;
-    }
-    outcomes.acknowledged(f.key, ack);
   }
 }
