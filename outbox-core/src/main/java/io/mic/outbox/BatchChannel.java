@@ -45,6 +45,34 @@ public interface BatchChannel extends AutoCloseable {
   @Override
   default void close() {}
 
+  /**
+   * A channel for a wrapper of a publisher: it sends through {@code send}, which wraps {@code inner}'s send, is
+   * as {@link #overlapping()} as {@code inner}, and closes it.
+   *
+   * <pre>{@code
+   * BatchChannel inner = publisher.channel();
+   * return BatchChannel.forwarding(inner, events -> inner.send(withHeaders(events)));
+   * }</pre>
+   */
+  static BatchChannel forwarding(BatchChannel inner, BatchChannel send) {
+    return new BatchChannel() {
+      @Override
+      public Sent send(List<OutboxEvent> events) throws Exception {
+        return send.send(events);
+      }
+
+      @Override
+      public boolean overlapping() {
+        return inner.overlapping();
+      }
+
+      @Override
+      public void close() {
+        inner.close();
+      }
+    };
+  }
+
   /** A batch sent through a {@link BatchChannel}, whose acknowledgements may still be arriving. */
   @FunctionalInterface
   interface Sent {

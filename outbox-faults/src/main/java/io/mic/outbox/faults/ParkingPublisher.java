@@ -36,28 +36,15 @@ final class ParkingPublisher implements BatchDispatchFn {
   @Override
   public BatchChannel channel() {
     BatchChannel channel = publisher.channel();
-    return new BatchChannel() {
-      @Override
-      public Sent send(List<OutboxEvent> events) throws Exception {
-        Sent sent = channel.send(events);
-        return () -> {
-          Map<UUID, Exception> failures = sent.outcomes();
-          if (failures.size() < events.size()) {
-            FaultPoint.AFTER_PUBLISH_BEFORE_ACK.reach();
-          }
-          return failures;
-        };
-      }
-
-      @Override
-      public boolean overlapping() {
-        return channel.overlapping();
-      }
-
-      @Override
-      public void close() {
-        channel.close();
-      }
-    };
+    return BatchChannel.forwarding(channel, events -> {
+      BatchChannel.Sent sent = channel.send(events);
+      return () -> {
+        Map<UUID, Exception> failures = sent.outcomes();
+        if (failures.size() < events.size()) {
+          FaultPoint.AFTER_PUBLISH_BEFORE_ACK.reach();
+        }
+        return failures;
+      };
+    });
   }
 }

@@ -40,22 +40,7 @@ final class TracingBatchDispatchFn extends TracingDispatchFn implements BatchDis
   @Override
   public BatchChannel channel() {
     BatchChannel channel = delegate.channel();
-    return new BatchChannel() {
-      @Override
-      public Sent send(List<OutboxEvent> events) throws Exception {
-        return traced(events, channel);
-      }
-
-      @Override
-      public boolean overlapping() {
-        return channel.overlapping();
-      }
-
-      @Override
-      public void close() {
-        channel.close();
-      }
-    };
+    return BatchChannel.forwarding(channel, events -> traced(events, channel));
   }
 
   /** Starts the span of each event, sends those whose span started through {@code channel}, ends them with the outcomes. */
