@@ -283,6 +283,9 @@ public final class OutboxDispatcher {
 
   record Publication(OutboxEvent event, long startNanos) {}
 
+  /** A chunk of a batch sent through the worker's channel, and its outcomes to come. */
+  private record InFlight(List<OutboxEvent> events, BatchChannel.Sent sent) {}
+
   /** How a publication ended, decided in one place for both publisher shapes. */
   private enum Outcome {
     PUBLISHED, UNAVAILABLE, STOPPING, FAILED;
@@ -325,9 +328,8 @@ public final class OutboxDispatcher {
     private int leaseLost;
     private int unavailable;
     private Exception unavailableCause;
-    /** The chunk sent and not yet settled, its outcomes to come, and its publication for the watchdog. */
-    private List<OutboxEvent> sending;
-    private BatchChannel.Sent sent;
+    /** The chunk sent and not yet settled, with its outcomes to come; and its publication, for the watchdog. */
+    private InFlight inFlight;
     private Publication publication;
 
     private Batch(List<OutboxEvent> events, long startNanos) {
@@ -346,7 +348,7 @@ public final class OutboxDispatcher {
 
     /** Whether outcomes of what the batch sent are still to come: {@link OutboxDispatcher#settle} waits for them. */
     boolean awaitingOutcomes() {
-      return sending != null;
+      return inFlight != null;
     }
 
     /** Whether every event of the batch was marked dispatched; read once the batch is finished. */
@@ -448,13 +450,12 @@ public final class OutboxDispatcher {
       publication = new Publication(todo.get(0), System.nanoTime());
       current = publication;
       try {
-        sent = send(todo);
+        inFlight = new InFlight(todo, send(todo));
       } catch (Exception e) {
         return failedAll(todo, e);
       } finally {
         current = null;
       }
-      sending = todo;
       return true;
     }
 
@@ -464,22 +465,21 @@ public final class OutboxDispatcher {
      * @return false when the batch must stop here: the broker is down or the dispatcher is stopping
      */
     private boolean end() {
-      List<OutboxEvent> todo = sending;
-      if (todo == null) {
+      InFlight chunk = inFlight;
+      if (chunk == null) {
         return true;
       }
-      sending = null;
+      inFlight = null;
       current = publication;
       Map<UUID, Exception> failures;
       try {
-        failures = sent.outcomes();
+        failures = chunk.sent().outcomes();
       } catch (Exception e) {
-        return failedAll(todo, e);
+        return failedAll(chunk.events(), e);
       } finally {
         current = null;
-        sent = null;
       }
-      settle(todo, failures);
+      settle(chunk.events(), failures);
       return true;
     }
 

@@ -260,17 +260,22 @@ public final class NatsJetStreamPublisher implements BatchDispatchFn, AutoClosea
     /** One batch less to settle; with none left the connection and the window are let go. */
     private void settled() {
       if (--unsettled == 0) {
-        lease.close();
-        lease = null;
-        window = null; // what a batch that failed to send left in it is nobody's outcome any more
+        letGo();
       }
+    }
+
+    /** Gives the connection back and drops the window: what is left in it is nobody's outcome any more. */
+    private void letGo() {
+      lease.close();
+      lease = null;
+      window = null;
     }
 
     @Override
     public void close() {
       if (lease != null) {
-        unsettled = 1;
-        settled();
+        unsettled = 0;
+        letGo();
       }
     }
   }
