@@ -37,7 +37,8 @@ import org.slf4j.LoggerFactory;
  * dispatcher.close();
  * }</pre>
  *
- * <p>A worker that fetched a full batch polls again at once; otherwise it sleeps {@code pollInterval} or
+ * <p>A worker that fetched a full batch (or a claim going on after the last one that came back short) polls
+ * again at once; otherwise it sleeps {@code pollInterval} or
  * until {@link #wakeUp()}, which the store also calls when another process commits events if it can tell
  * ({@link OutboxStore#subscribeToAppends}; the JDBC store on PostgreSQL with {@code notifyOnAppend(true)}).
  * After a batch that the broker could not take at all, it waits instead, from
@@ -316,7 +317,7 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
         }
         Duration pause = pollInterval;
         try {
-          boolean full = pipeline.dispatchOnce();
+          boolean more = pipeline.dispatchOnce();
           if (failing) {
             LOG.info("{}: polling works again", dispatcher.worker());
             failing = false;
@@ -326,8 +327,8 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
             sleepQuietly(dispatcher, outage); // the broker is down: wake-ups would only spin
             continue;
           }
-          if (full) {
-            continue; // more is probably waiting
+          if (more) {
+            continue;
           }
         } catch (RuntimeException | Error e) {
           if (!running) {
@@ -361,7 +362,7 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
 
   /**
    * One worker's batches. Pipelined, a worker publishes batch N while its background threads mark batch N-1
-   * and claim (or read) batch N+1 (only after a full batch: more is probably waiting), so database round
+   * and claim (or read) batch N+1 (only when more is probably waiting: after a full batch), so database round
    * trips overlap broker round trips. Without claims the read and the mark run at once, each on a thread of
    * its own: the mark's commit waits for the database's log flush, and the read works meanwhile; the read
    * leaves out every batch in flight ({@link Reads}), whose events stay {@code PENDING} until their marks
@@ -394,7 +395,7 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
           : useClaim ? reader : Executors.newSingleThreadExecutor(namedThreads(prefix + "-mark-"));
     }
 
-    /** @return whether the batch was full */
+    /** @return whether more is probably waiting ({@link OutboxDispatcher.Batch#moreWaiting}) */
     boolean dispatchOnce() {
       OutboxDispatcher.Batch batch;
       try {
@@ -407,7 +408,7 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
         settleSent();
         return false;
       }
-      boolean full = batch.size() == batchSize;
+      boolean more = batch.moreWaiting(batchSize);
       if (reader == null) {
         try {
           dispatcher.publish(batch);
@@ -415,9 +416,9 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
         } finally {
           reads.done(batch);
         }
-        return full;
+        return more;
       }
-      boolean goingOn = full && running && !paused && dispatcher.outagePause() == null;
+      boolean goingOn = more && running && !paused && dispatcher.outagePause() == null;
       if (goingOn) {
         ahead = reader.submit(() -> reads.next(dispatcher));
       }
@@ -434,7 +435,7 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
           || dispatcher.outagePause() != null) {
         settleSent(); // no next batch follows at once, nothing would overlap, or it failed: settled now
       }
-      return full;
+      return more;
     }
 
     /** {@link #settleSent()} after {@code failure}, to which a failure of its own is added. */
@@ -590,7 +591,8 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
    * {@code PENDING} until their marks commit, so every read leaves them out, and the reads of all workers
    * take turns, so that no two read the same event. A batch leaves only when it is finished: after its mark
    * committed (or failed), or when it went back untried, so a read that no longer leaves it out starts after
-   * that commit. With claims the leases do all this in the store, and the reads run at once.
+   * that commit. With claims the leases keep batches apart in the store; in throughput mode the claims take
+   * turns too, each going on after the last, and in ordered mode they run at once.
    */
   private final class Reads {
     private final Set<OutboxDispatcher.Batch> inFlight = ConcurrentHashMap.newKeySet();
@@ -603,14 +605,16 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
     private final AtomicBoolean fromStart = new AtomicBoolean(true);
 
     /**
-     * In throughput mode a read of a backlog goes on after the last event of the read before it, instead of
-     * stepping over the events in flight again ({@link OutboxStore#fetchPendingAfter}). What became available
-     * before that place meanwhile waits for the next read from the start: once per poll interval (at least once
-     * a second), at once when a read going on comes back short (its store may stop at the end of a priority),
-     * and after every batch that did not dispatch all its events or a topic resumed here.
+     * In throughput mode a read (or claim) of a backlog goes on after the last event of the one before it,
+     * instead of stepping over the events in flight again ({@link OutboxStore#fetchPendingAfter},
+     * {@link ClaimRequest#after}): a claim held by a transaction stepped over each locked row of the batches in
+     * flight, which doubled its cost with two workers. What became available before that place meanwhile
+     * waits for the next read from the start: once per poll interval (at least once a second), at once when a
+     * read going on comes back short (its store may stop at the end of a priority), and after every batch that
+     * did not dispatch all its events or a topic resumed here.
      */
     OutboxDispatcher.Batch next(OutboxDispatcher dispatcher) {
-      if (useClaim) {
+      if (useClaim && ordered) {
         return dispatcher.next();
       }
       synchronized (this) {
@@ -621,7 +625,7 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
         OutboxDispatcher.Batch batch = null;
         if (!fromTheStart) {
           batch = dispatcher.next(inFlight, position);
-          if (batch != null && batch.size() < batchSize) {
+          if (batch != null && batch.size() < batchSize && !useClaim) {
             batch = null; // the end of a priority, or of the backlog: dropped, a read without claims took nothing
           }
         }

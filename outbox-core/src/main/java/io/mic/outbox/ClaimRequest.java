@@ -8,6 +8,8 @@ import java.util.Set;
  * What a dispatcher asks of {@link OutboxStore#claim(ClaimRequest)} in one poll: up to {@code limit} events
  * leased to {@code owner} for {@code leaseTtl}, in ordered mode each aggregate's head only, or its head with
  * up to {@code maxRun - 1} due events behind it (a <i>run</i>), skipping the events of {@code pausedTopics}.
+ * In throughput mode a claim may go on {@code after} an event of the last claim instead of starting at the
+ * first available event (see {@link #after(OutboxEvent)}).
  *
  * <pre>{@code
  * store.claim(ClaimRequest.of("worker-1#42", 500, Duration.ofSeconds(30)));                  // throughput mode
@@ -16,9 +18,10 @@ import java.util.Set;
  *
  * @param owner a token unique to this claim; it fences every later mark of the returned events
  * @param maxRun 1 for heads only; more claims runs (ordered mode only)
+ * @param after {@code null}, or (throughput mode only) an event as a claim returned it: claim what follows it
  */
 public record ClaimRequest(String owner, int limit, Duration leaseTtl, boolean ordered, int maxRun,
-    Set<String> pausedTopics) {
+    Set<String> pausedTopics, OutboxEvent after) {
 
   public ClaimRequest {
     Objects.requireNonNull(owner, "owner");
@@ -34,6 +37,20 @@ public record ClaimRequest(String owner, int limit, Duration leaseTtl, boolean o
       throw new IllegalArgumentException("maxRun must be 1, or more in ordered mode only, was " + maxRun
           + (ordered ? "" : " without ordering"));
     }
+    if (after != null && ordered) {
+      throw new IllegalArgumentException("after: a claim goes on after an event in throughput mode only; in"
+          + " ordered mode it starts at the first head");
+    }
+    if (after != null && after.createdAt() == null) {
+      throw new IllegalArgumentException("after: event " + after.id() + " has no arrival time; pass an event as a"
+          + " claim returned it");
+    }
+  }
+
+  /** A request that starts at the first available event. */
+  public ClaimRequest(String owner, int limit, Duration leaseTtl, boolean ordered, int maxRun,
+      Set<String> pausedTopics) {
+    this(owner, limit, leaseTtl, ordered, maxRun, pausedTopics, null);
   }
 
   /** Throughput mode: any available events, no runs, nothing paused. */
@@ -43,17 +60,29 @@ public record ClaimRequest(String owner, int limit, Duration leaseTtl, boolean o
 
   /** Ordered mode ({@code true}: each aggregate's head only) or throughput mode. */
   public ClaimRequest ordered(boolean ordered) {
-    return new ClaimRequest(owner, limit, leaseTtl, ordered, ordered ? maxRun : 1, pausedTopics);
+    return new ClaimRequest(owner, limit, leaseTtl, ordered, ordered ? maxRun : 1, pausedTopics, after);
   }
 
   /** Ordered mode with runs of up to {@code maxRun} events behind each head. */
   public ClaimRequest inRuns(int maxRun) {
-    return new ClaimRequest(owner, limit, leaseTtl, true, maxRun, pausedTopics);
+    return new ClaimRequest(owner, limit, leaseTtl, true, maxRun, pausedTopics, after);
   }
 
   /** The same request skipping the events of {@code topics}. */
   public ClaimRequest skipping(Set<String> topics) {
-    return new ClaimRequest(owner, limit, leaseTtl, ordered, maxRun, topics);
+    return new ClaimRequest(owner, limit, leaseTtl, ordered, maxRun, topics, after);
+  }
+
+  /**
+   * Throughput mode: the same request, claiming only what follows {@code event} in dispatch order, the last
+   * event of the previous claim, so that the claim does not step again over the events still leased (or
+   * locked) ahead of it. What became available before that place meanwhile (a retry falling due, a lease
+   * that ran out, a higher priority, a late commit) waits for a claim from the start, which the caller makes
+   * regularly. A store may go on only within the event's priority, or ignore the position and start at the
+   * first available event; both are correct.
+   */
+  public ClaimRequest after(OutboxEvent event) {
+    return new ClaimRequest(owner, limit, leaseTtl, ordered, maxRun, pausedTopics, event);
   }
 
   /** Whether heads carry runs behind them. */

@@ -103,7 +103,7 @@ public final class InMemoryOutboxStore implements OutboxStore, OutboxAppender {
       Set<String> pausedTopics) {
     Instant now = now();
     List<OutboxEvent> result = new ArrayList<>();
-    for (Row row : candidates(now, preserveAggregateOrder, false, pausedTopics, limit)) {
+    for (Row row : candidates(now, preserveAggregateOrder, false, pausedTopics, limit, null)) {
       if (result.size() == limit) {
         break;
       }
@@ -116,12 +116,12 @@ public final class InMemoryOutboxStore implements OutboxStore, OutboxAppender {
   @Override
   public synchronized List<OutboxEvent> fetchPendingAfter(OutboxEvent after, int limit, Set<String> pausedTopics,
       Collection<OutboxEvent> inFlight) {
-    Instant createdAt = Objects.requireNonNull(after.createdAt(), "after: an event as the store returned it");
+    Objects.requireNonNull(after.createdAt(), "after: an event as the store returned it");
     Set<UUID> leftOut = new HashSet<>();
     inFlight.forEach(e -> leftOut.add(e.id()));
     Instant now = now();
     List<OutboxEvent> result = new ArrayList<>();
-    for (Row row : open.tailSet(new Row(after, createdAt, createdAt), false)) {
+    for (Row row : open.tailSet(position(after), false)) {
       if (result.size() == limit) {
         break;
       }
@@ -139,7 +139,7 @@ public final class InMemoryOutboxStore implements OutboxStore, OutboxAppender {
     Set<String> paused = request.pausedTopics();
     List<List<Row>> runs = new ArrayList<>();
     int scan = request.runs() ? Integer.MAX_VALUE : request.limit();
-    for (Row head : candidates(now, request.ordered(), true, paused, scan)) {
+    for (Row head : candidates(now, request.ordered(), true, paused, scan, request.after())) {
       List<Row> run = new ArrayList<>(List.of(head));
       if (request.runs()) {
         for (Row row : openByAggregate.get(aggregateKey(head.event))) {
@@ -267,12 +267,18 @@ public final class InMemoryOutboxStore implements OutboxStore, OutboxAppender {
         .map(oldest -> Duration.between(oldest, now()));
   }
 
+  /** Where {@code event} sorts among the open rows, for a read or claim going on after it. */
+  private static Row position(OutboxEvent event) {
+    return new Row(event, event.createdAt(), event.createdAt());
+  }
+
   /**
    * Available rows in dispatch order; in ordered mode only each aggregate's available head. Without
-   * ordering the scan stops after {@code limit} rows, so a batch costs its size, not the backlog's.
+   * ordering the scan starts after {@code after} when given and stops after {@code limit} rows, so a batch
+   * costs its size, not the backlog's.
    */
   private List<Row> candidates(Instant now, boolean preserveAggregateOrder, boolean claiming, Set<String> paused,
-      int limit) {
+      int limit, OutboxEvent after) {
     List<Row> result = new ArrayList<>();
     if (preserveAggregateOrder) {
       for (TreeSet<Row> aggregate : openByAggregate.values()) {
@@ -283,7 +289,7 @@ public final class InMemoryOutboxStore implements OutboxStore, OutboxAppender {
       }
       result.sort(DISPATCH_ORDER);
     } else {
-      for (Row row : open) {
+      for (Row row : after == null ? open : open.tailSet(position(after), false)) {
         if (result.size() == limit) {
           break;
         }

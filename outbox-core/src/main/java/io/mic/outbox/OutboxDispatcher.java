@@ -155,7 +155,7 @@ public final class OutboxDispatcher {
    * {@link #next()} while the batches {@code inFlight} are still being published or marked: without claims
    * their events are still {@code PENDING}, so the read leaves them out (in claim mode their leases already do).
    * When {@code after} is not {@code null} the read goes on after it, the last event of the previous read
-   * (throughput mode without claims: {@link OutboxStore#fetchPendingAfter}).
+   * (throughput mode: {@link OutboxStore#fetchPendingAfter}, or {@link ClaimRequest#after}).
    */
   Batch next(Collection<Batch> inFlight, OutboxEvent after) {
     long start = System.nanoTime();
@@ -164,7 +164,7 @@ public final class OutboxDispatcher {
       LOG.trace("{}: nothing due", worker);
       return null;
     }
-    Batch batch = new Batch(events, start);
+    Batch batch = new Batch(events, start, after != null);
     if (useClaim) {
       batch.lease = LeaseKeeper.keep(store, events, leaseTtl, worker, start);
     }
@@ -262,7 +262,7 @@ public final class OutboxDispatcher {
     }
     String owner = ownerPrefix + claims.incrementAndGet();
     ClaimRequest request = ClaimRequest.of(owner, batchSize, leaseTtl).skipping(paused);
-    return store.claim(ordered ? request.inRuns(aggregateRun) : request);
+    return store.claim(ordered ? request.inRuns(aggregateRun) : after == null ? request : request.after(after));
   }
 
   private static Set<String> union(Set<String> a, Set<String> b) {
@@ -331,14 +331,25 @@ public final class OutboxDispatcher {
     /** The chunk sent and not yet settled, with its outcomes to come; and its publication, for the watchdog. */
     private InFlight inFlight;
     private Publication publication;
+    /** Whether the batch was read or claimed going on after the last one. */
+    private final boolean goingOn;
 
-    private Batch(List<OutboxEvent> events, long startNanos) {
+    private Batch(List<OutboxEvent> events, long startNanos, boolean goingOn) {
       this.events = events;
       this.startNanos = startNanos;
+      this.goingOn = goingOn;
     }
 
     int size() {
       return events.size();
+    }
+
+    /**
+     * Whether more is probably waiting: the batch is full, or it went on after the last one and came back
+     * short (its store may stop at the end of a priority), so the rest is before its place.
+     */
+    boolean moreWaiting(int batchSize) {
+      return events.size() == batchSize || goingOn;
     }
 
     /** The last event read, the furthest in dispatch order. */

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.HashSet;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
@@ -20,6 +21,32 @@ class ClaimRequestTest {
     assertThat(throughput.inRuns(100).ordered(false))
         .as("throughput mode has no runs").isEqualTo(throughput);
     assertThat(throughput.skipping(Set.of("billing.issued")).pausedTopics()).containsExactly("billing.issued");
+  }
+
+  @Test
+  void aClaimGoingOnAfterAnEventKeepsItsPlaceThroughTheOtherOptions() {
+    OutboxEvent last = OutboxEvent.builder().aggregate("order", "o1").topic("order.created").payload("{}")
+        .build().toStored().createdAt(Instant.parse("2026-12-03T10:00:00Z")).build();
+    ClaimRequest goingOn = ClaimRequest.of("w#2", 500, TTL).after(last);
+    assertThat(goingOn.after()).isSameAs(last);
+    assertThat(goingOn.skipping(Set.of("a")).after()).isSameAs(last);
+    assertThat(ClaimRequest.of("w#2", 500, TTL).after()).as("from the first available event").isNull();
+    assertThat(new ClaimRequest("w#2", 500, TTL, false, 1, Set.of()))
+        .isEqualTo(new ClaimRequest("w#2", 500, TTL, false, 1, Set.of(), null));
+  }
+
+  @Test
+  void refusesToGoOnAfterAnEventInOrderedModeOrWithoutItsArrivalTime() {
+    OutboxEvent last = OutboxEvent.builder().aggregate("order", "o1").topic("order.created").payload("{}")
+        .build().toStored().createdAt(Instant.parse("2026-12-03T10:00:00Z")).build();
+    assertThatThrownBy(() -> ClaimRequest.of("w", 1, TTL).after(last).ordered(true))
+        .hasMessage("after: a claim goes on after an event in throughput mode only; in ordered mode it starts at"
+            + " the first head");
+    assertThatThrownBy(() -> ClaimRequest.of("w", 1, TTL).inRuns(10).after(last))
+        .hasMessageStartingWith("after: a claim goes on after an event in throughput mode only");
+    OutboxEvent unstored = OutboxEvent.builder().aggregate("order", "o1").topic("order.created").payload("{}").build();
+    assertThatThrownBy(() -> ClaimRequest.of("w", 1, TTL).after(unstored))
+        .hasMessage("after: event " + unstored.id() + " has no arrival time; pass an event as a claim returned it");
   }
 
   @Test

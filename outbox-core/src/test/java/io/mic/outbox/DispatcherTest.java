@@ -548,6 +548,84 @@ class DispatcherTest {
   }
 
   /**
+   * In throughput mode claims go on after the last one too, instead of stepping over the events still leased
+   * (or locked) ahead of them; a higher priority appended while the backlog drains is claimed by the next claim
+   * from the start, within a poll interval, and no event is claimed twice.
+   */
+  @Test
+  void aClaimGoingOnAfterTheLastOneStillFindsAnEarlierEventWithinAPollInterval() {
+    List<OutboxEvent> backlog = appendBacklog(2_000);
+    AtomicInteger claimsGoingOn = new AtomicInteger();
+    AtomicInteger claimsFromTheStart = new AtomicInteger();
+    OutboxStore counting = new DelegatingStore(store) {
+      @Override
+      public List<OutboxEvent> claim(ClaimRequest request) {
+        (request.after() == null ? claimsFromTheStart : claimsGoingOn).incrementAndGet();
+        return super.claim(request);
+      }
+    };
+    List<UUID> published = new CopyOnWriteArrayList<>();
+    OutboxEvent urgent = OutboxEvent.builder().aggregate("order", "urgent").topic("order.created").payload("{}")
+        .priority(9).build();
+    try (AsyncOutboxDispatcher d = AsyncOutboxDispatcher.builder().store(counting).useClaim(true).batchSize(10)
+        .workers(2).pollInterval(Duration.ofMillis(50)).dispatchFn(e -> {
+          Thread.sleep(1); // a broker that takes 1 ms per event
+          published.add(e.id());
+        }).build()) {
+      d.start();
+      await().atMost(Duration.ofSeconds(10)).until(() -> published.size() >= 100);
+      store.append(List.of(urgent));
+      await().atMost(Duration.ofSeconds(20)).until(() -> published.size() == backlog.size() + 1);
+    }
+    assertThat(claimsGoingOn.get()).as("claims that went on after the last one").isGreaterThan(10);
+    assertThat(claimsGoingOn.get()).as("claims that went on, against those from the start")
+        .isGreaterThan(claimsFromTheStart.get());
+    assertThat(published.indexOf(urgent.id())).as("events published before the urgent one").isLessThan(1_000);
+    assertThat(published).doesNotHaveDuplicates();
+    assertThat(store.countByStatus().get(OutboxStatus.DISPATCHED)).isEqualTo(backlog.size() + 1L);
+  }
+
+  /**
+   * A claim going on that comes back short (its store stopped at the end of the event's priority) already
+   * leased what it returned: the worker publishes it rather than dropping it as a short read is dropped, and
+   * claims from the start next, at once, although the poll interval here is far longer than the test may take.
+   */
+  @Test
+  void aClaimGoingOnThatComesBackShortIsPublishedAndFollowedFromTheStartAtOnce() {
+    List<OutboxEvent> events = new ArrayList<>();
+    for (int i = 0; i < 45; i++) {
+      events.add(OutboxEvent.builder().aggregate("order", "o" + i).topic("order.created").payload("{}")
+          .priority(i < 25 ? 1 : 0).build());
+    }
+    store.append(events);
+    OutboxStore stoppingAtItsPriority = new DelegatingStore(store) {
+      @Override
+      public List<OutboxEvent> claim(ClaimRequest request) {
+        if (request.after() == null) {
+          return super.claim(request);
+        }
+        int priority = request.after().priority();
+        List<OutboxEvent> sameLevel = new ArrayList<>();
+        for (OutboxEvent e : store.fetchPendingAfter(request.after(), request.limit(), Set.of(), List.of())) {
+          if (e.priority() == priority) {
+            sameLevel.add(e);
+          }
+        }
+        return sameLevel.isEmpty() ? List.of() : super.claim(
+            ClaimRequest.of(request.owner(), sameLevel.size(), request.leaseTtl()).after(request.after()));
+      }
+    };
+    List<UUID> published = new CopyOnWriteArrayList<>();
+    try (AsyncOutboxDispatcher d = AsyncOutboxDispatcher.builder().store(stoppingAtItsPriority).useClaim(true)
+        .batchSize(10).pollInterval(Duration.ofMinutes(5)).dispatchFn(e -> published.add(e.id())).build()) {
+      d.start();
+      await().atMost(Duration.ofSeconds(10)).until(() -> published.size() == events.size());
+    }
+    assertThat(published).containsExactlyElementsOf(events.stream().map(OutboxEvent::id).toList());
+    assertThat(store.countByStatus().get(OutboxStatus.DISPATCHED)).isEqualTo(45L);
+  }
+
+  /**
    * Without claims the read ahead does not wait for the last batch's mark: the two run at once (a mark's
    * commit waits for the database's log flush, the read works meanwhile), and the read leaves out the batch
    * being published and the batch being marked, whose events stay {@code PENDING} until the mark commits.

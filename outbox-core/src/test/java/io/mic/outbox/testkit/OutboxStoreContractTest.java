@@ -326,6 +326,36 @@ public abstract class OutboxStoreContractTest {
         .as("never a paused topic").isEmpty();
   }
 
+  /**
+   * A claim going on after an event claims what follows it in dispatch order, under its own lease, and leaves
+   * alone what became available before it (here a released event): a claim from the start takes that.
+   */
+  @Test
+  void aClaimGoingOnAfterAnEventClaimsWhatFollowsIt() {
+    OutboxEvent a = event("a");
+    OutboxEvent b = event("b");
+    OutboxEvent c = event("c");
+    OutboxEvent d = event("d");
+    OutboxEvent e = event("e");
+    append(a, b, c, d, e);
+    Duration ttl = Duration.ofMinutes(1);
+    List<OutboxEvent> first = store.claim(ClaimRequest.of("w1", 2, ttl));
+    assertThat(ids(first)).containsExactly(a.id(), b.id());
+    assertThat(store.release(List.of(first.get(0)), Duration.ZERO)).containsExactly(a.id());
+    List<OutboxEvent> next = store.claim(ClaimRequest.of("w2", 2, ttl).after(first.get(1)));
+    assertThat(ids(next)).as("what follows the last event claimed, not the event released before it")
+        .containsExactly(c.id(), d.id());
+    assertThat(next).allSatisfy(x -> {
+      assertThat(x.status()).isEqualTo(OutboxStatus.PROCESSING);
+      assertThat(x.leaseOwner()).isEqualTo("w2");
+    });
+    assertThat(store.claim(ClaimRequest.of("w3", 10, ttl).after(next.get(1)).skipping(Set.of("order.changed"))))
+        .as("never a paused topic").isEmpty();
+    assertThat(ids(store.claim(ClaimRequest.of("w4", 10, ttl)))).as("from the start: the released event too")
+        .containsExactly(a.id(), e.id());
+    assertThat(store.markDispatched(next)).containsExactlyInAnyOrder(c.id(), d.id());
+  }
+
   @Test
   void eventsAppendedInOneCallKeepTheirOrder() {
     List<OutboxEvent> events = new ArrayList<>();

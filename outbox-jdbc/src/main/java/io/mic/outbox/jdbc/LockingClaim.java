@@ -52,7 +52,7 @@ final class LockingClaim extends ClaimStatement {
       if (r.ordered()) {
         bindIds(ps, 1, candidates);
       } else {
-        ps.setInt(DispatchSql.bindPaused(ps, 1, r), r.limit());
+        ps.setInt(sql.bindAfter(ps, DispatchSql.bindPaused(ps, 1, r), r), r.limit());
       }
       List<EventRows.Unreadable> unreadable = new ArrayList<>();
       try (ResultSet rs = ps.executeQuery()) {
@@ -136,7 +136,7 @@ final class LockingClaim extends ClaimStatement {
   /** Locks claimable events, skipping held ones, with the database clock as a twentieth column. */
   private String lockClaimable(ReadRequest r) {
     return "SELECT " + Sql.aliased("o.") + ", " + dialect.now() + " FROM " + table + " o WHERE " + dialect.liveRows()
-        + sql.claimable() + sql.notPaused("o", r) + " ORDER BY " + dialect.dispatchOrder()
+        + sql.claimable() + sql.notPaused("o", r) + sql.after(r) + " ORDER BY " + dialect.dispatchOrder()
         + " LIMIT ? FOR UPDATE SKIP LOCKED";
   }
 

@@ -50,7 +50,7 @@ final class PostgresClaim extends ClaimStatement {
       return List.of();
     }
     try (PreparedStatement ps = c.prepareStatement(r.runs() ? claimRuns(r, hold) : claimEvents(r, hold))) {
-      int next = DispatchSql.bindPaused(ps, 1, r);
+      int next = sql.bindAfter(ps, DispatchSql.bindPaused(ps, 1, r), r);
       ps.setInt(next++, r.limit());
       if (r.runs()) {
         next = DispatchSql.bindPaused(ps, next, r);
@@ -68,11 +68,11 @@ final class PostgresClaim extends ClaimStatement {
     return (hold ? HOLD : LEASE).formatted(sql.tables.outbox());
   }
 
-  /** Parameters: the paused topics, limit, owner, lease micros. */
+  /** Parameters: the paused topics, the position to go on from, limit, owner, lease micros. */
   private String claimEvents(ReadRequest r, boolean hold) {
     String table = sql.tables.outbox();
     return "WITH picked AS MATERIALIZED (SELECT o.id FROM " + table + " o WHERE " + sql.claimable()
-        + sql.notPaused("o", r) + (r.ordered() ? sql.isHead() : "") + " ORDER BY " + sql.dialect.dispatchOrder()
+        + sql.notPaused("o", r) + sql.after(r) + (r.ordered() ? sql.isHead() : "") + " ORDER BY " + sql.dialect.dispatchOrder()
         + " LIMIT ? FOR UPDATE OF o SKIP LOCKED)" + take(hold) + (hold ? "" : " RETURNING " + Sql.aliased("t."));
   }
 

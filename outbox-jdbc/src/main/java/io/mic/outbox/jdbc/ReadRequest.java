@@ -14,7 +14,7 @@ import java.util.UUID;
  * what the outbox's control table pauses when the read starts (false once the table has been read into
  * {@code pausedTopics}, or while it is unusable); {@code inFlight} are events a read without a claim
  * leaves out because its caller is still publishing them; {@code after}, when not {@code null}, is where a
- * read in throughput mode goes on from ({@code fetchPendingAfter}).
+ * read or claim in throughput mode goes on from ({@code fetchPendingAfter}, {@code ClaimRequest.after}).
  */
 record ReadRequest(String owner, int limit, Duration leaseTtl, boolean ordered, int runLength,
     List<String> pausedTopics, boolean honourControl, List<UUID> inFlight, OutboxEvent after) {
@@ -37,7 +37,7 @@ record ReadRequest(String owner, int limit, Duration leaseTtl, boolean ordered, 
 
   static ReadRequest claim(ClaimRequest r) {
     return new ReadRequest(r.owner(), r.limit(), r.leaseTtl(), r.ordered(), r.maxRun(), List.copyOf(r.pausedTopics()),
-        true, List.of(), null);
+        true, List.of(), r.after());
   }
 
   /** The same request, not reading the control table. */

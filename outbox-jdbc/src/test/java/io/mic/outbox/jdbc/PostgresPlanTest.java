@@ -68,6 +68,34 @@ class PostgresPlanTest {
     assertThat(sequentialScans()).as("sequential scans of %s in generic plans", table).isEqualTo(before);
   }
 
+  /**
+   * A claim going on after the last one starts its scan of the claim index at its place: with 1,500 events
+   * leased ahead of it, it reads about as many index entries as it claims, where a claim from the start steps
+   * over every leased event (and the entries their leases left behind) first.
+   */
+  @Test
+  void aClaimGoingOnAfterTheLastOneStepsOverNoLeasedEvent() throws SQLException {
+    JdbcOutboxStore store = storeOf20000Events(null);
+    Duration ttl = Duration.ofMinutes(1);
+    OutboxEvent last = null;
+    for (int i = 0; i < 3; i++) {
+      List<OutboxEvent> claimed = store.claim(ClaimRequest.of("w" + i, 500, ttl));
+      assertThat(claimed).hasSize(500);
+      last = claimed.get(499);
+    }
+    long before = claimIndexEntriesRead();
+    List<OutboxEvent> goingOn = store.claim(ClaimRequest.of("w3", 500, ttl).after(last));
+    long goingOnRead = claimIndexEntriesRead() - before;
+    List<OutboxEvent> fromTheStart = store.claim(ClaimRequest.of("w4", 500, ttl));
+    long fromTheStartRead = claimIndexEntriesRead() - before - goingOnRead;
+
+    assertThat(goingOn).hasSize(500);
+    assertThat(goingOn.get(0).createdAt()).as("the first event claimed going on").isAfterOrEqualTo(last.createdAt());
+    assertThat(ids(fromTheStart)).as("two claims, no event twice").doesNotContainAnyElementsOf(ids(goingOn));
+    assertThat(goingOnRead).as("claim index entries read by the claim going on").isBetween(500L, 520L);
+    assertThat(fromTheStartRead).as("claim index entries read by the claim from the start").isGreaterThan(2_000L);
+  }
+
   /** A store on a new table of 20,000 events of as many aggregates, its statistics fresh. */
   private JdbcOutboxStore storeOf20000Events(String connectionInitSql) throws SQLException {
     dataSource = TestDatabase.POSTGRES.dataSource(1, connectionInitSql);
@@ -83,6 +111,23 @@ class PostgresPlanTest {
 
   private static Set<UUID> ids(List<OutboxEvent> events) {
     return events.stream().map(OutboxEvent::id).collect(Collectors.toSet());
+  }
+
+  /** The entries read from the table's claim index so far, this connection's own counts flushed first. */
+  private long claimIndexEntriesRead() throws SQLException {
+    try (Connection c = dataSource.getConnection(); Statement s = c.createStatement()) {
+      s.execute("SELECT pg_stat_force_next_flush()");
+      s.execute("SELECT pg_stat_clear_snapshot()");
+      try (PreparedStatement ps = c.prepareStatement("SELECT idx_tup_read FROM pg_stat_user_indexes"
+          + " WHERE relname = ? AND indexrelname = ?")) {
+        ps.setString(1, table);
+        ps.setString(2, table + "_claim_idx");
+        try (ResultSet rs = ps.executeQuery()) {
+          assertThat(rs.next()).as("statistics of %s_claim_idx", table).isTrue();
+          return rs.getLong(1);
+        }
+      }
+    }
   }
 
   /** The table's sequential scans so far, this connection's own counts flushed first. */
