@@ -105,6 +105,10 @@ public interface OutboxStore {
    * batch cannot hold every run, earlier positions win: all heads first, then every second event, and so
    * on, and the result is in that order ({@link DispatchOrder#inWaves}). A store that does not support runs
    * may claim heads only.
+   *
+   * <p>In throughput mode, with {@link ClaimRequest#after()} set, the store claims only what follows that
+   * event in dispatch order, and may stop at the end of its priority; a store that cannot start there may
+   * ignore it and claim from the first available event, which is correct, only slower.
    */
   List<OutboxEvent> claim(ClaimRequest request);
 
