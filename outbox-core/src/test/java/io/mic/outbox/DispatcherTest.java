@@ -524,12 +524,7 @@ class DispatcherTest {
    */
   @Test
   void aReadGoingOnThatStopsAtTheEndOfAPriorityIsFollowedAtOnce() {
-    List<OutboxEvent> events = new ArrayList<>();
-    for (int i = 0; i < 45; i++) {
-      events.add(OutboxEvent.builder().aggregate("order", "o" + i).topic("order.created").payload("{}")
-          .priority(i < 25 ? 1 : 0).build());
-    }
-    store.append(events);
+    List<OutboxEvent> events = appendTwoPriorities();
     OutboxStore stoppingAtItsPriority = new DelegatingStore(store) {
       @Override
       public List<OutboxEvent> fetchPendingAfter(OutboxEvent after, int limit, Set<String> paused,
@@ -592,12 +587,7 @@ class DispatcherTest {
    */
   @Test
   void aClaimGoingOnThatComesBackShortIsPublishedAndFollowedFromTheStartAtOnce() {
-    List<OutboxEvent> events = new ArrayList<>();
-    for (int i = 0; i < 45; i++) {
-      events.add(OutboxEvent.builder().aggregate("order", "o" + i).topic("order.created").payload("{}")
-          .priority(i < 25 ? 1 : 0).build());
-    }
-    store.append(events);
+    List<OutboxEvent> events = appendTwoPriorities();
     OutboxStore stoppingAtItsPriority = new DelegatingStore(store) {
       @Override
       public List<OutboxEvent> claim(ClaimRequest request) {
@@ -1132,6 +1122,17 @@ class DispatcherTest {
   }
 
   /** Forwards every call; tests override one method to inject a failure. */
+  /** Appends 25 events of priority 1, then 20 of priority 0, and returns them in dispatch order. */
+  private List<OutboxEvent> appendTwoPriorities() {
+    List<OutboxEvent> events = new ArrayList<>();
+    for (int i = 0; i < 45; i++) {
+      events.add(OutboxEvent.builder().aggregate("order", "o" + i).topic("order.created").payload("{}")
+          .priority(i < 25 ? 1 : 0).build());
+    }
+    store.append(events);
+    return events;
+  }
+
   private static class DelegatingStore implements OutboxStore {
     private final OutboxStore d;
 
