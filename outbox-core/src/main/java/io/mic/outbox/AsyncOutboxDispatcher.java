@@ -608,10 +608,10 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
      * In throughput mode a read (or claim) of a backlog goes on after the last event of the one before it,
      * instead of stepping over the events in flight again ({@link OutboxStore#fetchPendingAfter},
      * {@link ClaimRequest#after}): a claim held by a transaction stepped over each locked row of the batches in
-     * flight, which doubled its cost with two workers. What became available before that place meanwhile
-     * waits for the next read from the start: once per poll interval (at least once a second), at once when a
-     * read going on comes back short (its store may stop at the end of a priority), and after every batch that
-     * did not dispatch all its events or a topic resumed here.
+     * flight, which more than doubled its cost with two workers. What became available before that place
+     * meanwhile waits for the next read from the start: once per poll interval (at least once a second), at once
+     * when a read going on comes back short (its store may stop at the end of a priority), and after every batch
+     * that did not dispatch all its events or a topic resumed here.
      */
     OutboxDispatcher.Batch next(OutboxDispatcher dispatcher) {
       if (useClaim && ordered) {

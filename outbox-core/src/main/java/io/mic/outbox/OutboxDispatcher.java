@@ -262,7 +262,7 @@ public final class OutboxDispatcher {
     }
     String owner = ownerPrefix + claims.incrementAndGet();
     ClaimRequest request = ClaimRequest.of(owner, batchSize, leaseTtl).skipping(paused);
-    return store.claim(ordered ? request.inRuns(aggregateRun) : after == null ? request : request.after(after));
+    return store.claim(ordered ? request.inRuns(aggregateRun) : request.after(after));
   }
 
   private static Set<String> union(Set<String> a, Set<String> b) {

@@ -72,8 +72,9 @@ final class PostgresClaim extends ClaimStatement {
   private String claimEvents(ReadRequest r, boolean hold) {
     String table = sql.tables.outbox();
     return "WITH picked AS MATERIALIZED (SELECT o.id FROM " + table + " o WHERE " + sql.claimable()
-        + sql.notPaused("o", r) + sql.after(r) + (r.ordered() ? sql.isHead() : "") + " ORDER BY " + sql.dialect.dispatchOrder()
-        + " LIMIT ? FOR UPDATE OF o SKIP LOCKED)" + take(hold) + (hold ? "" : " RETURNING " + Sql.aliased("t."));
+        + sql.notPaused("o", r) + sql.after(r) + (r.ordered() ? sql.isHead() : "") + " ORDER BY "
+        + sql.dialect.dispatchOrder() + " LIMIT ? FOR UPDATE OF o SKIP LOCKED)" + take(hold)
+        + (hold ? "" : " RETURNING " + Sql.aliased("t."));
   }
 
   /**
