@@ -9,8 +9,9 @@ import java.util.List;
 /**
  * The PostgreSQL claim: one statement, {@code FOR UPDATE OF o SKIP LOCKED} in a materialized CTE, then
  * {@code UPDATE … RETURNING}, right after reading the control table's pauses on the same connection
- * ({@link ControlStatements#merge}). A claim held by a transaction ({@link HeldClaims}) picks the same rows
- * with a {@code SELECT} that leaves them as they are: its row locks are the lease.
+ * ({@link ControlStatements#merge}). A claim held by a transaction ({@link HeldClaims}) leaves the rows as
+ * they are: its row locks are the lease, taken by one {@code SELECT … FOR UPDATE OF o SKIP LOCKED} that
+ * returns the rows it locked.
  */
 final class PostgresClaim extends ClaimStatement {
   /**
@@ -21,14 +22,8 @@ final class PostgresClaim extends ClaimStatement {
   private static final String LEASE = " UPDATE %s t SET status = 'PROCESSING', attempts = t.attempts + 1,"
       + " lease_owner = ?, lease_until = now() + ? * interval '1 microsecond'"
       + " WHERE t.id = ANY(ARRAY(SELECT id FROM picked))";
-  /**
-   * The picked rows as a lease would return them ({@code PROCESSING}, the attempt counted, the owner and the
-   * lease's end), with the rows themselves unchanged: the transaction holding their locks is the lease.
-   * Same parameters as {@link #LEASE}.
-   */
-  private static final String HOLD = " SELECT " + Sql.aliased("t.")
-      .replace("t.status, t.attempts,", "'PROCESSING', t.attempts + 1,")
-      .replace("t.lease_owner, t.lease_until,", "?, now() + ? * interval '1 microsecond',")
+  /** The runs' followers, held: the picked rows {@link #held}, found by primary key as in {@link #LEASE}. */
+  private static final String HOLD = " SELECT " + held("t.")
       + " FROM %s t WHERE t.id = ANY(ARRAY(SELECT id FROM picked))";
 
   PostgresClaim(TableAccess access, DispatchSql sql) {
@@ -49,18 +44,39 @@ final class PostgresClaim extends ClaimStatement {
     if (r == null) {
       return List.of();
     }
+    boolean leaseFirst = hold && !r.runs(); // the held columns come before the conditions
     try (PreparedStatement ps = c.prepareStatement(r.runs() ? claimRuns(r, hold) : claimEvents(r, hold))) {
-      int next = sql.bindAfter(ps, DispatchSql.bindPaused(ps, 1, r), r);
+      int next = leaseFirst ? bindLease(ps, 1, r) : 1;
+      next = sql.bindAfter(ps, DispatchSql.bindPaused(ps, next, r), r);
       ps.setInt(next++, r.limit());
       if (r.runs()) {
         next = DispatchSql.bindPaused(ps, next, r);
         ps.setInt(next++, r.runLength() - 1);
         ps.setInt(next++, r.limit());
       }
-      ps.setString(next++, r.owner());
-      ps.setLong(next, r.leaseMicros());
+      if (!leaseFirst) {
+        bindLease(ps, next, r);
+      }
       return EventRows.readDue(c, ps, sql.dialect, sql.tables.outbox());
     }
+  }
+
+  /** Binds the lease's owner and length from {@code from}; returns the next index. */
+  private static int bindLease(PreparedStatement ps, int from, ReadRequest r) throws SQLException {
+    ps.setString(from, r.owner());
+    ps.setLong(from + 1, r.leaseMicros());
+    return from + 2;
+  }
+
+  /**
+   * The columns of a row of {@code alias} as a lease would return it ({@code PROCESSING}, the attempt
+   * counted, the owner and the lease's end), with the row itself unchanged: the transaction holding its lock
+   * is the lease. Parameters: owner, lease micros.
+   */
+  private static String held(String alias) {
+    return Sql.aliased(alias)
+        .replace(alias + "status, " + alias + "attempts,", "'PROCESSING', " + alias + "attempts + 1,")
+        .replace(alias + "lease_owner, " + alias + "lease_until,", "?, now() + ? * interval '1 microsecond',");
   }
 
   /** What is done with the picked rows: {@link #HOLD} or {@link #LEASE}. */
@@ -68,13 +84,18 @@ final class PostgresClaim extends ClaimStatement {
     return (hold ? HOLD : LEASE).formatted(sql.tables.outbox());
   }
 
-  /** Parameters: the paused topics, the position to go on from, limit, owner, lease micros. */
+  /**
+   * Parameters: the paused topics, the position to go on from, limit, owner, lease micros; held, owner and
+   * lease micros come first. Held, one {@code SELECT} locks and returns the rows; reading them again by
+   * primary key, as the lease's {@code UPDATE} must, made the claim of 500 take 2.4 ms instead of 2.1.
+   */
   private String claimEvents(ReadRequest r, boolean hold) {
     String table = sql.tables.outbox();
-    return "WITH picked AS MATERIALIZED (SELECT o.id FROM " + table + " o WHERE " + sql.claimable()
-        + sql.notPaused("o", r) + sql.after(r) + (r.ordered() ? sql.isHead() : "") + " ORDER BY "
-        + sql.dialect.dispatchOrder() + " LIMIT ? FOR UPDATE OF o SKIP LOCKED)" + take(hold)
-        + (hold ? "" : " RETURNING " + Sql.aliased("t."));
+    String pick = " FROM " + table + " o WHERE " + sql.claimable() + sql.notPaused("o", r) + sql.after(r)
+        + (r.ordered() ? sql.isHead() : "") + " ORDER BY " + sql.dialect.dispatchOrder()
+        + " LIMIT ? FOR UPDATE OF o SKIP LOCKED";
+    return hold ? "SELECT " + held("o.") + pick
+        : "WITH picked AS MATERIALIZED (SELECT o.id" + pick + ")" + take(false) + " RETURNING " + Sql.aliased("t.");
   }
 
   /**

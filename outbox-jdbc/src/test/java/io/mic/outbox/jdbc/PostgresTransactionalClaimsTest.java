@@ -105,6 +105,30 @@ class PostgresTransactionalClaimsTest {
   }
 
   @Test
+  void aClaimLeavesOutPausedTopicsAndGoesOnAfterItsPosition() throws Exception {
+    List<OutboxEvent> events = new ArrayList<>();
+    for (int i = 0; i < 6; i++) {
+      events.add(OutboxEvent.builder().aggregate("order", "o-" + i).topic(i % 2 == 0 ? "orders" : "payments")
+          .payload("{\"n\":" + i + "}").build());
+    }
+    append(events);
+    Set<String> paused = Set.of("payments");
+
+    List<OutboxEvent> first = store.claim(ClaimRequest.of("w1", 1, LEASE).skipping(paused));
+    OutboxEvent position = store.find(events.get(2).id()).orElseThrow();
+    List<OutboxEvent> second = newStore(false).claim(ClaimRequest.of("w2", 5, LEASE).skipping(paused)
+        .after(position));
+
+    assertThat(first).extracting(OutboxEvent::id).containsExactly(events.get(0).id());
+    assertThat(first.get(0).leaseOwner()).isEqualTo("w1");
+    assertThat(second).as("only what follows the position, of the topic not paused")
+        .extracting(OutboxEvent::id).containsExactly(events.get(4).id());
+    assertThat(second.get(0).leaseOwner()).isEqualTo("w2");
+    assertThat(second.get(0).status()).isEqualTo(OutboxStatus.PROCESSING);
+    assertThat(second.get(0).leaseUntil()).isAfter(position.createdAt().plus(LEASE).minusSeconds(1));
+  }
+
+  @Test
   void theOutcomesOfABatchCommitWithItsLastOne() throws Exception {
     List<OutboxEvent> events = TestDatabase.appendOrders(dataSource, store, 4);
     List<OutboxEvent> claimed = store.claim(ClaimRequest.of("w", 4, LEASE));
