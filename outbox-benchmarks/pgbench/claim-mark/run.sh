@@ -6,7 +6,8 @@
 # mark that deletes, and with a mark that is a HOT update (primary key only: the floor of an UPDATE mark);
 # "take", the read and the deleting mark as one statement (DELETE … RETURNING), its time under "claim/read";
 # and "take-mark", the same with a mark that keeps the row (UPDATE … RETURNING); "lock-delete", the claim held by
-# a transaction (transactionalClaims(true)): the locking read and the delete in one transaction.
+# a transaction (transactionalClaims(true)): the locking read and the delete in one transaction;
+# "lock-pick-delete", the same as it was until 2026-12-04 (the ids locked, then the rows read by primary key).
 # When the server runs on this machine, also PostgreSQL's CPU per batch (all its processes, from /proc).
 # Leaves no table behind. The server is PGHOST/PGPORT/PGUSER/PGDATABASE (default 127.0.0.1, postgres, test):
 #   bash outbox-benchmarks/pgbench/claim-mark/run.sh
@@ -15,7 +16,7 @@ cd "$(dirname "$0")"
 export PGHOST="${PGHOST:-127.0.0.1}" PGUSER="${PGUSER:-postgres}" PGDATABASE="${PGDATABASE:-test}"
 export PGOPTIONS="-c client_min_messages=warning"
 psql -q -v ON_ERROR_STOP=1 -f setup.sql
-all="shipped hot collate_c delete read-mark read-delete read-mark-hot take take-mark lock-delete"
+all="shipped hot collate_c delete read-mark read-delete read-mark-hot take take-mark lock-delete lock-pick-delete"
 variants="${VARIANTS:-$all}"   # e.g. VARIANTS="read-delete take"
 # PostgreSQL's CPU so far in clock ticks: its processes, and the backends that ended (the postmaster's reaped
 # children); nothing when PGHOST is another machine or no server runs here

@@ -6,7 +6,8 @@
 -- floor of an UPDATE mark, which the shipped indexes rule out (they must drop terminal rows, so they name
 -- status).
 DROP TABLE IF EXISTS bench_cm_shipped, bench_cm_hot, bench_cm_collate_c, bench_cm_delete, bench_cm_read_mark,
-    bench_cm_read_delete, bench_cm_read_mark_hot, bench_cm_take, bench_cm_take_mark, bench_cm_lock_delete;
+    bench_cm_read_delete, bench_cm_read_mark_hot, bench_cm_take, bench_cm_take_mark, bench_cm_lock_delete,
+    bench_cm_lock_pick_delete;
 CREATE TABLE bench_cm_shipped (
     id uuid PRIMARY KEY, aggregate_type varchar(255) NOT NULL, aggregate_id varchar(255) NOT NULL,
     topic varchar(255) NOT NULL, payload json NOT NULL, headers json NOT NULL DEFAULT '{}',
@@ -42,6 +43,7 @@ CREATE TABLE bench_cm_read_delete (LIKE bench_cm_shipped INCLUDING ALL);
 CREATE TABLE bench_cm_take (LIKE bench_cm_shipped INCLUDING ALL);
 CREATE TABLE bench_cm_take_mark (LIKE bench_cm_shipped INCLUDING ALL);
 CREATE TABLE bench_cm_lock_delete (LIKE bench_cm_shipped INCLUDING ALL);
+CREATE TABLE bench_cm_lock_pick_delete (LIKE bench_cm_shipped INCLUDING ALL);
 CREATE TABLE bench_cm_read_mark_hot (LIKE bench_cm_shipped INCLUDING DEFAULTS INCLUDING CONSTRAINTS)
     WITH (fillfactor = 40);
 ALTER TABLE bench_cm_read_mark_hot ADD PRIMARY KEY (id);
