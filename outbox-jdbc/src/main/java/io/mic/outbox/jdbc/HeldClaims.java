@@ -8,6 +8,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -85,15 +86,15 @@ final class HeldClaims implements Outcomes {
       autoCommit = c.getAutoCommit();
       c.setAutoCommit(false);
       int key = lockNewKey(c, request);
-      List<OutboxEvent> events = claim.claim(c, request, true);
+      List<OutboxEvent> events = claim.claim(c, leavingOutHeld(request), true);
       // a batch with events has its journal row before anything can settle it
-      Held held = new Held(request.owner(), c, autoCommit, request.leaseMicros() * 1000, key, !events.isEmpty());
-      events.forEach(e -> held.open.add(e.id()));
+      Held held = new Held(request.owner(), c, autoCommit, request.leaseMicros() * 1000, key,
+          events.stream().map(OutboxEvent::id).toList());
       if (events.isEmpty()) {
         held.settle(List.of(), x -> Set.of()); // commits: rows that could not be read went to the DLQ
         return events;
       }
-      if (!journal(key, request.owner(), held.open)) {
+      if (!journal(key, request.owner(), held.claimed)) {
         held.end(new SQLException("its key " + key + " was in the claim journal already"));
         return List.of();
       }
@@ -106,6 +107,22 @@ final class HeldClaims implements Outcomes {
       abandon(c, autoCommit, e);
       throw e.getCause() instanceof SQLException cause && journalMissing(cause) ? missingJournal(cause) : e;
     }
+  }
+
+  /**
+   * A claim from the start leaves out the events that this store's batches in flight hold, instead of stepping
+   * over each of their locked rows ({@code SKIP LOCKED}), in ordered mode after probing whether it is a head.
+   * A claim going on after an event starts behind them already. The events of a batch whose session ended
+   * wait, for this store, until the batch's next outcome or renewal finds it ended; other stores take them
+   * at once.
+   */
+  private ReadRequest leavingOutHeld(ReadRequest request) {
+    if (request.after() != null || byOwner.isEmpty()) {
+      return request;
+    }
+    List<UUID> held = new ArrayList<>();
+    byOwner.values().forEach(h -> held.addAll(h.claimed));
+    return request.leavingOut(held);
   }
 
   /**
@@ -365,7 +382,9 @@ final class HeldClaims implements Outcomes {
     private final String owner;
     private final Connection connection;
     private final boolean autoCommit;
-    private final Set<UUID> open = new HashSet<>();
+    /** The batch's events: its transaction holds them, their outcomes recorded or not, until it ends. */
+    private final List<UUID> claimed;
+    private final Set<UUID> open; // guarded by this
     private final long leaseNanos;
     /** The batch's key in the claim journal, whose advisory lock its transaction holds. */
     private final int key;
@@ -374,13 +393,15 @@ final class HeldClaims implements Outcomes {
     /** Whether the batch has a row in the claim journal, which its commit deletes: it has events. */
     private final boolean journaled;
 
-    Held(String owner, Connection connection, boolean autoCommit, long leaseNanos, int key, boolean journaled) {
+    Held(String owner, Connection connection, boolean autoCommit, long leaseNanos, int key, List<UUID> claimed) {
       this.owner = owner;
       this.connection = connection;
       this.autoCommit = autoCommit;
       this.leaseNanos = leaseNanos;
       this.key = key;
-      this.journaled = journaled;
+      this.claimed = claimed;
+      this.open = new HashSet<>(claimed);
+      this.journaled = !claimed.isEmpty();
     }
 
     /**

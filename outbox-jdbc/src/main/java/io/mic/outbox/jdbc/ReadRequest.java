@@ -13,8 +13,9 @@ import java.util.UUID;
  * behind ordered heads; {@code pausedTopics} are the caller's own pauses; {@code honourControl} also skips
  * what the outbox's control table pauses when the read starts (false once the table has been read into
  * {@code pausedTopics}, or while it is unusable); {@code inFlight} are events a read without a claim
- * leaves out because its caller is still publishing them; {@code after}, when not {@code null}, is where a
- * read or claim in throughput mode goes on from ({@code fetchPendingAfter}, {@code ClaimRequest.after}).
+ * leaves out because its caller is still publishing them, or a claim held by a transaction because its
+ * store's other batches hold them; {@code after}, when not {@code null}, is where a read or claim in
+ * throughput mode goes on from ({@code fetchPendingAfter}, {@code ClaimRequest.after}).
  */
 record ReadRequest(String owner, int limit, Duration leaseTtl, boolean ordered, int runLength,
     List<String> pausedTopics, boolean honourControl, List<UUID> inFlight, OutboxEvent after) {
@@ -38,6 +39,11 @@ record ReadRequest(String owner, int limit, Duration leaseTtl, boolean ordered, 
   static ReadRequest claim(ClaimRequest r) {
     return new ReadRequest(r.owner(), r.limit(), r.leaseTtl(), r.ordered(), r.maxRun(), List.copyOf(r.pausedTopics()),
         true, List.of(), r.after());
+  }
+
+  /** The same request, leaving out {@code events}. */
+  ReadRequest leavingOut(List<UUID> events) {
+    return new ReadRequest(owner, limit, leaseTtl, ordered, runLength, pausedTopics, honourControl, events, after);
   }
 
   /** The same request, not reading the control table. */
