@@ -154,29 +154,22 @@ class PostgresPlanTest {
     return events.stream().map(OutboxEvent::id).collect(Collectors.toSet());
   }
 
-  /** The entries read from the table's claim index so far, this connection's own counts flushed first. */
+  /** The entries read from the table's claim index so far. */
   private long claimIndexEntriesRead() throws SQLException {
-    try (Connection c = dataSource.getConnection(); Statement s = c.createStatement()) {
-      s.execute("SELECT pg_stat_force_next_flush()");
-      s.execute("SELECT pg_stat_clear_snapshot()");
-      try (PreparedStatement ps = c.prepareStatement("SELECT idx_tup_read FROM pg_stat_user_indexes"
-          + " WHERE relname = ? AND indexrelname = ?")) {
-        ps.setString(1, table);
-        ps.setString(2, table + "_claim_idx");
-        try (ResultSet rs = ps.executeQuery()) {
-          assertThat(rs.next()).as("statistics of %s_claim_idx", table).isTrue();
-          return rs.getLong(1);
-        }
-      }
-    }
+    return indexStatistic("idx_tup_read", "claim_idx");
+  }
+
+  /** The scans of the table's head index so far: one per probe of an event for an older one of its aggregate. */
+  private long headIndexScans() throws SQLException {
+    return indexStatistic("idx_scan", "head_idx");
   }
 
   /**
-   * The scans of the table's head index so far (one per probe of an event for an older one of its aggregate),
-   * the counts of the pool's idle connections flushed first.
+   * A column of {@code pg_stat_user_indexes} for the table's index {@code <table>_<suffix>}, the counts of the
+   * pool's idle connections flushed first (a connection holding a claim's transaction flushes at its end).
    */
-  private long headIndexScans() throws SQLException {
-    int idle = dataSource.getHikariPoolMXBean().getIdleConnections();
+  private long indexStatistic(String column, String suffix) throws SQLException {
+    int idle = Math.max(1, dataSource.getHikariPoolMXBean().getIdleConnections());
     List<Connection> connections = new ArrayList<>();
     try {
       for (int i = 0; i < idle; i++) {
@@ -184,15 +177,15 @@ class PostgresPlanTest {
         connections.add(c);
         try (Statement s = c.createStatement()) {
           s.execute("SELECT pg_stat_force_next_flush()");
-          s.execute("SELECT pg_stat_clear_snapshot()");
+          s.execute("SELECT pg_stat_clear_snapshot()"); // the flush happens when this transaction ends
         }
       }
-      try (PreparedStatement ps = connections.get(0).prepareStatement("SELECT idx_scan FROM pg_stat_user_indexes"
-          + " WHERE relname = ? AND indexrelname = ?")) {
+      try (PreparedStatement ps = connections.get(0).prepareStatement("SELECT " + column
+          + " FROM pg_stat_user_indexes WHERE relname = ? AND indexrelname = ?")) {
         ps.setString(1, table);
-        ps.setString(2, table + "_head_idx");
+        ps.setString(2, table + "_" + suffix);
         try (ResultSet rs = ps.executeQuery()) {
-          assertThat(rs.next()).as("statistics of %s_head_idx", table).isTrue();
+          assertThat(rs.next()).as("statistics of %s_%s", table, suffix).isTrue();
           return rs.getLong(1);
         }
       }
