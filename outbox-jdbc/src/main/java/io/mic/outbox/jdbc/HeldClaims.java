@@ -113,8 +113,8 @@ final class HeldClaims implements Outcomes {
    * A claim from the start leaves out the events that this store's batches in flight hold, instead of stepping
    * over each of their locked rows ({@code SKIP LOCKED}), in ordered mode after probing whether it is a head.
    * A claim going on after an event starts behind them already. The events of a batch whose session ended
-   * wait, for this store, until the batch's next outcome or renewal finds it ended; other stores take them
-   * at once.
+   * wait, for this store, until the batch's next outcome or renewal finds it ended, or its lease runs out;
+   * other stores take them at once.
    */
   private ReadRequest leavingOutHeld(ReadRequest request) {
     if (request.after() != null || byOwner.isEmpty()) {

@@ -199,6 +199,19 @@ class PostgresTransactionalClaimsTest {
   }
 
   @Test
+  void itsOwnStoreTakesTheEventsOfABatchWhoseSessionEndedOnceARenewalFindsItGone() throws Exception {
+    List<OutboxEvent> events = TestDatabase.appendOrders(dataSource, store, 3);
+    List<OutboxEvent> claimed = store.claim(ClaimRequest.of("dying", 3, LEASE));
+    terminateHoldingSessions();
+
+    assertThat(store.claim(ClaimRequest.of("next", 3, LEASE))).as("left out: the store still counts them held")
+        .isEmpty();
+    assertThat(store.renewLeases(claimed, LEASE)).as("the renewal finds the session gone").isEmpty();
+    assertThat(store.claim(ClaimRequest.of("after", 3, LEASE))).extracting(OutboxEvent::id)
+        .containsExactlyElementsOf(ids(events));
+  }
+
+  @Test
   void aBatchWhoseSessionEndedCountsItsAttemptAtTheNextClaim() throws Exception {
     List<OutboxEvent> events = TestDatabase.appendOrders(dataSource, store, 3);
     store.claim(ClaimRequest.of("dying", 3, LEASE));
