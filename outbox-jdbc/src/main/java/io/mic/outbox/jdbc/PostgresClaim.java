@@ -22,7 +22,7 @@ final class PostgresClaim extends ClaimStatement {
   private static final String LEASE = " UPDATE %s t SET status = 'PROCESSING', attempts = t.attempts + 1,"
       + " lease_owner = ?, lease_until = now() + ? * interval '1 microsecond'"
       + " WHERE t.id = ANY(ARRAY(SELECT id FROM picked))";
-  /** The runs' followers, held: the picked rows {@link #held}, found by primary key as in {@link #LEASE}. */
+  /** Held runs: the picked heads and followers as {@link #held} returns them, found by primary key. */
   private static final String HOLD = " SELECT " + held("t.")
       + " FROM %s t WHERE t.id = ANY(ARRAY(SELECT id FROM picked))";
 
