@@ -1121,7 +1121,6 @@ class DispatcherTest {
     }
   }
 
-  /** Forwards every call; tests override one method to inject a failure. */
   /** Appends 25 events of priority 1, then 20 of priority 0, and returns them in dispatch order. */
   private List<OutboxEvent> appendTwoPriorities() {
     List<OutboxEvent> events = new ArrayList<>();
@@ -1133,6 +1132,7 @@ class DispatcherTest {
     return events;
   }
 
+  /** Forwards every call; tests override one method to inject a failure. */
   private static class DelegatingStore implements OutboxStore {
     private final OutboxStore d;
 
