@@ -15,26 +15,15 @@ trap drop EXIT
 sed 's/\boutbox_claims\b/bench_cj_claims/g' \
   ../../../outbox-jdbc/src/main/resources/io/mic/outbox/jdbc/schema/claims-postgresql.sql | psql -q -v ON_ERROR_STOP=1
 psql -q -v ON_ERROR_STOP=1 -f setup.sql
-pg_ticks() {
-  local main
-  case "$PGHOST" in 127.0.0.1 | localhost | ::1 | /*) ;; *) return 0 ;; esac
-  main=$(pgrep -xo postgres) || return 0
-  { awk '{print $16 + $17}' "/proc/$main/stat"
-    for p in $(pgrep -x postgres); do awk '{print $14 + $15}' "/proc/$p/stat" 2>/dev/null || true; done
-  } | awk '{s += $1} END {print s}'
-}
+. ../server-cpu.sh
 batches=1500
 for round in 1 2 3; do
   for script in none journal unlogged; do
     lsn=$(psql -At -c "SELECT pg_current_wal_lsn()")
     processes=$(pgrep -xc postgres || true) ticks=$(pg_ticks)
     out=$(pgbench -n -M prepared -c 1 -t "$batches" -f "$script.sql" 2>&1)
-    cpu=""
-    if [ -n "$ticks" ]; then
-      for _ in $(seq 100); do [ "$(pgrep -xc postgres || true)" -le "$processes" ] && break; sleep 0.02; done
-      cpu=$(awk -v t="$(( $(pg_ticks) - ticks ))" -v hz="$(getconf CLK_TCK)" -v n="$batches" \
-        'BEGIN {printf "  PostgreSQL CPU %.3f ms per batch", t * 1000 / hz / n}')
-    fi
+    await_backend_end "$processes"
+    cpu=$(pg_cpu_per "$ticks" "$batches" batch)
     wal=$(psql -At -c "SELECT round(pg_wal_lsn_diff(pg_current_wal_lsn(), '$lsn') / $batches)")
     printf 'round %d  %-9s %s per batch  WAL %s bytes per batch%s\n' "$round" "$script" \
       "$(sed -n 's/^latency average = //p' <<<"$out")" "$wal" "$cpu"

@@ -18,24 +18,7 @@ export PGOPTIONS="-c client_min_messages=warning"
 psql -q -v ON_ERROR_STOP=1 -f setup.sql
 all="shipped hot collate_c delete read-mark read-delete read-mark-hot take take-mark lock-delete lock-pick-delete"
 variants="${VARIANTS:-$all}"   # e.g. VARIANTS="read-delete take"
-# PostgreSQL's CPU so far in clock ticks: its processes, and the backends that ended (the postmaster's reaped
-# children); nothing when PGHOST is another machine or no server runs here
-pg_ticks() {
-  local main
-  case "$PGHOST" in 127.0.0.1 | localhost | ::1 | /*) ;; *) return 0 ;; esac
-  main=$(pgrep -xo postgres) || return 0
-  { awk '{print $16 + $17}' "/proc/$main/stat"
-    for p in $(pgrep -x postgres); do awk '{print $14 + $15}' "/proc/$p/stat" 2>/dev/null || true; done
-  } | awk '{s += $1} END {print s}'
-}
-# waits until pgbench's backend has ended and been reaped (at most 2 s), so that its CPU is counted
-await_backend_end() {
-  local before=$1 i
-  for i in $(seq 100); do
-    [ "$(pgrep -xc postgres || true)" -le "$before" ] && return 0
-    sleep 0.02
-  done
-}
+. ../server-cpu.sh
 trap 'psql -q -c "DROP TABLE IF EXISTS $(for t in $all; do printf "bench_cm_%s," "${t//-/_}"; done | sed "s/,$//")"' EXIT
 for round in 1 2; do
   for t in $variants; do
@@ -43,11 +26,8 @@ for round in 1 2; do
     lsn=$(psql -At -c "SELECT pg_current_wal_lsn()")
     processes=$(pgrep -xc postgres || true) ticks=$(pg_ticks)
     out=$(pgbench -n -r -M prepared -c 1 -t 150 -f "claim-mark-$t.sql" 2>&1)
-    cpu=""
-    if [ -n "$ticks" ]; then
-      await_backend_end "$processes"
-      cpu=$(awk -v t="$(( $(pg_ticks) - ticks ))" -v hz="$(getconf CLK_TCK)" 'BEGIN {printf "  PostgreSQL CPU %.2f ms", t * 1000 / hz / 150}')
-    fi
+    await_backend_end "$processes"
+    cpu=$(pg_cpu_per "$ticks" 150 batch)
     latency=$(sed -n 's/^latency average = //p' <<<"$out")
     # the per-statement means: the claim (or read), then the mark
     read -r first second < <(awk '/statement latencies/ {on = 1; next} on && NF > 2 && !/BEGIN|COMMIT/ {printf "%s ", $1} END {print ""}' <<<"$out")
