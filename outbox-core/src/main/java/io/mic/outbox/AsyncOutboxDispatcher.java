@@ -37,7 +37,7 @@ import org.slf4j.LoggerFactory;
  * dispatcher.close();
  * }</pre>
  *
- * <p>A worker that fetched a full batch (or a claim going on after the last one that came back short) polls
+ * <p>A worker that fetched a full batch (or a read going on after the last one that came back short) polls
  * again at once; otherwise it sleeps {@code pollInterval} or
  * until {@link #wakeUp()}, which the store also calls when another process commits events if it can tell
  * ({@link OutboxStore#subscribeToAppends}; the JDBC store on PostgreSQL with {@code notifyOnAppend(true)}).
@@ -610,8 +610,9 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
      * {@link ClaimRequest#after}): a claim held by a transaction stepped over each locked row of the batches in
      * flight, which more than doubled its cost with two workers. What became available before that place
      * meanwhile waits for the next read from the start: once per poll interval (at least once a second), at once
-     * when a read going on comes back short (its store may stop at the end of a priority), and after every batch
-     * that did not dispatch all its events or a topic resumed here.
+     * after a read going on that came back short (its store may stop at the end of a priority: the batch is
+     * published all the same, and the worker polls again without waiting), and after every batch that did not
+     * dispatch all its events or a topic resumed here.
      */
     OutboxDispatcher.Batch next(OutboxDispatcher dispatcher) {
       if (useClaim && ordered) {
@@ -622,13 +623,7 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
         boolean fromTheStart = fromStart.getAndSet(false) || position == null
             || now - fromStartNanos >= fromStartEvery;
         // only a finished batch can leave while a read runs: leaving it out or not is then equally right
-        OutboxDispatcher.Batch batch = null;
-        if (!fromTheStart) {
-          batch = dispatcher.next(inFlight, position);
-          if (batch != null && batch.size() < batchSize && !useClaim) {
-            batch = null; // the end of a priority, or of the backlog: dropped, a read without claims took nothing
-          }
-        }
+        OutboxDispatcher.Batch batch = fromTheStart ? null : dispatcher.next(inFlight, position);
         if (batch == null) {
           fromStartNanos = now;
           batch = dispatcher.next(inFlight, null);

@@ -519,18 +519,29 @@ class DispatcherTest {
 
   /**
    * A store's read going on may stop at the end of its event's priority (the JDBC store does), so it comes back
-   * short while a lower priority waits: the worker reads again from the start at once instead of idling a poll
-   * interval, which here is far longer than the test may take.
+   * short while a lower priority waits: the worker publishes what it read, as it would a short claim, and reads
+   * again from the start at once instead of idling a poll interval, which here is far longer than the test may
+   * take. No event is read twice.
    */
   @Test
-  void aReadGoingOnThatStopsAtTheEndOfAPriorityIsFollowedAtOnce() {
+  void aReadGoingOnThatStopsAtTheEndOfAPriorityIsPublishedAndFollowedAtOnce() {
     List<OutboxEvent> events = appendTwoPriorities();
+    List<UUID> read = new CopyOnWriteArrayList<>();
     OutboxStore stoppingAtItsPriority = new DelegatingStore(store) {
       @Override
       public List<OutboxEvent> fetchPendingAfter(OutboxEvent after, int limit, Set<String> paused,
           Collection<OutboxEvent> inFlight) {
-        return store.fetchPendingAfter(after, limit, paused, inFlight).stream()
+        List<OutboxEvent> sameLevel = store.fetchPendingAfter(after, limit, paused, inFlight).stream()
             .filter(e -> e.priority() == after.priority()).toList();
+        sameLevel.forEach(e -> read.add(e.id()));
+        return sameLevel;
+      }
+
+      @Override
+      public List<OutboxEvent> fetchPending(int limit, boolean ordered, Set<String> paused, Set<UUID> inFlight) {
+        List<OutboxEvent> due = super.fetchPending(limit, ordered, paused, inFlight);
+        due.forEach(e -> read.add(e.id()));
+        return due;
       }
     };
     List<UUID> published = new CopyOnWriteArrayList<>();
@@ -540,6 +551,7 @@ class DispatcherTest {
       await().atMost(Duration.ofSeconds(10)).until(() -> published.size() == events.size());
     }
     assertThat(published).containsExactlyElementsOf(events.stream().map(OutboxEvent::id).toList());
+    assertThat(read).as("events read, in the order read").containsExactlyElementsOf(published);
   }
 
   /**
@@ -582,8 +594,7 @@ class DispatcherTest {
 
   /**
    * A claim going on that comes back short (its store stopped at the end of the event's priority) already
-   * leased what it returned: the worker publishes it rather than dropping it as a short read is dropped, and
-   * claims from the start next, at once, although the poll interval here is far longer than the test may take.
+   * leased what it returned: the worker publishes it, as it does a short read, and claims from the start next, at once, although the poll interval here is far longer than the test may take.
    */
   @Test
   void aClaimGoingOnThatComesBackShortIsPublishedAndFollowedFromTheStartAtOnce() {
