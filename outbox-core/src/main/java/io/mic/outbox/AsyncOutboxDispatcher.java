@@ -591,8 +591,9 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
    * {@code PENDING} until their marks commit, so every read leaves them out, and the reads of all workers
    * take turns, so that no two read the same event. A batch leaves only when it is finished: after its mark
    * committed (or failed), or when it went back untried, so a read that no longer leaves it out starts after
-   * that commit. With claims the leases keep batches apart in the store; in throughput mode the claims take
-   * turns too, each going on after the last, and in ordered mode they run at once.
+   * that commit. With claims the leases (or row locks) keep batches apart in the store, so the claims of the
+   * workers run at once: a lease's claim writes every row it takes, and taking turns capped two workers at
+   * what one claim statement at a time could take (against Kafka, 0.49 of the raw producer against 0.69).
    */
   private final class Reads {
     private final Set<OutboxDispatcher.Batch> inFlight = ConcurrentHashMap.newKeySet();
@@ -612,28 +613,48 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
      * meanwhile waits for the next read from the start: once per poll interval (at least once a second), at once
      * after a read going on that came back short (its store may stop at the end of a priority: the batch is
      * published all the same, and the worker polls again without waiting), and after every batch that did not
-     * dispatch all its events or a topic resumed here.
+     * dispatch all its events or a topic resumed here. Claims running at once may go on from the same place;
+     * the later one steps over what the other took, and the one that ends last sets the next place.
      */
     OutboxDispatcher.Batch next(OutboxDispatcher dispatcher) {
       if (useClaim && ordered) {
         return dispatcher.next();
       }
-      synchronized (this) {
-        long now = System.nanoTime();
-        boolean fromTheStart = fromStart.getAndSet(false) || position == null
-            || now - fromStartNanos >= fromStartEvery;
-        // only a finished batch can leave while a read runs: leaving it out or not is then equally right
-        OutboxDispatcher.Batch batch = fromTheStart ? null : dispatcher.next(inFlight, position);
-        if (batch == null) {
-          fromStartNanos = now;
-          batch = dispatcher.next(inFlight, null);
-        }
-        if (batch != null) {
-          inFlight.add(batch);
-        }
-        position = !ordered && batch != null && batch.size() == batchSize ? batch.last() : null;
-        return batch;
+      if (useClaim) {
+        return read(dispatcher);
       }
+      synchronized (this) {
+        return read(dispatcher);
+      }
+    }
+
+    private OutboxDispatcher.Batch read(OutboxDispatcher dispatcher) {
+      OutboxEvent from = goingOnFrom();
+      // only a finished batch can leave while a read runs: leaving it out or not is then equally right
+      OutboxDispatcher.Batch batch = from == null ? null : dispatcher.next(inFlight, from);
+      if (batch == null) {
+        readingFromTheStart();
+        batch = dispatcher.next(inFlight, null);
+      }
+      read(batch);
+      return batch;
+    }
+
+    /** The event the next read goes on after, or {@code null} when it reads from the start. */
+    private synchronized OutboxEvent goingOnFrom() {
+      boolean fromTheStart = fromStart.getAndSet(false) || System.nanoTime() - fromStartNanos >= fromStartEvery;
+      return fromTheStart ? null : position;
+    }
+
+    private synchronized void readingFromTheStart() {
+      fromStartNanos = System.nanoTime();
+    }
+
+    private synchronized void read(OutboxDispatcher.Batch batch) {
+      if (batch != null) {
+        inFlight.add(batch);
+      }
+      position = !ordered && batch != null && batch.size() == batchSize ? batch.last() : null;
     }
 
     void done(OutboxDispatcher.Batch batch) {

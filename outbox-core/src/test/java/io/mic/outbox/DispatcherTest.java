@@ -627,6 +627,45 @@ class DispatcherTest {
   }
 
   /**
+   * With claims the workers' claims run at once in throughput mode too: their leases keep them apart, and a
+   * lease's claim writes every row it takes, so taking turns held any number of workers to one claim at a time.
+   * Here each of the first two claims waits (at most 5 s) until the other has begun.
+   */
+  @Test
+  @Timeout(value = 30, unit = TimeUnit.SECONDS)
+  void withClaimsTheWorkersClaimAtOnceInThroughputMode() {
+    List<OutboxEvent> backlog = appendBacklog(200);
+    AtomicInteger claiming = new AtomicInteger();
+    AtomicInteger mostAtOnce = new AtomicInteger();
+    CountDownLatch bothBegun = new CountDownLatch(2);
+    OutboxStore meetingClaims = new DelegatingStore(store) {
+      @Override
+      public List<OutboxEvent> claim(ClaimRequest request) {
+        mostAtOnce.accumulateAndGet(claiming.incrementAndGet(), Math::max);
+        try {
+          bothBegun.countDown();
+          bothBegun.await(5, TimeUnit.SECONDS);
+          return super.claim(request);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          return List.of();
+        } finally {
+          claiming.decrementAndGet();
+        }
+      }
+    };
+    List<UUID> published = new CopyOnWriteArrayList<>();
+    try (AsyncOutboxDispatcher d = AsyncOutboxDispatcher.builder().store(meetingClaims).useClaim(true)
+        .workers(2).batchSize(10).dispatchFn(e -> published.add(e.id())).build()) {
+      d.start();
+      await().atMost(Duration.ofSeconds(20)).until(() -> published.size() == backlog.size());
+    }
+    assertThat(mostAtOnce.get()).as("claims running at once").isEqualTo(2);
+    assertThat(published).doesNotHaveDuplicates();
+    assertThat(store.countByStatus().get(OutboxStatus.DISPATCHED)).isEqualTo(backlog.size());
+  }
+
+  /**
    * Without claims the read ahead does not wait for the last batch's mark: the two run at once (a mark's
    * commit waits for the database's log flush, the read works meanwhile), and the read leaves out the batch
    * being published and the batch being marked, whose events stay {@code PENDING} until the mark commits.
