@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Claim (or, without claims, read) and mark of 500 rows, 150 times (75,000 events), one client, on copies of
 # the outbox table, alternating, twice each: the mean time of each of the two statements and the WAL
-# written. Variants: as shipped; a generated column that lets the claim be a HOT update; the aggregate
+# written. Variants: as shipped; a generated column that lets the claim be a HOT update, with an updating
+# and with a deleting mark ("hot", "hot-delete"); the aggregate
 # columns in "C"; a mark that deletes (deleteOnDispatch); the read without claims with its mark, with a
 # mark that deletes, and with a mark that is a HOT update (primary key only: the floor of an UPDATE mark);
 # "take", the read and the deleting mark as one statement (DELETE … RETURNING), its time under "claim/read";
@@ -16,7 +17,7 @@ cd "$(dirname "$0")"
 export PGHOST="${PGHOST:-127.0.0.1}" PGUSER="${PGUSER:-postgres}" PGDATABASE="${PGDATABASE:-test}"
 export PGOPTIONS="-c client_min_messages=warning"
 psql -q -v ON_ERROR_STOP=1 -f setup.sql
-all="shipped hot collate_c delete read-mark read-delete read-mark-hot take take-mark lock-delete lock-pick-delete"
+all="shipped hot hot-delete collate_c delete read-mark read-delete read-mark-hot take take-mark lock-delete lock-pick-delete"
 variants="${VARIANTS:-$all}"   # e.g. VARIANTS="read-delete take"
 . ../server-cpu.sh
 trap 'psql -q -c "DROP TABLE IF EXISTS $(for t in $all; do printf "bench_cm_%s," "${t//-/_}"; done | sed "s/,$//")"' EXIT

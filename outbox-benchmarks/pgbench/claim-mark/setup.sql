@@ -5,7 +5,7 @@
 -- with the primary key alone and room on every page, so that the mark without claims is a HOT update: the
 -- floor of an UPDATE mark, which the shipped indexes rule out (they must drop terminal rows, so they name
 -- status).
-DROP TABLE IF EXISTS bench_cm_shipped, bench_cm_hot, bench_cm_collate_c, bench_cm_delete, bench_cm_read_mark,
+DROP TABLE IF EXISTS bench_cm_shipped, bench_cm_hot, bench_cm_hot_delete, bench_cm_collate_c, bench_cm_delete, bench_cm_read_mark,
     bench_cm_read_delete, bench_cm_read_mark_hot, bench_cm_take, bench_cm_take_mark, bench_cm_lock_delete,
     bench_cm_lock_pick_delete;
 CREATE TABLE bench_cm_shipped (
@@ -28,6 +28,7 @@ ALTER TABLE bench_cm_hot ADD COLUMN stage smallint GENERATED ALWAYS AS
 CREATE INDEX ON bench_cm_hot (priority DESC, created_at, id) WHERE stage = 1;
 CREATE INDEX ON bench_cm_hot (aggregate_type, aggregate_id, created_at, id) WHERE stage = 1;
 CREATE INDEX ON bench_cm_hot (created_at, id) WHERE stage = 2;
+CREATE TABLE bench_cm_hot_delete (LIKE bench_cm_hot INCLUDING ALL) WITH (fillfactor = 70);
 
 CREATE TABLE bench_cm_collate_c (LIKE bench_cm_shipped INCLUDING DEFAULTS INCLUDING CONSTRAINTS);
 ALTER TABLE bench_cm_collate_c ADD PRIMARY KEY (id);
