@@ -757,7 +757,7 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
      * Worker threads (default 1), each publishing its own batches. Without claims the workers take turns
      * reading, each read leaving out every batch in flight in this dispatcher, so several workers of one
      * dispatcher never publish the same event; several processes, or ordered mode with more than one
-     * worker, need {@code useClaim(true)}.
+     * worker, need {@code useClaim(true)}. With claims the workers claim at once, kept apart by the claims.
      */
     public Builder workers(int workers) {
       this.workers = workers;
