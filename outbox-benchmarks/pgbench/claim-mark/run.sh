@@ -8,7 +8,9 @@
 # "take", the read and the deleting mark as one statement (DELETE … RETURNING), its time under "claim/read";
 # and "take-mark", the same with a mark that keeps the row (UPDATE … RETURNING); "lock-delete", the claim held by
 # a transaction (transactionalClaims(true)): the locking read and the delete in one transaction;
-# "lock-pick-delete", the same as it was until 2026-12-04 (the ids locked, then the rows read by primary key).
+# "lock-pick-delete", the same as it was until 2026-12-04 (the ids locked, then the rows read by primary key);
+# "nohead-delete", the lease with a deleting mark on a table without the head index (only ordered mode reads
+# it); "read-range-delete", the read without claims with a deleting mark bounded by the batch's range.
 # When the server runs on this machine, also PostgreSQL's CPU per batch (all its processes, from /proc).
 # Leaves no table behind. The server is PGHOST/PGPORT/PGUSER/PGDATABASE (default 127.0.0.1, postgres, test):
 #   bash outbox-benchmarks/pgbench/claim-mark/run.sh
@@ -17,7 +19,8 @@ cd "$(dirname "$0")"
 export PGHOST="${PGHOST:-127.0.0.1}" PGUSER="${PGUSER:-postgres}" PGDATABASE="${PGDATABASE:-test}"
 export PGOPTIONS="-c client_min_messages=warning"
 psql -q -v ON_ERROR_STOP=1 -f setup.sql
-all="shipped hot hot-delete collate_c delete read-mark read-delete read-mark-hot take take-mark lock-delete lock-pick-delete"
+all="shipped hot hot-delete collate_c delete nohead-delete read-mark read-delete read-range-delete read-mark-hot take take-mark"
+all="$all lock-delete lock-pick-delete"
 variants="${VARIANTS:-$all}"   # e.g. VARIANTS="read-delete take"
 . ../server-cpu.sh
 trap 'psql -q -c "DROP TABLE IF EXISTS $(for t in $all; do printf "bench_cm_%s," "${t//-/_}"; done | sed "s/,$//")"' EXIT

@@ -4,10 +4,10 @@
 -- fillfactor 70); with the aggregate columns in "C";
 -- with the primary key alone and room on every page, so that the mark without claims is a HOT update: the
 -- floor of an UPDATE mark, which the shipped indexes rule out (they must drop terminal rows, so they name
--- status).
+-- status); without the head index, which only ordered mode reads ("nohead-delete").
 DROP TABLE IF EXISTS bench_cm_shipped, bench_cm_hot, bench_cm_hot_delete, bench_cm_collate_c, bench_cm_delete, bench_cm_read_mark,
     bench_cm_read_delete, bench_cm_read_mark_hot, bench_cm_take, bench_cm_take_mark, bench_cm_lock_delete,
-    bench_cm_lock_pick_delete;
+    bench_cm_lock_pick_delete, bench_cm_nohead_delete, bench_cm_read_range_delete;
 CREATE TABLE bench_cm_shipped (
     id uuid PRIMARY KEY, aggregate_type varchar(255) NOT NULL, aggregate_id varchar(255) NOT NULL,
     topic varchar(255) NOT NULL, payload json NOT NULL, headers json NOT NULL DEFAULT '{}',
@@ -45,6 +45,11 @@ CREATE TABLE bench_cm_take (LIKE bench_cm_shipped INCLUDING ALL);
 CREATE TABLE bench_cm_take_mark (LIKE bench_cm_shipped INCLUDING ALL);
 CREATE TABLE bench_cm_lock_delete (LIKE bench_cm_shipped INCLUDING ALL);
 CREATE TABLE bench_cm_lock_pick_delete (LIKE bench_cm_shipped INCLUDING ALL);
+CREATE TABLE bench_cm_read_range_delete (LIKE bench_cm_shipped INCLUDING ALL);
+CREATE TABLE bench_cm_nohead_delete (LIKE bench_cm_shipped INCLUDING DEFAULTS INCLUDING CONSTRAINTS);
+ALTER TABLE bench_cm_nohead_delete ADD PRIMARY KEY (id);
+CREATE INDEX ON bench_cm_nohead_delete (priority DESC, created_at, id) WHERE status IN ('PENDING', 'PROCESSING');
+CREATE INDEX ON bench_cm_nohead_delete (created_at, id) WHERE status = 'DLQ';
 CREATE TABLE bench_cm_read_mark_hot (LIKE bench_cm_shipped INCLUDING DEFAULTS INCLUDING CONSTRAINTS)
     WITH (fillfactor = 40);
 ALTER TABLE bench_cm_read_mark_hot ADD PRIMARY KEY (id);
