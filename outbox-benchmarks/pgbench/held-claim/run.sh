@@ -3,10 +3,11 @@
 # deleting marks: every statement the store sends for a batch (shipped), against the locking read and the
 # delete alone (bare), on tables made from the shipped DDL with 100,000 due events each, 150 batches per run,
 # one client, three interleaved rounds; PostgreSQL's CPU per batch (all its processes, from /proc, when the
-# server runs on this machine). The read returns its rows to pgbench as text, where the store reads the times
-# in binary. MODE=extended parses and plans every statement at each execution, as pgjdbc does until a
-# statement has run five times on a connection (prepareThreshold). Leaves no table behind. The server is
-# PGHOST/PGPORT/PGUSER/PGDATABASE (default 127.0.0.1, postgres, test):
+# server runs on this machine). Both reads fold the ids they locked into one value for the statements after
+# them, where the store receives the rows themselves: sending the rows is not counted. MODE=extended parses and
+# plans every statement at each execution, as pgjdbc does until a statement has run five times on a connection
+# (prepareThreshold). Leaves no table behind. The server is PGHOST/PGPORT/PGUSER/PGDATABASE (default 127.0.0.1,
+# postgres, test):
 #   bash outbox-benchmarks/pgbench/held-claim/run.sh
 set -euo pipefail
 cd "$(dirname "$0")"
