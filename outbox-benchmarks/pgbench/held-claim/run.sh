@@ -6,9 +6,10 @@
 # server runs on this machine). Both reads fold the ids they locked into one value for the statements after
 # them, where the store receives the rows themselves: sending the rows is not counted. MODE=extended parses and
 # plans every statement at each execution, as pgjdbc does until a statement has run five times on a connection
-# (prepareThreshold). CLIENTS="1 2 4" runs each script with that many clients at once (150 batches in all), and
-# HOLD_MS=8 keeps each batch's transaction open that long between its read and its delete, as while the broker
-# acknowledges: a read then steps over the rows that the other clients' batches hold. Leaves no table behind.
+# (prepareThreshold). CLIENTS="1 2 4" runs each script with that many clients at once (150 batches in all, 148
+# with 4), and HOLD_MS=8 keeps each batch's transaction open that long between its read and its delete, as while
+# the broker acknowledges: a read then steps over the rows that the other clients' batches hold. Leaves no table
+# behind.
 # The server is PGHOST/PGPORT/PGUSER/PGDATABASE (default 127.0.0.1, postgres, test):
 #   bash outbox-benchmarks/pgbench/held-claim/run.sh
 #   CLIENTS="1 2 4" HOLD_MS=8 bash outbox-benchmarks/pgbench/held-claim/run.sh
@@ -31,15 +32,16 @@ sed 's/\boutbox/bench_hc_bare/g' "$schema/postgresql.sql" | psql -q -v ON_ERROR_
 batches=150
 for round in 1 2 3; do
   for clients in ${CLIENTS:-1}; do
+    each=$((batches / clients))
     for script in bare shipped; do
       table=bench_hc; [ "$script" = bare ] && table=bench_hc_bare
       psql -q -v ON_ERROR_STOP=1 -v tbl="$table" -f ../claim-mark/load.sql
       processes=$(pgrep -xc postgres || true) ticks=$(pg_ticks)
-      out=$(pgbench -n -M "${MODE:-prepared}" -c "$clients" -j "$clients" -t $((batches / clients)) \
+      out=$(pgbench -n -M "${MODE:-prepared}" -c "$clients" -j "$clients" -t "$each" \
         -D hold="${HOLD_MS:-0}" -f "$script.sql" 2>&1)
       await_backend_end "$processes"
       printf 'round %d  %d client(s)  %-8s %s per batch%s\n' "$round" "$clients" "$script" \
-        "$(sed -n 's/^latency average = //p' <<<"$out")" "$(pg_cpu_per "$ticks" $((batches / clients * clients)) batch)"
+        "$(sed -n 's/^latency average = //p' <<<"$out")" "$(pg_cpu_per "$ticks" $((each * clients)) batch)"
     done
   done
 done
