@@ -27,6 +27,8 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.AfterAll;
@@ -621,36 +623,42 @@ abstract class JdbcOutboxStoreTest {
         .dispatchFn(e -> published.add(e.headers().get("step"))).build();
     CountDownLatch t1Appended = new CountDownLatch(1);
     CountDownLatch t1MayCommit = new CountDownLatch(1);
-    CompletableFuture<Void> t1 = CompletableFuture.runAsync(() -> {
-      try (Connection c = dataSource.getConnection()) {
-        c.setAutoCommit(false);
-        s.append(c, stepEvent("first"));
-        t1Appended.countDown();
-        t1MayCommit.await();
-        c.commit();
-      } catch (Exception e) {
-        throw new IllegalStateException(e);
+    // a thread each: T1 blocks while T2 runs, which the common pool (parallelism 1 on 2 cores) cannot do
+    ExecutorService transactions = Executors.newFixedThreadPool(2);
+    try {
+      CompletableFuture<Void> t1 = CompletableFuture.runAsync(() -> {
+        try (Connection c = dataSource.getConnection()) {
+          c.setAutoCommit(false);
+          s.append(c, stepEvent("first"));
+          t1Appended.countDown();
+          t1MayCommit.await();
+          c.commit();
+        } catch (Exception e) {
+          throw new IllegalStateException(e);
+        }
+      }, transactions);
+      t1Appended.await();
+      CompletableFuture<Void> t2 = CompletableFuture.runAsync(() -> {
+        try (Connection c = dataSource.getConnection()) {
+          c.setAutoCommit(false);
+          s.append(c, stepEvent("second"));
+          c.commit();
+        } catch (Exception e) {
+          throw new IllegalStateException(e);
+        }
+      }, transactions);
+      await().atMost(Duration.ofSeconds(10)).until(() -> t2.isDone() || lockWaits() > 0); // committed, or waits for T1
+      dispatcher.dispatchOnce();
+      t1MayCommit.countDown();
+      t1.get(10, TimeUnit.SECONDS);
+      t2.get(10, TimeUnit.SECONDS);
+      while (!dispatcher.dispatchOnce().isEmpty()) {
+        // drain
       }
-    });
-    t1Appended.await();
-    CompletableFuture<Void> t2 = CompletableFuture.runAsync(() -> {
-      try (Connection c = dataSource.getConnection()) {
-        c.setAutoCommit(false);
-        s.append(c, stepEvent("second"));
-        c.commit();
-      } catch (Exception e) {
-        throw new IllegalStateException(e);
-      }
-    });
-    await().atMost(Duration.ofSeconds(10)).until(() -> t2.isDone() || lockWaits() > 0); // committed, or waits for T1
-    dispatcher.dispatchOnce();
-    t1MayCommit.countDown();
-    t1.get(10, TimeUnit.SECONDS);
-    t2.get(10, TimeUnit.SECONDS);
-    while (!dispatcher.dispatchOnce().isEmpty()) {
-      // drain
+      return published;
+    } finally {
+      transactions.shutdownNow();
     }
-    return published;
   }
 
   private static OutboxEvent stepEvent(String step) {
