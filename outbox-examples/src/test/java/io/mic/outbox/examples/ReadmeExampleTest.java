@@ -9,15 +9,41 @@ import java.util.List;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 
-/** The README's usage example is the compiled code in ReadmeExample, line for line. */
+/**
+ * The README's Java samples are compiled code, line for line: the plain Java example and the consumers in
+ * ReadmeExample, the Spring Boot example in ReadmeSpringExample (test sources, where Spring is).
+ */
 class ReadmeExampleTest {
+  private static final Path MAIN = Path.of("src/main/java/io/mic/outbox/examples/ReadmeExample.java");
+  private static final Path SPRING = Path.of("src/test/java/io/mic/outbox/examples/ReadmeSpringExample.java");
+
   @Test
   void readmeShowsTheCompiledExample() throws IOException {
-    List<String> source = Files.readAllLines(Path.of("src/main/java/io/mic/outbox/examples/ReadmeExample.java"));
-    String compiled = source.subList(indexOf(source, "// README begin") + 1, indexOf(source, "// README end"))
-        .stream().map(line -> line.length() >= 4 ? line.substring(4) : line.strip()).collect(Collectors.joining("\n"));
-    String readme = Files.readString(Path.of("../README.md"));
-    assertThat(readme).contains(compiled);
+    assertThat(readme()).contains(compiled(MAIN, "// README"));
+  }
+
+  @Test
+  void readmeShowsTheCompiledConsumers() throws IOException {
+    assertThat(readme()).contains(compiled(MAIN, "// README consumers"));
+  }
+
+  @Test
+  void readmeShowsTheCompiledSpringExample() throws IOException {
+    assertThat(readme()).contains(compiled(SPRING, "// README spring"));
+  }
+
+  private static String readme() throws IOException {
+    return Files.readString(Path.of("../README.md"));
+  }
+
+  /** The lines between the marker's begin and end, de-indented by the marker's indentation. */
+  private static String compiled(Path file, String marker) throws IOException {
+    List<String> source = Files.readAllLines(file);
+    int begin = indexOf(source, marker + " begin");
+    String indent = source.get(begin).substring(0, source.get(begin).indexOf("//"));
+    return source.subList(begin + 1, indexOf(source, marker + " end")).stream()
+        .map(line -> line.startsWith(indent) ? line.substring(indent.length()) : line.strip())
+        .collect(Collectors.joining("\n"));
   }
 
   private static int indexOf(List<String> lines, String marker) {
