@@ -184,7 +184,7 @@ final class DocSamples {
   }
 
   static void replay1(JdbcOutboxStore store) {
-    // docs/replay.md 1 begin
+    // docs/nats.md 1 begin
     try (NatsJetStreamPublisher publisher = NatsJetStreamPublisher.builder()
         .url("nats://127.0.0.1:4222")         // or .connection(appConnection): then never closed by us
         .subjectPrefix("acme")                // optional: subject = acme.<topic>
@@ -195,11 +195,11 @@ final class DocSamples {
         .build()) {
       OutboxDispatcher.builder().store(store).dispatchFn(publisher).build().dispatchOnce();
     }
-    // docs/replay.md 1 end
+    // docs/nats.md 1 end
   }
 
   static void replay2() throws Exception {
-    // docs/replay.md 2 begin
+    // docs/replay.md 1 begin
     try (NatsReplaySink sink = NatsReplaySink.builder().url("nats://127.0.0.1:4222").stream("ORDERS").build()) {
       ReplayResult r = EventReplay.builder()
           .source(JsonArchiveSource.of(Path.of("archive.jsonl.gz")))   // or ClickHouseArchiveSource.builder()…
@@ -209,7 +209,7 @@ final class DocSamples {
           .batchId("rebuild-1")
           .build().run();
     }
-    // docs/replay.md 2 end
+    // docs/replay.md 1 end
   }
 
   static void kafka1(JdbcOutboxStore store) {
