@@ -1,4 +1,4 @@
--- MIC Outbox: the outbox table for PostgreSQL 11 or later.
+-- MIC Outbox: the outbox table for PostgreSQL 12 or later.
 -- Run it as it is (table "outbox"), or let JdbcOutboxStore.createSchema() run it for another table name.
 -- Every statement is idempotent, so Flyway or Liquibase users can copy it into a migration unchanged.
 
