@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.sun.net.httpserver.HttpServer;
 import io.mic.outbox.AsyncOutboxDispatcher;
+import io.mic.outbox.DeliveryHandler;
 import io.mic.outbox.DispatchFn;
 import io.mic.outbox.OutboxDispatcher;
 import io.mic.outbox.OutboxEvent;
@@ -12,6 +13,7 @@ import io.mic.outbox.OutboxHealth;
 import io.mic.outbox.OutboxListeners;
 import io.mic.outbox.InMemoryOutboxStore;
 import io.mic.outbox.jdbc.DeadLetterQuery;
+import io.mic.outbox.jdbc.InboxEffect;
 import io.mic.outbox.jdbc.JdbcInbox;
 import io.mic.outbox.jdbc.JdbcOutboxStore;
 import io.mic.outbox.jdbc.OutboxDeadLetters;
@@ -53,6 +55,8 @@ import java.util.concurrent.TimeUnit;
 import javax.sql.DataSource;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Every Java sample of docs/, compiled against the real API. {@code DocSamplesTest} checks that each
@@ -61,6 +65,8 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
  */
 @SuppressWarnings({"unused", "resource"})
 final class DocSamples {
+  private static final Logger log = LoggerFactory.getLogger(DocSamples.class);
+
   private DocSamples() {}
 
   record Order(String id) {}
@@ -92,16 +98,22 @@ final class DocSamples {
     JdbcInbox inbox = JdbcInbox.builder().dataSource(ds).build();   // .table("outbox_inbox"), .purgeBatchSize(1000)
     inbox.createSchema();                                            // or copy io/mic/outbox/jdbc/schema/inbox-<db>.sql
 
-    // NATS JetStream: ack() once applied or a duplicate, nak() if the effect threw, term() without an event id
-    NatsConsumers.handle(natsMessage, eventId -> inbox.runOnce("billing", eventId, c -> createInvoice(c, order)));
+    InboxEffect createInvoice = c -> createInvoice(c, order);     // void apply(Connection) throws Exception
+    DeliveryHandler billing = eventId -> inbox.runOnce("billing", eventId, createInvoice);  // true: applied now
 
-    // RabbitMQ (manual acks): basicAck, or basicNack with requeue if the effect threw
-    RabbitMqConsumers.handle(channel, delivery,
-        eventId -> inbox.runOnce("billing", eventId, c -> createInvoice(c, order)));
+    // NATS JetStream: ack() once applied or a duplicate, nak() if the effect threw, term() without an event id
+    NatsConsumers.handle(natsMessage, billing);
+
+    // RabbitMQ (manual acks): basicAck, or basicNack with requeue if the effect threw, and then it rethrows:
+    try {                                     // catch it in a DeliverCallback, or amqp-client closes the channel
+      RabbitMqConsumers.handle(channel, delivery, billing);
+    } catch (RuntimeException e) {
+      log.warn("billing will see the delivery again: {}", e.toString());
+    }
 
     // Kafka: the key from the record's headers; commit the offsets after runOnce returns
     String eventId = KafkaHeaders.idempotencyKey(record.headers());  // x-original-event-id (replay), else x-event-id
-    boolean applied = inbox.runOnce("billing", eventId, c -> createInvoice(c, order));
+    boolean applied = inbox.runOnce("billing", eventId, createInvoice);
     // docs/operations.md 1 end
   }
 
@@ -278,8 +290,8 @@ final class DocSamples {
     // docs/testing.md 1 end
   }
 
-  static void testing2() throws InterruptedException {
-    // docs/testing.md 2 begin
+  // docs/testing.md 2 begin
+  void publishedOnceThoughThePublisherFailsTwice() throws InterruptedException {  // a @Test; the awaits wait
     OutboxTestDatabase db = OutboxTestDatabase.postgres();  // MIC_TEST_POSTGRES_URL, else Docker, else local
     JdbcOutboxStore store = db.newStore();                  // a fresh outbox table for this test
     RecordingDispatchFn published = new RecordingDispatchFn();
@@ -297,6 +309,6 @@ final class DocSamples {
     } finally {
       db.dropStore(store);
     }
-    // docs/testing.md 2 end
   }
+  // docs/testing.md 2 end
 }
