@@ -12,15 +12,7 @@ import org.springframework.transaction.annotation.Transactional;
  * compiles against the real API; {@code ReadmeExampleTest} keeps the README's copy equal to it. No
  * stereotype: no test context picks it up.
  */
-final class ReadmeSpringExample {
-  private final JdbcTemplate jdbc;
-  private final TransactionalOutbox outbox;
-
-  ReadmeSpringExample(JdbcTemplate jdbc, TransactionalOutbox outbox) {
-    this.jdbc = jdbc;
-    this.outbox = outbox;
-  }
-
+record ReadmeSpringExample(JdbcTemplate jdbc, TransactionalOutbox outbox) {
   // README spring begin
   @Bean                     // a DispatchFn bean: the auto-configured dispatcher publishes through it
   NatsJetStreamPublisher publisher() {
