@@ -18,6 +18,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReferenceArray;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -95,7 +96,8 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
   private volatile long stopDeadline;
   private final List<Future<?>> futures = new ArrayList<>();
   private final Publication[] reportedStalls;
-  private final Thread[] threads;
+  /** Each worker's thread while it runs, read by the watchdog's thread. */
+  private final AtomicReferenceArray<Thread> threads;
   private ScheduledExecutorService watchdog;
   private volatile boolean running;
   private volatile boolean paused;
@@ -122,7 +124,7 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
     this.dispatchers = List.copyOf(list);
     this.usersExecutor = b.executor;
     this.reportedStalls = new Publication[b.workers];
-    this.threads = new Thread[b.workers];
+    this.threads = new AtomicReferenceArray<>(b.workers);
     this.reads = new Reads();
   }
 
@@ -304,7 +306,7 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
     OutboxDispatcher dispatcher = dispatchers.get(index);
     Pipeline pipeline = null;
     try {
-      threads[index] = Thread.currentThread();
+      threads.set(index, Thread.currentThread());
       pipeline = new Pipeline(dispatcher, index);
       boolean failing = false;
       while (running && generation == starts) {
@@ -354,7 +356,7 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
       if (pipeline != null) {
         pipeline.close();
       }
-      threads[index] = null;
+      threads.set(index, null);
       liveWorkers.decrementAndGet();
       done.countDown();
     }
@@ -700,7 +702,7 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
       Duration running = Duration.ofNanos(System.nanoTime() - p.startNanos());
       if (running.compareTo(leaseTtl.dividedBy(2)) > 0) {
         reportedStalls[i] = p;
-        Thread thread = threads[i];
+        Thread thread = threads.get(i);
         String where = thread == null ? "" : Arrays.toString(Arrays.copyOf(thread.getStackTrace(), 8));
         LOG.warn("{}: publishing event {} has taken {} (lease {}); if it outlives the lease another worker"
             + " may publish the event again. Stuck at: {}", dispatchers.get(i).worker(), p.event().id(),

@@ -66,7 +66,12 @@ final class LeaseKeeper {
     private final String worker;
     private final Map<UUID, OutboxEvent> held = new LinkedHashMap<>();
     private final Set<UUID> lost = ConcurrentHashMap.newKeySet();
-    private volatile long renewals;
+    /**
+     * One renewal at a time, by the timer or by {@link #confirm()}: two at once would race on the store and
+     * on {@link #renewals}.
+     */
+    private final Object renewing = new Object();
+    private volatile long renewals; // written under renewing only
     /**
      * When the store last confirmed the leases, by the monotonic clock: when the claim was sent, then when
      * each renewal was.
@@ -101,9 +106,17 @@ final class LeaseKeeper {
      * worker's thread, so the publication goes out only for events still held.
      */
     void confirm() {
-      if (System.nanoTime() - confirmedNanos > leaseTtl.toNanos() * 2 / 3) {
-        renew();
+      if (stale()) {
+        synchronized (renewing) {
+          if (stale()) { // the timer may have renewed them while this waited
+            renewNow();
+          }
+        }
       }
+    }
+
+    private boolean stale() {
+      return System.nanoTime() - confirmedNanos > leaseTtl.toNanos() * 2 / 3;
     }
 
     /** How many renewals have run; the worker marks its successes when this moves. */
@@ -112,6 +125,12 @@ final class LeaseKeeper {
     }
 
     private void renew() {
+      synchronized (renewing) {
+        renewNow();
+      }
+    }
+
+    private void renewNow() {
       long asked = System.nanoTime();
       List<OutboxEvent> snapshot;
       synchronized (held) {

@@ -539,6 +539,7 @@ public final class OutboxDispatcher {
     private void settle(List<OutboxEvent> todo, Map<UUID, Exception> failures, long nanosEach) {
       List<OutboxEvent> ok = new ArrayList<>();
       List<OutboxEvent> back = new ArrayList<>();
+      List<OutboxEvent> stopping = new ArrayList<>();
       for (OutboxEvent event : todo) {
         Exception error = failures.get(event.id());
         switch (Outcome.of(error)) {
@@ -546,9 +547,13 @@ public final class OutboxDispatcher {
             publishNanos.put(event.id(), nanosEach);
             ok.add(event);
           }
-          case UNAVAILABLE, STOPPING -> {
+          case UNAVAILABLE -> {
             unavailable(1, error);
             back.add(event);
+            stop(event);
+          }
+          case STOPPING -> { // not an outage: the broker may well be up
+            stopping.add(event);
             stop(event);
           }
           case FAILED -> failed(event, error);
@@ -561,6 +566,10 @@ public final class OutboxDispatcher {
       }
       if (!back.isEmpty()) {
         release(back, "broker unavailable");
+      }
+      if (!stopping.isEmpty()) {
+        Thread.currentThread().interrupt(); // kept for the caller, as a whole-chunk stop keeps it
+        release(stopping, "dispatcher stopping");
       }
     }
 
