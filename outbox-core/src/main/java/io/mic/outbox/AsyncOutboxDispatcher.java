@@ -1,11 +1,7 @@
 package io.mic.outbox;
 
-import io.mic.outbox.OutboxDispatcher.Publication;
-import io.mic.outbox.internal.Uninterruptibly;
-import io.mic.outbox.internal.Waiter;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
 import java.util.Set;
@@ -14,16 +10,13 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicReferenceArray;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Background workers that poll the store and publish, each running its own {@link OutboxDispatcher}.
+ * Background workers that poll the store and publish, each publishing its own batches.
  *
  * <pre>{@code
  * AsyncOutboxDispatcher dispatcher = AsyncOutboxDispatcher.builder()
@@ -71,61 +64,40 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(AsyncOutboxDispatcher.class);
 
   private final String name;
-  private final int batchSize;
-  private final Duration leaseTtl;
   private final Duration pollInterval;
   private final Duration shutdownTimeout;
-  private final boolean pipelined;
-  private final boolean useClaim;
-  private final boolean ordered;
-  private final OutboxListener listener;
-  private final List<OutboxDispatcher> dispatchers;
+  private final OutboxStore store;
+  private final List<Worker> workers;
+  private final Set<String> pausedTopics = ConcurrentHashMap.newKeySet();
+  private final ReadCursor cursor;
+  private final RunState state = new RunState();
+  private final Watchdog watchdog;
   /** The application's executor, or {@code null}: then each {@link #start()} creates one of its own. */
   private final ExecutorService usersExecutor;
   private ExecutorService executor;
-  private final Waiter waiter = new Waiter();
-  private final OutboxStore store;
   private OutboxStore.Subscription appends;
   /** Counts down as the workers of the last start end. */
   private CountDownLatch finished = new CountDownLatch(0);
   /** Workers running now, of any start: one whose publication ignored stop()'s interrupt may outlive it. */
   private final AtomicInteger liveWorkers = new AtomicInteger();
-  /** Counts the starts; a worker task of an earlier one that runs late ends at once. */
-  private volatile int starts;
-  /** When the running {@link #stop()} gives up, in {@link System#nanoTime()}; last marks may wait until then. */
-  private volatile long stopDeadline;
   private final List<Future<?>> futures = new ArrayList<>();
-  private final Publication[] reportedStalls;
-  /** Each worker's thread while it runs, read by the watchdog's thread. */
-  private final AtomicReferenceArray<Thread> threads;
-  private ScheduledExecutorService watchdog;
-  private volatile boolean running;
-  private volatile boolean paused;
-  private final Set<String> pausedTopics = ConcurrentHashMap.newKeySet();
-  private final Reads reads;
   private boolean started;
   private boolean closed;
 
   private AsyncOutboxDispatcher(Builder b) {
     this.name = b.name;
-    this.batchSize = b.batchSize;
-    this.leaseTtl = b.leaseTtl;
     this.pollInterval = b.pollInterval;
     this.shutdownTimeout = b.shutdownTimeout;
-    this.pipelined = b.pipelined;
-    this.useClaim = b.useClaim;
-    this.ordered = b.preserveAggregateOrder;
-    this.listener = OutboxListeners.of(b.listener);
     this.store = b.store;
-    List<OutboxDispatcher> list = new ArrayList<>();
+    List<Worker> list = new ArrayList<>();
     for (int i = 1; i <= b.workers; i++) {
-      list.add(new OutboxDispatcher(b, name + "-dispatcher-" + i, pausedTopics, pipelined));
+      list.add(new Worker(b, name + "-dispatcher-" + i, pausedTopics, pollInterval, b.pipelined));
     }
-    this.dispatchers = List.copyOf(list);
+    this.workers = List.copyOf(list);
+    this.cursor = new ReadCursor(b.useClaim, b.preserveAggregateOrder, pollInterval);
+    this.watchdog = new Watchdog(workers.stream().map(Worker::channel).toList(), b.leaseTtl,
+        OutboxListeners.of(b.listener));
     this.usersExecutor = b.executor;
-    this.reportedStalls = new Publication[b.workers];
-    this.threads = new AtomicReferenceArray<>(b.workers);
-    this.reads = new Reads();
   }
 
   public static Builder builder() {
@@ -152,37 +124,34 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
     }
     appends = store.subscribeToAppends(this::wakeUp).orElse(null); // first: a store that refuses starts nothing
     started = true;
-    running = true;
-    int generation = ++starts;
-    CountDownLatch done = new CountDownLatch(dispatchers.size());
+    int generation = state.start();
+    CountDownLatch done = new CountDownLatch(workers.size());
     finished = done;
     futures.clear();
     int submitted = 0;
     try {
       executor = usersExecutor != null ? usersExecutor
-          : Executors.newFixedThreadPool(dispatchers.size(), namedThreads(name + "-dispatcher-"));
-      for (int i = 0; i < dispatchers.size(); i++) {
+          : Executors.newFixedThreadPool(workers.size(), DaemonThreads.named(name + "-dispatcher-"));
+      for (int i = 0; i < workers.size(); i++) {
         int index = i;
         futures.add(executor.submit(() -> runWorker(index, generation, done)));
         submitted++;
       }
-      watchdog = Executors.newSingleThreadScheduledExecutor(namedThreads(name + "-watchdog-"));
-      long period = Math.max(50, Math.min(leaseTtl.toMillis() / 4, 5_000));
-      watchdog.scheduleAtFixedRate(this::checkStalls, period, period, TimeUnit.MILLISECONDS);
+      watchdog.start(name);
     } catch (RuntimeException | Error e) { // e.g. the application's executor refused a worker
-      for (int i = submitted; i < dispatchers.size(); i++) {
+      for (int i = submitted; i < workers.size(); i++) {
         done.countDown();
       }
       stop();
       throw e;
     }
-    LOG.info("{}: started {} worker(s), poll interval {}{}", name, dispatchers.size(), pollInterval,
+    LOG.info("{}: started {} worker(s), poll interval {}{}", name, workers.size(), pollInterval,
         appends == null ? "" : ", woken up by commits of other processes");
   }
 
   /** Wakes idle workers now, e.g. right after a transaction that appended events committed. */
   public void wakeUp() {
-    waiter.wakeAll();
+    state.waiter().wakeAll();
   }
 
   /**
@@ -190,8 +159,7 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
    * stay in the store and are dispatched after the resume; a paused dispatcher loses nothing.
    */
   public void pause() {
-    if (!paused) {
-      paused = true;
+    if (state.pause(true)) {
       LOG.info("{}: paused", name);
     }
   }
@@ -212,8 +180,8 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
   public void resume(String topic) {
     if (pausedTopics.remove(topic)) {
       LOG.info("{}: topic {} resumed", name, topic);
-      reads.readFromTheStart(); // its events may come before the place the reads went on from
-      waiter.wakeAll();
+      cursor.readFromTheStart(); // its events may come before the place the reads went on from
+      wakeUp();
     }
   }
 
@@ -224,15 +192,14 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
 
   /** Resumes polling at once after {@link #pause()}. */
   public void resume() {
-    if (paused) {
-      paused = false;
+    if (state.pause(false)) {
       LOG.info("{}: resumed", name);
-      waiter.wakeAll();
+      wakeUp();
     }
   }
 
   public boolean isPaused() {
-    return paused;
+    return state.paused();
   }
 
   /**
@@ -260,8 +227,8 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
       return;
     }
     started = false;
-    stopDeadline = System.nanoTime() + shutdownTimeout.toNanos() + STOP_GRACE.toNanos();
-    running = false;
+    long deadline = System.nanoTime() + shutdownTimeout.toNanos() + STOP_GRACE.toNanos();
+    state.stop(deadline);
     if (appends != null) {
       try {
         appends.close(); // first: no wake-up is needed while stopping
@@ -270,13 +237,13 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
       }
       appends = null;
     }
-    waiter.wakeAll();
+    wakeUp();
     try {
       if (!finished.await(shutdownTimeout.toMillis(), TimeUnit.MILLISECONDS)) {
         LOG.warn("{}: workers still publishing after {}; interrupting them (their remaining events are"
             + " released untried)", name, shutdownTimeout);
         futures.forEach(f -> f.cancel(true));
-        if (!finished.await(stopDeadline - System.nanoTime(), TimeUnit.NANOSECONDS)) {
+        if (!finished.await(deadline - System.nanoTime(), TimeUnit.NANOSECONDS)) {
           LOG.warn("{}: a worker did not end within {} of its interrupt; its events return when their lease"
               + " expires", name, STOP_GRACE);
         }
@@ -285,10 +252,7 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
       Thread.currentThread().interrupt();
       LOG.warn("{}: interrupted while waiting for workers to finish", name);
     } finally {
-      if (watchdog != null) {
-        watchdog.shutdownNow();
-        watchdog = null;
-      }
+      watchdog.stop();
       if (executor != null && executor != usersExecutor) {
         executor.shutdownNow();
       }
@@ -298,436 +262,19 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
   }
 
   private void runWorker(int index, int generation, CountDownLatch done) {
-    if (generation != starts) {
+    if (!state.isCurrent(generation)) {
       done.countDown(); // a task of an earlier start that ran only now
       return;
     }
     liveWorkers.incrementAndGet();
-    OutboxDispatcher dispatcher = dispatchers.get(index);
-    Pipeline pipeline = null;
     try {
-      threads.set(index, Thread.currentThread());
-      pipeline = new Pipeline(dispatcher, index);
-      boolean failing = false;
-      while (running && generation == starts) {
-        long seen = waiter.generation();
-        if (paused) {
-          pipeline.settleQuietly();
-          pipeline.abandonClaimedAhead();
-          awaitQuietly(dispatcher, seen, pollInterval, () -> !running || !paused);
-          continue;
-        }
-        Duration pause = pollInterval;
-        try {
-          boolean more = pipeline.dispatchOnce();
-          if (failing) {
-            LOG.info("{}: polling works again", dispatcher.worker());
-            failing = false;
-          }
-          Duration outage = dispatcher.outagePause();
-          if (outage != null) {
-            sleepQuietly(dispatcher, outage); // the broker is down: wake-ups would only spin
-            continue;
-          }
-          if (more) {
-            continue;
-          }
-        } catch (RuntimeException | Error e) {
-          if (!running) {
-            break;
-          }
-          if (!failing) {
-            LOG.warn("{}: poll failed; retrying every {} until it works", dispatcher.worker(),
-                max(pollInterval, POLL_FAILURE_PAUSE), e);
-          } else {
-            LOG.debug("{}: poll failed again", dispatcher.worker(), e);
-          }
-          failing = true;
-          listener.onPollFailed(e);
-          pause = max(pollInterval, POLL_FAILURE_PAUSE);
-        }
-        if (Thread.interrupted() && running) {
-          LOG.error("{}: interrupted while running; interrupts are reserved for stop() and close(), polling"
-              + " goes on", dispatcher.worker());
-        }
-        awaitQuietly(dispatcher, seen, pause, () -> !running);
-      }
+      watchdog.entered(index);
+      workers.get(index).run(state, generation, cursor);
     } finally {
-      if (pipeline != null) {
-        pipeline.close();
-      }
-      threads.set(index, null);
+      watchdog.left(index);
       liveWorkers.decrementAndGet();
       done.countDown();
     }
-  }
-
-  /**
-   * One worker's batches. Pipelined, a worker publishes batch N while its background threads mark batch N-1
-   * and claim (or read) batch N+1 (only when more is probably waiting: after a full batch), so database round
-   * trips overlap broker round trips. Without claims the read and the mark run at once, each on a thread of
-   * its own: the mark's commit waits for the database's log flush, and the read works meanwhile; the read
-   * leaves out every batch in flight ({@link Reads}), whose events stay {@code PENDING} until their marks
-   * commit. With claims one thread claims after it marked: a claim beside a mark, two updates of the same
-   * index pages, measured slower. A worker that published a batch waits for the mark of the batch before: at
-   * most one mark and one batch claimed ahead wait at any time, so a worker has published and not marked at
-   * most two batches (what a crash may repeat). In throughput mode, through a {@link BatchChannel} that
-   * returns before a batch's outcomes are in, a worker sends its next batch before it settles the last one,
-   * so the broker's window does not run dry between batches; it has then published and not marked at most
-   * three. Without pipelining each step waits for the last.
-   */
-  private final class Pipeline {
-    private final OutboxDispatcher dispatcher;
-    private final ExecutorService reader;
-    private final ExecutorService marker;
-    private Future<OutboxDispatcher.Batch> ahead;
-    /**
-     * In throughput mode, the batch sent last, whose last outcomes may still be arriving: settled after the
-     * next batch went out, so that the publisher's window does not run dry between batches.
-     */
-    private OutboxDispatcher.Batch sent;
-    /** The mark of the batch settled last, running in the background. */
-    private Future<?> marking;
-
-    Pipeline(OutboxDispatcher dispatcher, int index) {
-      this.dispatcher = dispatcher;
-      String prefix = name + "-dispatcher-" + (index + 1);
-      this.reader = pipelined ? Executors.newSingleThreadExecutor(namedThreads(prefix + "-read-")) : null;
-      this.marker = !pipelined ? null
-          : useClaim ? reader : Executors.newSingleThreadExecutor(namedThreads(prefix + "-mark-"));
-    }
-
-    /** @return whether more is probably waiting ({@link OutboxDispatcher.Batch#moreWaiting}) */
-    boolean dispatchOnce() {
-      OutboxDispatcher.Batch batch;
-      try {
-        batch = ahead != null ? take() : reads.next(dispatcher);
-      } catch (RuntimeException | Error e) {
-        settleAfter(e); // the read failed: what went out is settled and marked all the same
-        throw e;
-      }
-      if (batch == null) {
-        settleSent();
-        return false;
-      }
-      boolean more = batch.moreWaiting(batchSize);
-      if (reader == null) {
-        try {
-          dispatcher.publish(batch);
-          batch.finish();
-        } finally {
-          reads.done(batch);
-        }
-        return more;
-      }
-      boolean goingOn = more && running && !paused && dispatcher.outagePause() == null;
-      if (goingOn) {
-        ahead = reader.submit(() -> reads.next(dispatcher));
-      }
-      try {
-        dispatcher.send(batch);
-      } catch (RuntimeException | Error e) {
-        reads.done(batch); // send() finished the batch
-        settleAfter(e);
-        throw e;
-      }
-      settleSent(); // the batch sent before this one, whose last outcomes arrived while this one went out
-      sent = batch;
-      if (!goingOn || ordered || !dispatcher.overlapping() || !batch.awaitingOutcomes() || !running || paused
-          || dispatcher.outagePause() != null) {
-        settleSent(); // no next batch follows at once, nothing would overlap, or it failed: settled now
-      }
-      return more;
-    }
-
-    /** {@link #settleSent()} after {@code failure}, to which a failure of its own is added. */
-    private void settleAfter(Throwable failure) {
-      try {
-        settleSent();
-      } catch (RuntimeException | Error e) {
-        failure.addSuppressed(e);
-      }
-    }
-
-    /** {@link #settleSent()} outside a poll (pause, stop): a failure is logged and reported as a failed poll. */
-    void settleQuietly() {
-      try {
-        settleSent();
-      } catch (RuntimeException e) {
-        LOG.warn("{}: settling the batch sent last failed; its events are published again (at-least-once)",
-            dispatcher.worker(), e);
-        listener.onPollFailed(e);
-      }
-    }
-
-    /**
-     * Settles the batch sent last, if any, then marks it in the background once the mark before it is done:
-     * one mark overlaps the publications, so a crash repeats at most the batch being marked, the batch
-     * settled and the batch sent after it.
-     */
-    void settleSent() {
-      OutboxDispatcher.Batch batch = sent;
-      if (batch == null) {
-        return;
-      }
-      sent = null;
-      try {
-        dispatcher.settle(batch);
-      } catch (RuntimeException | Error e) {
-        reads.done(batch); // settle() finished the batch
-        throw e;
-      }
-      awaitLastMark();
-      marking = marker.submit(() -> finish(batch));
-    }
-
-    private void awaitLastMark() {
-      Future<?> last = marking;
-      marking = null;
-      if (last == null) {
-        return;
-      }
-      try {
-        last.get();
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      } catch (java.util.concurrent.ExecutionException e) {
-        // finish() reports its own failures
-      }
-    }
-
-    /** The batch read ahead; {@code null} when interrupted, and the batch then stays ahead for the next turn. */
-    private OutboxDispatcher.Batch take() {
-      Future<OutboxDispatcher.Batch> f = ahead;
-      try {
-        OutboxDispatcher.Batch batch = f.get();
-        ahead = null;
-        return batch;
-      } catch (InterruptedException e) {
-        // not dropped: its events are left out of every read (or leased) until it is published or released
-        Thread.currentThread().interrupt();
-        return null;
-      } catch (java.util.concurrent.ExecutionException e) {
-        ahead = null;
-        if (e.getCause() instanceof RuntimeException r) {
-          throw r; // the claim failed: a failed poll
-        }
-        throw new OutboxException("claiming the next batch failed", e.getCause());
-      }
-    }
-
-    private void finish(OutboxDispatcher.Batch batch) {
-      try {
-        batch.finish();
-      } catch (RuntimeException e) {
-        LOG.warn("{}: marking a published batch failed; its events are published again (at-least-once; with"
-            + " claims once their leases run out)", dispatcher.worker(), e);
-        listener.onPollFailed(e);
-      } finally {
-        reads.done(batch);
-      }
-    }
-
-    /**
-     * A batch claimed ahead goes back untried (pause or stop). The release runs on the reader's thread after
-     * the claim, so an interrupt of this worker (stop() after its timeout) cannot skip it: a batch claimed
-     * and never released would keep its leases, renewed in the background, while the JVM runs.
-     */
-    void abandonClaimedAhead() {
-      Future<OutboxDispatcher.Batch> claimed = ahead;
-      if (claimed == null) {
-        return;
-      }
-      ahead = null;
-      Future<?> released = reader.submit(() -> release(claimed));
-      try {
-        released.get();
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt(); // the release still runs
-      } catch (java.util.concurrent.ExecutionException e) {
-        LOG.debug("{}: releasing the batch claimed ahead failed", dispatcher.worker(), e.getCause());
-      }
-    }
-
-    private void release(Future<OutboxDispatcher.Batch> claimed) {
-      OutboxDispatcher.Batch batch;
-      try {
-        batch = claimed.get(); // done: it ran before this task on the same thread
-      } catch (InterruptedException | java.util.concurrent.ExecutionException e) {
-        return; // the claim failed: nothing was claimed
-      }
-      if (batch == null) {
-        return;
-      }
-      try {
-        batch.abandon();
-      } catch (RuntimeException e) {
-        LOG.debug("{}: the batch claimed ahead could not be released; its leases run out", dispatcher.worker(), e);
-      } finally {
-        reads.done(batch);
-      }
-    }
-
-    /**
-     * Releases what was claimed ahead and lets the last marks finish until stop() gives up, also when stop()
-     * interrupted this worker: that interrupt stops a publication, not the marks of what went out.
-     */
-    void close() {
-      settleQuietly();
-      abandonClaimedAhead();
-      dispatcher.closeChannel();
-      if (reader != null) {
-        reader.shutdown();
-        marker.shutdown();
-        long deadline = stopDeadline;
-        if (!ended(reader, deadline) || !ended(marker, deadline)) {
-          LOG.warn("{}: the last marks, or the release of the batch claimed ahead, did not finish; their"
-              + " events return when their leases run out", dispatcher.worker());
-        }
-      }
-    }
-  }
-
-  /**
-   * Without claims, the batches that the workers have read and not yet marked. Their events stay
-   * {@code PENDING} until their marks commit, so every read leaves them out, and the reads of all workers
-   * take turns, so that no two read the same event. A batch leaves only when it is finished: after its mark
-   * committed (or failed), or when it went back untried, so a read that no longer leaves it out starts after
-   * that commit. With claims the leases (or row locks) keep batches apart in the store, so the claims of the
-   * workers run at once: a lease's claim writes every row it takes, and taking turns capped two workers at
-   * what one claim statement at a time could take (against Kafka, 0.49 of the raw producer against 0.69).
-   */
-  private final class Reads {
-    private final Set<OutboxDispatcher.Batch> inFlight = ConcurrentHashMap.newKeySet();
-    /** Throughput mode: the last event of the last read, if that read was full; the next read goes on from it. */
-    private OutboxEvent position; // guarded by this
-    private final long fromStartEvery = Math.min(pollInterval.toNanos(), TimeUnit.SECONDS.toNanos(1));
-    /** When the last read from the start began ({@link System#nanoTime()}). */
-    private long fromStartNanos; // guarded by this
-    /** Set when a batch ended with events not dispatched, or a topic resumed: events before the position wait. */
-    private final AtomicBoolean fromStart = new AtomicBoolean(true);
-
-    /**
-     * In throughput mode a read (or claim) of a backlog goes on after the last event of the one before it,
-     * instead of stepping over the events in flight again ({@link OutboxStore#fetchPendingAfter},
-     * {@link ClaimRequest#after}): a claim held by a transaction stepped over each locked row of the batches in
-     * flight, which more than doubled its cost with two workers. What became available before that place
-     * meanwhile waits for the next read from the start: once per poll interval (at least once a second), at once
-     * after a read going on that came back short (its store may stop at the end of a priority: the batch is
-     * published all the same, and the worker polls again without waiting), and after every batch that did not
-     * dispatch all its events or a topic resumed here. Claims running at once may go on from the same place;
-     * the later one steps over what the other took, and the one that ends last sets the next place.
-     */
-    OutboxDispatcher.Batch next(OutboxDispatcher dispatcher) {
-      if (useClaim && ordered) {
-        return dispatcher.next();
-      }
-      if (useClaim) {
-        return read(dispatcher);
-      }
-      synchronized (this) {
-        return read(dispatcher);
-      }
-    }
-
-    private OutboxDispatcher.Batch read(OutboxDispatcher dispatcher) {
-      OutboxEvent from = goingOnFrom();
-      // only a finished batch can leave while a read runs: leaving it out or not is then equally right
-      OutboxDispatcher.Batch batch = from == null ? null : dispatcher.next(inFlight, from);
-      if (batch == null) {
-        readingFromTheStart();
-        batch = dispatcher.next(inFlight, null);
-      }
-      read(batch);
-      return batch;
-    }
-
-    /** The event the next read goes on after, or {@code null} when it reads from the start. */
-    private synchronized OutboxEvent goingOnFrom() {
-      boolean fromTheStart = fromStart.getAndSet(false) || System.nanoTime() - fromStartNanos >= fromStartEvery;
-      return fromTheStart ? null : position;
-    }
-
-    private synchronized void readingFromTheStart() {
-      fromStartNanos = System.nanoTime();
-    }
-
-    private synchronized void read(OutboxDispatcher.Batch batch) {
-      if (batch != null) {
-        inFlight.add(batch);
-      }
-      position = !ordered && batch != null && batch.size() == batchSize ? batch.last() : null;
-    }
-
-    void done(OutboxDispatcher.Batch batch) {
-      inFlight.remove(batch);
-      if (!batch.allDispatched()) {
-        readFromTheStart(); // after the batch left, so a read that takes the flag no longer leaves it out
-      }
-    }
-
-    /** Makes the next read start from the start: events before the position are available again. */
-    void readFromTheStart() {
-      fromStart.set(true);
-    }
-  }
-
-  private void awaitQuietly(OutboxDispatcher dispatcher, long seen, Duration timeout,
-      java.util.function.BooleanSupplier stop) {
-    try {
-      waiter.await(seen, timeout, stop);
-    } catch (InterruptedException e) {
-      if (running) {
-        LOG.error("{}: interrupted while idle; polling goes on", dispatcher.worker());
-      }
-    }
-  }
-
-  private void sleepQuietly(OutboxDispatcher dispatcher, Duration timeout) {
-    try {
-      waiter.sleep(timeout, () -> !running);
-    } catch (InterruptedException e) {
-      if (running) {
-        LOG.error("{}: interrupted while waiting for the broker; polling goes on", dispatcher.worker());
-      }
-    }
-  }
-
-  private void checkStalls() {
-    for (int i = 0; i < dispatchers.size(); i++) {
-      Publication p = dispatchers.get(i).current();
-      if (p == null || p == reportedStalls[i]) {
-        continue;
-      }
-      Duration running = Duration.ofNanos(System.nanoTime() - p.startNanos());
-      if (running.compareTo(leaseTtl.dividedBy(2)) > 0) {
-        reportedStalls[i] = p;
-        Thread thread = threads.get(i);
-        String where = thread == null ? "" : Arrays.toString(Arrays.copyOf(thread.getStackTrace(), 8));
-        LOG.warn("{}: publishing event {} has taken {} (lease {}); if it outlives the lease another worker"
-            + " may publish the event again. Stuck at: {}", dispatchers.get(i).worker(), p.event().id(),
-            running, leaseTtl, where);
-        listener.onPublishStalled(p.event(), dispatchers.get(i).worker(), running);
-      }
-    }
-  }
-
-  /** Waits for {@code pool} to end until {@code deadline}, through interrupts, which it keeps. */
-  private static boolean ended(ExecutorService pool, long deadline) {
-    return Uninterruptibly.until(deadline, nanos -> pool.awaitTermination(nanos, TimeUnit.NANOSECONDS));
-  }
-
-  private static Duration max(Duration a, Duration b) {
-    return a.compareTo(b) >= 0 ? a : b;
-  }
-
-  private static java.util.concurrent.ThreadFactory namedThreads(String prefix) {
-    AtomicInteger n = new AtomicInteger();
-    return r -> {
-      Thread t = new Thread(r, prefix + n.incrementAndGet());
-      t.setDaemon(true);
-      return t;
-    };
   }
 
   /** Builds an {@link AsyncOutboxDispatcher}; shared options are documented on {@link DispatcherBuilder}. */

@@ -12,7 +12,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -47,12 +46,8 @@ final class LeaseKeeper {
   }
 
   private static ScheduledThreadPoolExecutor timer() {
-    AtomicInteger n = new AtomicInteger();
-    ScheduledThreadPoolExecutor timer = new ScheduledThreadPoolExecutor(2, r -> {
-      Thread t = new Thread(r, "mic-outbox-lease-keeper-" + n.incrementAndGet());
-      t.setDaemon(true);
-      return t;
-    });
+    ScheduledThreadPoolExecutor timer = new ScheduledThreadPoolExecutor(2,
+        DaemonThreads.named("mic-outbox-lease-keeper-"));
     timer.setKeepAliveTime(30, TimeUnit.SECONDS);
     timer.allowCoreThreadTimeOut(true);
     timer.setRemoveOnCancelPolicy(true);

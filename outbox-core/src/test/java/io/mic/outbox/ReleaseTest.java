@@ -7,6 +7,7 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
@@ -48,13 +49,17 @@ class ReleaseTest {
         return failures;
       }
     };
-    OutboxDispatcher d = OutboxDispatcher.builder().store(store).useClaim(true).listener(listener)
-        .dispatchFn(interruptedWhileWaiting).build();
+    OutboxDispatcher.Builder options = OutboxDispatcher.builder().store(store).useClaim(true).listener(listener)
+        .dispatchFn(interruptedWhileWaiting);
+    WorkerChannel channel = new WorkerChannel(options, "w");
+    Batch batch = new BatchReader(DispatchSettings.of(options, "w", false), channel, Set.of()).next();
     DispatchResult result;
     Duration outagePause;
     try {
-      result = d.dispatchOnce();
-      outagePause = d.outagePause();
+      batch.send();
+      batch.settle();
+      result = batch.finish();
+      outagePause = channel.outage().pause();
       assertThat(Thread.currentThread().isInterrupted()).as("the interrupt is kept for the caller").isTrue();
     } finally {
       Thread.interrupted();

@@ -1,0 +1,93 @@
+package io.mic.outbox;
+
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Reads (or claims) one worker's next batch, skipping the topics paused here and in the store, and in claim
+ * mode starts keeping its leases alive at once, so a batch claimed ahead of its publication keeps them too.
+ */
+final class BatchReader {
+  private static final Logger LOG = LoggerFactory.getLogger(OutboxDispatcher.class);
+
+  private final DispatchSettings s;
+  private final WorkerChannel channel;
+  /** Read at every poll; the async dispatcher shares one set between its workers. */
+  private final Set<String> pausedTopics;
+  private final String ownerPrefix;
+  private final AtomicLong claims = new AtomicLong();
+
+  BatchReader(DispatchSettings s, WorkerChannel channel, Set<String> pausedTopics) {
+    this.s = s;
+    this.channel = channel;
+    this.pausedTopics = pausedTopics;
+    this.ownerPrefix = s.worker() + "@" + Long.toHexString(ThreadLocalRandom.current().nextLong() >>> 16) + "#";
+  }
+
+  /** @return {@code null} when nothing is due */
+  Batch next() {
+    return next(List.of(), null);
+  }
+
+  /**
+   * {@link #next()} while the batches {@code inFlight} are still being published or marked: without claims
+   * their events are still {@code PENDING}, so the read leaves them out (in claim mode their leases already do).
+   * When {@code after} is not {@code null} the read goes on after it, the last event of the previous read
+   * (throughput mode: {@link OutboxStore#fetchPendingAfter}, or {@link ClaimRequest#after}).
+   */
+  Batch next(Collection<Batch> inFlight, OutboxEvent after) {
+    long start = System.nanoTime();
+    List<OutboxEvent> events = fetch(inFlight, after);
+    if (events.isEmpty()) {
+      LOG.trace("{}: nothing due", s.worker());
+      return null;
+    }
+    LeaseKeeper.Lease lease = s.useClaim() ? LeaseKeeper.keep(s.store(), events, s.leaseTtl(), s.worker(), start)
+        : null;
+    return new Batch(s, channel, events, start, after != null, lease);
+  }
+
+  private List<OutboxEvent> fetch(Collection<Batch> inFlight, OutboxEvent after) {
+    OutboxStore store = s.store();
+    PauseState shared = store.pauseState(); // the cluster-wide pauses, read at every poll
+    if (shared.all()) {
+      LOG.trace("{}: every topic paused in the store", s.worker());
+      return List.of();
+    }
+    Set<String> paused = shared.topics().isEmpty() ? Set.copyOf(pausedTopics)
+        : union(pausedTopics, shared.topics());
+    if (!s.useClaim()) {
+      return after == null ? store.fetchPending(s.batchSize(), s.ordered(), paused, idsOf(inFlight))
+          : store.fetchPendingAfter(after, s.batchSize(), paused, eventsOf(inFlight));
+    }
+    String owner = ownerPrefix + claims.incrementAndGet();
+    ClaimRequest request = ClaimRequest.of(owner, s.batchSize(), s.leaseTtl()).skipping(paused);
+    return store.claim(s.ordered() ? request.inRuns(s.aggregateRun()) : request.after(after));
+  }
+
+  private static Set<String> union(Set<String> a, Set<String> b) {
+    Set<String> all = new HashSet<>(a);
+    all.addAll(b);
+    return all;
+  }
+
+  private static Set<UUID> idsOf(Collection<Batch> batches) {
+    Set<UUID> ids = new HashSet<>();
+    batches.forEach(b -> b.events().forEach(e -> ids.add(e.id())));
+    return ids;
+  }
+
+  private static List<OutboxEvent> eventsOf(Collection<Batch> batches) {
+    List<OutboxEvent> events = new ArrayList<>();
+    batches.forEach(b -> events.addAll(b.events()));
+    return events;
+  }
+}
