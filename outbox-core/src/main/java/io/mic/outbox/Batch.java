@@ -128,10 +128,10 @@ final class Batch {
     return result;
   }
 
-  /** A batch claimed ahead that will not be published (the dispatcher stops): back untried. */
-  DispatchResult abandon() {
+  /** A batch claimed ahead that will not be published (the dispatcher pauses or stops): back untried. */
+  DispatchResult abandon(ReleaseReason reason) {
     if (s.useClaim()) { // a batch read without claims took nothing
-      settlement.release(events, "dispatcher stopping");
+      settlement.release(events, reason);
     }
     return finish();
   }
@@ -161,7 +161,7 @@ final class Batch {
       return true;
     }
     if (Thread.currentThread().isInterrupted()) {
-      settlement.release(todo, "dispatcher stopping");
+      settlement.release(todo, ReleaseReason.STOPPING);
       return false;
     }
     publication = new Publication(todo.get(0), System.nanoTime());

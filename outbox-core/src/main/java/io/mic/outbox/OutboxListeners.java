@@ -67,7 +67,7 @@ public final class OutboxListeners {
       each("onLeaseLost", l -> l.onLeaseLost(event));
     }
 
-    @Override public void onReleased(OutboxEvent event, String reason) {
+    @Override public void onReleased(OutboxEvent event, ReleaseReason reason) {
       each("onReleased", l -> l.onReleased(event, reason));
     }
 

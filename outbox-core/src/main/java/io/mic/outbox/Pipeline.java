@@ -109,7 +109,7 @@ final class Pipeline {
   }
 
   /** {@link #settleSent()} outside a poll (pause, stop): a failure is logged and reported as a failed poll. */
-  void settleQuietly() {
+  private void settleQuietly() {
     try {
       settleSent();
     } catch (RuntimeException e) {
@@ -167,11 +167,11 @@ final class Pipeline {
     }
   }
 
-  /** Settles what went out and hands back what was claimed ahead: the worker pauses. */
-  void pause() {
+  /** Settles what went out and hands back what was claimed ahead, for {@code reason}. */
+  void pause(ReleaseReason reason) {
     settleQuietly();
     if (ahead != null) {
-      ahead.abandon();
+      ahead.abandon(reason);
     }
   }
 
@@ -180,7 +180,7 @@ final class Pipeline {
    * interrupted this worker: that interrupt stops a publication, not the marks of what went out.
    */
   void close() {
-    pause();
+    pause(ReleaseReason.STOPPING);
     channel.close();
     if (ahead != null) {
       marker.shutdown();

@@ -64,13 +64,13 @@ final class ReadAhead {
    * the claim, so an interrupt of this worker (stop() after its timeout) cannot skip it: a batch claimed
    * and never released would keep its leases, renewed in the background, while the JVM runs.
    */
-  void abandon() {
+  void abandon(ReleaseReason reason) {
     Future<Batch> claimed = ahead;
     if (claimed == null) {
       return;
     }
     ahead = null;
-    Future<?> released = thread.submit(() -> release(claimed));
+    Future<?> released = thread.submit(() -> release(claimed, reason));
     try {
       released.get();
     } catch (InterruptedException e) {
@@ -80,7 +80,7 @@ final class ReadAhead {
     }
   }
 
-  private void release(Future<Batch> claimed) {
+  private void release(Future<Batch> claimed, ReleaseReason reason) {
     Batch batch;
     try {
       batch = claimed.get(); // done: it ran before this task on the same thread
@@ -91,7 +91,7 @@ final class ReadAhead {
       return;
     }
     try {
-      batch.abandon();
+      batch.abandon(reason);
     } catch (RuntimeException e) {
       LOG.debug("{}: the batch claimed ahead could not be released; its leases run out", worker, e);
     } finally {

@@ -103,10 +103,10 @@ final class Settlement {
     } else if (!ok.isEmpty()) {
       markDispatched(ok);
     }
-    release(unreachable, "broker unavailable");
+    release(unreachable, ReleaseReason.BROKER_UNAVAILABLE);
     if (!stopping.isEmpty()) {
       Thread.currentThread().interrupt(); // a caught InterruptedException cleared it: kept for the caller
-      release(stopping, "dispatcher stopping");
+      release(stopping, ReleaseReason.STOPPING);
     }
     if (lease != null && lease.renewals() != flushedAtRenewal) {
       flush();
@@ -116,19 +116,19 @@ final class Settlement {
   /** The chunks after a stop go back untried: as a stop when the worker is interrupted, else for the broker. */
   void putBack(List<OutboxEvent> rest) {
     if (Thread.currentThread().isInterrupted()) {
-      release(rest, "dispatcher stopping");
+      release(rest, ReleaseReason.STOPPING);
     } else {
       unavailable += rest.size(); // they wait for the broker too
-      release(rest, "broker unavailable");
+      release(rest, ReleaseReason.BROKER_UNAVAILABLE);
     }
   }
 
   /** Puts back what an earlier failure of its aggregate held. */
   void releaseHeld() {
-    release(held, "an earlier event of its aggregate did not go through");
+    release(held, ReleaseReason.ORDER_BLOCKED);
   }
 
-  void release(List<OutboxEvent> events, String reason) {
+  void release(List<OutboxEvent> events, ReleaseReason reason) {
     List<OutboxEvent> ours = events.stream().filter(e -> lease == null || !lease.isLost(e)).toList();
     if (ours.isEmpty()) {
       return;

@@ -41,7 +41,7 @@ final class Worker {
       while (state.runs(generation)) {
         long seen = state.waiter().generation();
         if (state.paused()) {
-          pipeline.pause();
+          pipeline.pause(ReleaseReason.PAUSED);
           await(state, seen, pollInterval, () -> !state.running() || !state.paused());
           continue;
         }

@@ -7,13 +7,17 @@ import io.micrometer.core.instrument.Timer;
 import io.mic.outbox.DispatchResult;
 import io.mic.outbox.OutboxEvent;
 import io.mic.outbox.OutboxListener;
+import io.mic.outbox.ReleaseReason;
 import java.time.Duration;
+import java.util.EnumMap;
+import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * Turns dispatcher callbacks into counters and timers. Tagged by topic only: aggregate ids are unbounded
- * and would make one time series per order, customer, … in the monitoring system.
+ * Turns dispatcher callbacks into counters and timers. Tagged by topic (and releases by their reason, a
+ * handful of values): aggregate ids are unbounded and would make one time series per order, customer, … in
+ * the monitoring system.
  */
 final class MeterListener implements OutboxListener {
   private final MeterRegistry registry;
@@ -40,7 +44,7 @@ final class MeterListener implements OutboxListener {
    * at zero before its first increment lets rate() and increase() see that first increment.
    */
   private record TopicMeters(Counter dispatched, Counter retried, Counter deadLettered, Counter leaseLost,
-      Counter released, Counter stalled, Timer publish) {}
+      Map<ReleaseReason, Counter> released, Counter stalled, Timer publish) {}
 
   private TopicMeters topic(String topic) {
     return topics.computeIfAbsent(topic, this::register);
@@ -54,11 +58,22 @@ final class MeterListener implements OutboxListener {
         counter("events.dead.lettered", "Events moved to the DLQ after their last attempt", t),
         counter("events.lease.lost", "Marks that changed nothing because another worker took over the lease;"
             + " the event may be published twice", t),
-        counter("events.released", "Events put back untried (broker unavailable, dispatcher stopping)", t),
+        released(t),
         counter("publish.stalled", "Publications still running after half the lease", t),
         Timer.builder(prefix + ".publish")
             .description("Time to publish one event that was then marked DISPATCHED")
             .tags(t).register(registry));
+  }
+
+  /** One counter per reason, tag {@code reason} = the reason in lower case ({@code broker_unavailable}). */
+  private Map<ReleaseReason, Counter> released(Tags t) {
+    Map<ReleaseReason, Counter> counters = new EnumMap<>(ReleaseReason.class);
+    for (ReleaseReason reason : ReleaseReason.values()) {
+      counters.put(reason, counter("events.released", "Events put back untried, by reason (broker unavailable,"
+          + " dispatcher stopping or paused, an earlier event of the aggregate blocked)",
+          t.and("reason", reason.name().toLowerCase(Locale.ROOT))));
+    }
+    return counters;
   }
 
   private Counter counter(String name, String description, Tags t) {
@@ -88,8 +103,8 @@ final class MeterListener implements OutboxListener {
   }
 
   @Override
-  public void onReleased(OutboxEvent event, String reason) {
-    topic(event.topic()).released().increment();
+  public void onReleased(OutboxEvent event, ReleaseReason reason) {
+    topic(event.topic()).released().get(reason).increment();
   }
 
   @Override

@@ -17,8 +17,9 @@ import java.util.regex.Pattern;
  * <ul>
  *   <li>From the dispatchers, through {@link #listener()}: counters {@code mic.outbox.events.dispatched},
  *       {@code .events.retried}, {@code .events.dead.lettered}, {@code .events.lease.lost},
- *       {@code .events.released}, {@code .publish.stalled} (tag {@code topic}), {@code .poll.failed}; timers
- *       {@code mic.outbox.publish} (per event, tag {@code topic}) and {@code mic.outbox.batch}.</li>
+ *       {@code .events.released}, {@code .publish.stalled} (tag {@code topic}; releases also tag
+ *       {@code reason}: {@code broker_unavailable}, {@code stopping}, {@code paused}, {@code order_blocked}),
+ *       {@code .poll.failed}; timers {@code mic.outbox.publish} (per event, tag {@code topic}) and {@code mic.outbox.batch}.</li>
  *   <li>From the store, when a {@link Builder#store(OutboxStore) store} is given: gauges
  *       {@code mic.outbox.events} (tag {@code status}, one per {@link io.mic.outbox.OutboxStatus}),
  *       {@code mic.outbox.oldest.pending.age} (seconds, 0 when nothing waits: the lag) and

@@ -21,9 +21,16 @@ final class Meters {
     this.registry = registry;
   }
 
+  /** The counter of a topic; summed over its other tags (the release counter's {@code reason}). */
   double count(String name, String topic) {
-    Counter c = registry.find(name).tag("topic", topic).counter();
-    assertThat(c).as("counter %s{topic=%s}", name, topic).isNotNull();
+    var counters = registry.find(name).tag("topic", topic).counters();
+    assertThat(counters).as("counter %s{topic=%s}", name, topic).isNotEmpty();
+    return counters.stream().mapToDouble(Counter::count).sum();
+  }
+
+  double count(String name, String topic, String reason) {
+    Counter c = registry.find(name).tag("topic", topic).tag("reason", reason).counter();
+    assertThat(c).as("counter %s{topic=%s,reason=%s}", name, topic, reason).isNotNull();
     return c.count();
   }
 

@@ -78,6 +78,9 @@ class MicrometerOutboxMetricsTest {
     assertThat(meters.count("mic.outbox.events.dispatched", "order.created")).isEqualTo(3);
     assertThat(meters.count("mic.outbox.events.retried", "payment.failed")).isEqualTo(2);
     assertThat(meters.count("mic.outbox.events.released", "stock.reserved")).isEqualTo(1);
+    assertThat(meters.count("mic.outbox.events.released", "stock.reserved", "broker_unavailable")).isEqualTo(1);
+    assertThat(meters.count("mic.outbox.events.released", "stock.reserved", "stopping"))
+        .as("each reason counted apart, at zero before its first release").isZero();
     assertThat(meters.status(PENDING)).isEqualTo(3);
     assertThat(meters.status(PROCESSING)).isZero();
     assertThat(meters.status(DISPATCHED)).isEqualTo(3);
@@ -111,7 +114,7 @@ class MicrometerOutboxMetricsTest {
     assertThat(meters.timerCount("mic.outbox.batch", null)).isEqualTo(2);
     assertThat(meters.total("mic.outbox.poll.failed")).isZero();
 
-    meters.assertNoTagBeyond(Set.of("topic", "status"),
+    meters.assertNoTagBeyond(Set.of("topic", "status", "reason"),
         Set.of("customer", "agg-a1", "agg-a2", "agg-a3", "agg-b1", "agg-b2", "agg-c1", "{\"secret\":1}"));
   }
 

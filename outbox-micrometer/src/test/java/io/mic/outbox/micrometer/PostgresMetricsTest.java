@@ -119,7 +119,7 @@ class PostgresMetricsTest {
     assertThat(meters.total("mic.outbox.events.released")).isZero();
     assertThat(meters.timerCount("mic.outbox.publish", "order.created")).isEqualTo(3);
     assertThat(meters.timerCount("mic.outbox.batch", null)).isEqualTo(2);
-    meters.assertNoTagBeyond(Set.of("topic", "status"),
+    meters.assertNoTagBeyond(Set.of("topic", "status", "reason"),
         Set.of("customer", "c-1", "c-2", "c-3", "c-4", "c-5", "{\"card\":\"4111\"}"));
 
     OutboxHealth.Snapshot s = health.snapshot();
