@@ -1,6 +1,7 @@
 package io.mic.outbox;
 
 import io.mic.outbox.internal.Waiter;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * What an {@link AsyncOutboxDispatcher}'s lifecycle tells its workers: whether they run, whether polling is
@@ -9,7 +10,7 @@ import io.mic.outbox.internal.Waiter;
 final class RunState {
   private final Waiter waiter = new Waiter();
   private volatile boolean running;
-  private volatile boolean paused;
+  private final AtomicBoolean paused = new AtomicBoolean();
   /** Counts the starts; a worker task of an earlier one that runs late ends at once. */
   private volatile int starts;
   /** When the running stop() gives up, in {@link System#nanoTime()}; last marks may wait until then. */
@@ -44,16 +45,12 @@ final class RunState {
   }
 
   boolean paused() {
-    return paused;
+    return paused.get();
   }
 
-  /** @return whether it changed anything */
+  /** @return whether it changed anything: of two callers at once, one only */
   boolean pause(boolean pause) {
-    if (paused == pause) {
-      return false;
-    }
-    paused = pause;
-    return true;
+    return paused.compareAndSet(!pause, pause);
   }
 
   Waiter waiter() {

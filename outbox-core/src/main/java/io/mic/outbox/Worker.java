@@ -1,6 +1,7 @@
 package io.mic.outbox;
 
 import java.time.Duration;
+import java.util.Set;
 import java.util.function.BooleanSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -20,7 +21,7 @@ final class Worker {
   private final Duration pollInterval;
   private final boolean pipelined;
 
-  Worker(DispatcherBuilder<?> b, String name, java.util.Set<String> pausedTopics, Duration pollInterval,
+  Worker(DispatcherBuilder<?> b, String name, Set<String> pausedTopics, Duration pollInterval,
       boolean pipelined) {
     this.s = DispatchSettings.of(b, name, pipelined);
     this.channel = new WorkerChannel(b, name);
