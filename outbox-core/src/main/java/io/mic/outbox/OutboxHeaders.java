@@ -1,5 +1,6 @@
 package io.mic.outbox;
 
+import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.time.format.DateTimeFormatter;
 import java.time.temporal.ChronoUnit;
@@ -14,6 +15,7 @@ import java.util.function.Function;
  *
  * <pre>{@code
  * Map<String, String> headers = OutboxHeaders.of(event);   // the event's headers plus the envelope
+ * OutgoingMessage message = OutboxHeaders.messageOf(event);  // what a publisher sends for the event
  * String key = OutboxHeaders.idempotencyKey(msgHeaders::get);  // the id to deduplicate on
  * }</pre>
  */
@@ -64,6 +66,15 @@ public final class OutboxHeaders {
       headers.put(TRACEPARENT, event.traceParent());
     }
     return headers;
+  }
+
+  /**
+   * The message a live event is sent as: destination = topic, key = aggregate id, headers = {@link #of}, payload
+   * = the JSON text as UTF-8, deduplication id = the event id.
+   */
+  public static OutgoingMessage messageOf(OutboxEvent event) {
+    return new OutgoingMessage(event.topic(), event.aggregateId(), of(event),
+        event.payload().getBytes(StandardCharsets.UTF_8), event.id().toString());
   }
 
   /**

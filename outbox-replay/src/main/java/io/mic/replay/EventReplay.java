@@ -13,7 +13,9 @@ import java.util.regex.Pattern;
  * order. Replay is separate from transactional dispatch: it never touches an outbox table.
  *
  * <pre>{@code
- * try (NatsReplaySink sink = NatsReplaySink.builder().url("nats://127.0.0.1:4222").stream("ORDERS").build()) {
+ * try (NatsJetStreamPublisher nats = NatsJetStreamPublisher.builder().url("nats://127.0.0.1:4222")
+ *     .expectedStream("ORDERS").build()) {
+ *   ReplaySink sink = PublisherSink.of(nats);
  *   ReplayResult result = EventReplay.builder()
  *       .source(JsonArchiveSource.of(Path.of("archive.jsonl.gz")))
  *       .topic("order.created")
@@ -213,7 +215,7 @@ public final class EventReplay {
       require(to != null, "to", "to is required: the last instant to replay, inclusive");
       require(!from.isAfter(to), "to", "to (" + to + ") is before from (" + from + "): the range is inclusive,"
           + " from <= to");
-      require(sink != null, "sink", "sink is required: NatsReplaySink, or DryRunSink for a dry run");
+      require(sink != null, "sink", "sink is required: PublisherSink.of(publisher), or DryRunSink for a dry run");
       require(batchId == null || BATCH_ID.matcher(batchId).matches(), "batchId", "batchId must be 1 to 64"
           + " letters, digits, '_', '.' or '-', was '" + batchId + "'");
       require(progress != null, "progress", "progress must not be null: leave it unset for none");

@@ -2,7 +2,7 @@ package io.mic.replay;
 
 import io.mic.outbox.InvalidConfigurationException;
 import io.mic.outbox.PublishUnavailableException;
-import io.mic.outbox.rabbitmq.PublishRejectedException;
+import io.mic.outbox.PublishRejectedException;
 import io.mic.outbox.rabbitmq.RabbitMqMessage;
 import io.mic.outbox.rabbitmq.RabbitMqPublisher;
 import java.time.Duration;

@@ -1,5 +1,8 @@
 package io.mic.replay;
 
+import io.mic.outbox.InvalidConfigurationException;
+import io.mic.outbox.MessagePublisher;
+import io.mic.outbox.nats.NatsJetStreamPublisher;
 import io.mic.outbox.rabbitmq.internal.Urls;
 import io.mic.replay.internal.CliProgress;
 import io.mic.outbox.archive.Timestamps;
@@ -173,8 +176,9 @@ public final class ReplayCommand implements Callable<Integer> {
     Writer dryRunOut = new BufferedWriter(new OutputStreamWriter(failingOnError(stdout), StandardCharsets.UTF_8),
         1 << 16);
     ReplayResult result;
-    try (ReplaySink sink = natsUrl != null ? natsSink() : kafkaBootstrap != null ? kafkaSink()
-        : rabbitUri != null ? rabbitSink() : new DryRunSink(dryRunOut)) {
+    MessagePublisher publisher = natsUrl != null ? natsPublisher() : null;
+    try (publisher; ReplaySink sink = publisher != null ? PublisherSink.of(publisher) : kafkaBootstrap != null
+        ? kafkaSink() : rabbitUri != null ? rabbitSink() : new DryRunSink(dryRunOut)) {
       EventReplay eventReplay = build(replay.sink(sink)::build, EVENT_REPLAY_OPTIONS);
       if (batchId == null && !sink.isDryRun()) {
         // before the first publication: a run stopped from outside (Ctrl-C, a stopped pod) prints no summary,
@@ -268,9 +272,9 @@ public final class ReplayCommand implements Callable<Integer> {
         .credentials(blankToNull(clickHouseUser), blankToNull(clickHousePassword))::build, CLICKHOUSE_OPTIONS);
   }
 
-  private ReplaySink natsSink() {
-    return build(NatsReplaySink.builder().url(natsUrl).stream(natsStream).maxPendingAcks(maxPendingAcks)::build,
-        NATS_OPTIONS);
+  private MessagePublisher natsPublisher() {
+    return build(NatsJetStreamPublisher.builder().url(natsUrl).expectedStream(natsStream).connections(1)
+        .maxPendingAcks(maxPendingAcks).connectionName("mic-events-replay")::build, NATS_OPTIONS);
   }
 
   private ReplaySink kafkaSink() {
@@ -291,7 +295,8 @@ public final class ReplayCommand implements Callable<Integer> {
   private static final Map<String, String> CLICKHOUSE_OPTIONS = Map.of("url", "--from-clickhouse",
       "table", "--clickhouse-table", "user", "--clickhouse-user", "password", "--clickhouse-password");
   private static final Map<String, String> NATS_OPTIONS =
-      Map.of("url", "--to-nats", "stream", "--nats-stream", "maxPendingAcks", "--max-pending-acks");
+      Map.of("url", "--to-nats", "expectedStream", "--nats-stream", PublisherSink.DESTINATION, "--nats-stream",
+          "maxPendingAcks", "--max-pending-acks");
   private static final Map<String, String> KAFKA_OPTIONS = Map.of("bootstrapServers", "--to-kafka");
   private static final Map<String, String> RABBITMQ_OPTIONS = Map.of("uri", "--to-rabbitmq",
       "exchange", "--rabbitmq-exchange");
@@ -304,6 +309,10 @@ public final class ReplayCommand implements Callable<Integer> {
       return build.get();
     } catch (ReplayConfigurationException e) {
       throw usage(flags.getOrDefault(e.option(), e.option()) + ": " + e.getMessage());
+    } catch (InvalidConfigurationException e) {
+      // a publisher's builder names the option at fault first: "maxPendingAcks must be ..."
+      String option = e.getMessage().split(" ", 2)[0];
+      throw usage(flags.getOrDefault(option, option) + ": " + e.getMessage());
     }
   }
 

@@ -1,6 +1,7 @@
 package io.mic.replay;
 
 import io.mic.outbox.OutboxHeaders;
+import io.mic.outbox.OutgoingMessage;
 import java.nio.charset.StandardCharsets;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -91,6 +92,14 @@ public final class ReplayMessage {
   /** {@code <original-id>:replay:<batch-id>}: a resumed batch is deduplicated, a new batch is not. */
   public String msgId() {
     return event.id() + ":replay:" + batchId;
+  }
+
+  /**
+   * What a publisher sends: destination = the topic, key = the aggregate id (none when the archive has none),
+   * the headers, the payload and {@link #msgId()} as the deduplication id.
+   */
+  public OutgoingMessage outgoing() {
+    return new OutgoingMessage(subject(), event.aggregateId(), headers, payloadBytes(), msgId());
   }
 
   /** The archived JSON, compact, as UTF-8. */

@@ -3,10 +3,10 @@ package io.mic.replay;
 import java.util.List;
 
 /**
- * Where a replay publishes: {@link NatsReplaySink}, {@link DryRunSink}, or your own.
+ * Where a replay publishes: a broker's publisher ({@link PublisherSink}), {@link DryRunSink}, or your own.
  *
  * <pre>{@code
- * ReplaySink sink = NatsReplaySink.builder().url("nats://127.0.0.1:4222").stream("ORDERS").build();
+ * ReplaySink sink = PublisherSink.of(natsPublisher);
  * }</pre>
  */
 public interface ReplaySink extends AutoCloseable {

@@ -1,12 +1,14 @@
 package io.mic.outbox.bench;
 
+import io.mic.outbox.nats.NatsJetStreamPublisher;
 import io.mic.replay.ArchivedEvent;
 import io.mic.replay.DryRunSink;
 import io.mic.replay.EventReplay;
 import io.mic.replay.JsonArchiveSource;
-import io.mic.replay.NatsReplaySink;
+import io.mic.replay.PublisherSink;
 import io.mic.replay.ReplayCursor;
 import io.mic.replay.ReplayMessage;
+import io.mic.replay.ReplaySink;
 import io.mic.replay.ReplayProgress;
 import io.mic.replay.ReplayQuery;
 import io.mic.replay.ReplayResult;
@@ -109,7 +111,7 @@ public final class ReplayBenchmark {
         double raw = 2.0 * messages.size() / (rawNanos / 1e9);
         double sink = 2.0 * messages.size() / (sinkNanos / 1e9);
         lines.add(String.format("- publish to JetStream, 2 x %,d messages, window %d: raw client %,.0f msg/s,"
-            + " NatsReplaySink %,.0f msg/s, ratio **%.2f**", messages.size(), NatsReplaySink.DEFAULT_MAX_PENDING_ACKS,
+            + " PublisherSink %,.0f msg/s, ratio **%.2f**", messages.size(), NatsJetStreamPublisher.DEFAULT_MAX_PENDING_ACKS,
             raw, sink, sink / raw));
       } finally {
         nats.jetStreamManagement().deleteStream(stream);
@@ -135,7 +137,9 @@ public final class ReplayBenchmark {
   private static long sinkPublish(Connection nats, String stream, List<ReplayMessage> messages, String batch)
       throws Exception {
     List<ReplayMessage> renamed = messages.stream().map(m -> ReplayMessage.of(m.event(), batch)).toList();
-    try (NatsReplaySink sink = NatsReplaySink.builder().connection(nats).stream(stream).build()) {
+    try (NatsJetStreamPublisher publisher = NatsJetStreamPublisher.builder().connection(nats).expectedStream(stream)
+        .build()) {
+      ReplaySink sink = PublisherSink.of(publisher);
       long start = System.nanoTime();
       sink.prepare(new ReplayQuery("order.created", FROM, TO));
       for (int from = 0; from < renamed.size(); from += EventReplay.CHUNK_SIZE) {
@@ -150,7 +154,7 @@ public final class ReplayBenchmark {
     long start = System.nanoTime();
     ArrayDeque<CompletableFuture<PublishAck>> window = new ArrayDeque<>();
     for (ReplayMessage m : messages) {
-      if (window.size() >= NatsReplaySink.DEFAULT_MAX_PENDING_ACKS) {
+      if (window.size() >= NatsJetStreamPublisher.DEFAULT_MAX_PENDING_ACKS) {
         window.poll().get();
       }
       Headers headers = new Headers();

@@ -37,7 +37,7 @@ import io.mic.outbox.nats.NatsJetStreamPublisher;
 import io.mic.outbox.rabbitmq.RabbitMqConsumers;
 import io.mic.replay.EventReplay;
 import io.mic.replay.JsonArchiveSource;
-import io.mic.replay.NatsReplaySink;
+import io.mic.replay.PublisherSink;
 import io.mic.replay.ReplayResult;
 import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Delivery;
@@ -212,12 +212,13 @@ final class DocSamples {
 
   static void replay2() throws Exception {
     // docs/replay.md 1 begin
-    try (NatsReplaySink sink = NatsReplaySink.builder().url("nats://127.0.0.1:4222").stream("ORDERS").build()) {
+    try (NatsJetStreamPublisher nats = NatsJetStreamPublisher.builder()   // any publisher and its options
+        .url("nats://127.0.0.1:4222").expectedStream("ORDERS").build()) {
       ReplayResult r = EventReplay.builder()
           .source(JsonArchiveSource.of(Path.of("archive.jsonl.gz")))   // or ClickHouseArchiveSource.builder()…
           .topic("order.created")
           .from(Instant.parse("2026-09-29T08:00:00Z")).to(Instant.parse("2026-09-29T10:00:00Z"))
-          .sink(sink)                                                  // or new DryRunSink(writer)
+          .sink(PublisherSink.of(nats))                                // or new DryRunSink(writer)
           .batchId("rebuild-1")
           .build().run();
     }

@@ -1,5 +1,6 @@
 package io.mic.outbox.kafka;
 
+import io.mic.outbox.PublishRejectedException;
 import io.mic.outbox.BatchDispatchFn;
 import io.mic.outbox.InvalidConfigurationException;
 import io.mic.outbox.OutboxEvent;

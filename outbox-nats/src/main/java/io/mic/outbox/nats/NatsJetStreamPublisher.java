@@ -3,25 +3,19 @@ package io.mic.outbox.nats;
 import io.mic.outbox.BatchChannel;
 import io.mic.outbox.BatchDispatchFn;
 import io.mic.outbox.InvalidConfigurationException;
+import io.mic.outbox.MessagePublisher;
 import io.mic.outbox.OutboxEvent;
 import io.mic.outbox.OutboxHeaders;
+import io.mic.outbox.OutgoingMessage;
+import io.mic.outbox.PublishRejectedException;
 import io.mic.outbox.PublishUnavailableException;
-import io.mic.outbox.OutboxException;
+import io.mic.outbox.SendOutcome;
 import io.mic.outbox.nats.internal.ConnectionPool;
 import io.mic.outbox.nats.internal.ConnectionSource;
-import io.mic.outbox.nats.internal.ConnectionSource.Session;
-import io.mic.outbox.nats.internal.NatsErrors;
-import io.mic.outbox.nats.internal.PubAckWindow;
+import io.mic.outbox.nats.internal.JetStreamChannel;
+import io.mic.outbox.nats.internal.JetStreamSender;
 import io.mic.outbox.nats.internal.Urls;
 import io.nats.client.Connection;
-import io.nats.client.JetStreamApiException;
-import io.nats.client.JetStreamManagement;
-import io.nats.client.JetStreamOptions;
-import io.nats.client.api.PublishAck;
-import io.nats.client.api.ServerInfo;
-import io.nats.client.impl.Headers;
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -29,9 +23,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -78,7 +69,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Thread-safe. {@link #close()} closes only the connections this publisher opened.
  */
-public final class NatsJetStreamPublisher implements BatchDispatchFn, AutoCloseable {
+public final class NatsJetStreamPublisher implements BatchDispatchFn, MessagePublisher {
   public static final Duration DEFAULT_ACK_TIMEOUT = Duration.ofSeconds(5);
   public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(2);
   public static final int DEFAULT_MAX_PENDING_ACKS = 256;
@@ -89,19 +80,9 @@ public final class NatsJetStreamPublisher implements BatchDispatchFn, AutoClosea
   public static final Duration TIMEOUT_LIMIT = Duration.ofHours(1);
   public static final String DEFAULT_CONNECTION_NAME = "mic-outbox";
 
-  private static final String MSG_ID_HEADER = "Nats-Msg-Id";
-  private static final String EXPECTED_STREAM_HEADER = "Nats-Expected-Stream";
-  /** How long a connection whose PubAcks timed out may take to answer a PING before it is replaced. */
-  private static final Duration MAX_PROBE_TIMEOUT = Duration.ofSeconds(2);
-
   private static final Logger LOG = LoggerFactory.getLogger(NatsJetStreamPublisher.class);
 
-  private final ConnectionPool connections;
-  private final String subjectPrefix;
-  private final Duration ackTimeout;
-  private final int maxPendingAcks;
-  private final String expectedStream;
-  private final Duration probeTimeout;
+  private final JetStreamSender sender;
 
   private NatsJetStreamPublisher(Builder b) {
     List<ConnectionSource> sources = new ArrayList<>();
@@ -112,12 +93,8 @@ public final class NatsJetStreamPublisher implements BatchDispatchFn, AutoClosea
         sources.add(ConnectionSource.connectingTo(b.url, b.connectionName, b.connectTimeout, b.ackTimeout));
       }
     }
-    this.connections = new ConnectionPool(sources);
-    this.subjectPrefix = b.subjectPrefix == null ? "" : b.subjectPrefix + ".";
-    this.ackTimeout = b.ackTimeout;
-    this.maxPendingAcks = b.maxPendingAcks;
-    this.expectedStream = b.expectedStream;
-    this.probeTimeout = ackTimeout.compareTo(MAX_PROBE_TIMEOUT) < 0 ? ackTimeout : MAX_PROBE_TIMEOUT;
+    this.sender = new JetStreamSender(new ConnectionPool(sources), b.subjectPrefix, b.ackTimeout, b.maxPendingAcks,
+        b.expectedStream);
   }
 
   public static Builder builder() {
@@ -126,7 +103,7 @@ public final class NatsJetStreamPublisher implements BatchDispatchFn, AutoClosea
 
   /** The subject {@code event} is published on: the prefix (if any), a dot, and the topic. */
   public String subjectOf(OutboxEvent event) {
-    return subjectPrefix + event.topic();
+    return sender.subjectOf(event.topic());
   }
 
   /**
@@ -137,14 +114,9 @@ public final class NatsJetStreamPublisher implements BatchDispatchFn, AutoClosea
    */
   @Override
   public void dispatch(OutboxEvent event) throws InterruptedException {
-    try (ConnectionPool.Lease lease = connections.lease()) {
-      Session session = lease.source().session();
-      try {
-        await(event, send(session, event));
-      } catch (NatsErrors.NoPubAck e) {
-        lease.source().recover(session, probeTimeout);
-        throw e;
-      }
+    SendOutcome outcome = send(List.of(OutboxHeaders.messageOf(event)), false).get(0);
+    if (outcome.failure() != null) {
+      throw outcome.failure();
     }
   }
 
@@ -156,8 +128,8 @@ public final class NatsJetStreamPublisher implements BatchDispatchFn, AutoClosea
    */
   @Override
   public Map<UUID, Exception> dispatchBatch(List<OutboxEvent> events) throws InterruptedException {
-    try (Channel channel = new Channel()) {
-      return channel.send(events).outcomes();
+    try (JetStreamChannel channel = sender.channel()) {
+      return failures(events, channel.send(messagesOf(events), false).outcomes());
     }
   }
 
@@ -169,114 +141,75 @@ public final class NatsJetStreamPublisher implements BatchDispatchFn, AutoClosea
    */
   @Override
   public BatchChannel channel() {
-    return new Channel();
+    JetStreamChannel channel = sender.channel();
+    return new BatchChannel() {
+      @Override
+      public Sent send(List<OutboxEvent> events) throws InterruptedException {
+        JetStreamChannel.Sending sending = channel.send(messagesOf(events), false);
+        return () -> failures(events, sending.outcomes());
+      }
+
+      @Override
+      public boolean overlapping() {
+        return true;
+      }
+
+      @Override
+      public void close() {
+        channel.close();
+      }
+    };
   }
 
-  private final class Channel implements BatchChannel {
-    private ConnectionPool.Lease lease;
-    private PubAckWindow<Publication> window;
-    /** Batches sent and not yet settled (or failed to send). */
-    private int unsettled;
+  private static List<OutgoingMessage> messagesOf(List<OutboxEvent> events) {
+    return events.stream().map(OutboxHeaders::messageOf).toList();
+  }
 
-    @Override
-    public boolean overlapping() {
-      return true;
-    }
-
-    /** @throws PublishUnavailableException NATS is not reachable at all: nothing was sent */
-    @Override
-    public Sending send(List<OutboxEvent> events) throws InterruptedException {
-      if (lease == null) {
-        lease = connections.lease();
-        window = new PubAckWindow<>(maxPendingAcks, ackTimeout, intoOutcomes);
-      }
-      unsettled++;
-      Outcome outcome;
-      try {
-        outcome = new Outcome(lease.source(), lease.source().session());
-        sendAll(events, outcome);
-      } catch (InterruptedException | RuntimeException | Error e) {
-        settled();
-        throw e;
-      }
-      return () -> settle(outcome);
-    }
-
-    private void sendAll(List<OutboxEvent> events, Outcome outcome) throws InterruptedException {
-      PublishUnavailableException down = null;
-      for (OutboxEvent event : events) {
-        window.makeRoom();
-        if (outcome.fatal != null) {
-          return; // not an outcome of an event: the batch stops, as from a direct publication
-        }
-        if (down == null && !outcome.failures.isEmpty()
-            && outcome.session.connection().getStatus() != Connection.Status.CONNECTED) {
-          down = new PublishUnavailableException("not sent: the NATS connection went down during this batch");
-        }
-        if (down != null) {
-          outcome.failures.put(event.id(), down);
-          continue;
-        }
-        try {
-          window.add(new Publication(event, outcome), NatsJetStreamPublisher.this.send(outcome.session, event));
-          outcome.waiting++;
-        } catch (PublishUnavailableException e) {
-          outcome.failures.put(event.id(), e);
-          down = e; // the client refused to send: the connection is closed, later events would fail alike
-        } catch (PublishRejectedException e) {
-          outcome.failures.put(event.id(), e);
-        }
+  /** The failures of a batch's events, by id, from the outcomes of their messages. */
+  private static Map<UUID, Exception> failures(List<OutboxEvent> events, List<SendOutcome> outcomes) {
+    Map<UUID, Exception> failures = new LinkedHashMap<>();
+    for (int i = 0; i < events.size(); i++) {
+      if (outcomes.get(i).failure() != null) {
+        failures.put(events.get(i).id(), outcomes.get(i).failure());
       }
     }
-
-    /** Waits for the batch's PubAcks, settling the window oldest first: an earlier batch's come before. */
-    private Map<UUID, Exception> settle(Outcome outcome) throws InterruptedException {
-      if (outcome.settled) {
-        throw new IllegalStateException("the outcomes of a batch can be asked for once");
-      }
-      outcome.settled = true;
-      try {
-        while (outcome.waiting > 0) {
-          if (window.isEmpty()) {
-            throw new IllegalStateException(outcome.waiting + " publications of the batch are not in its window");
-          }
-          window.settleOldest();
-        }
-      } finally {
-        settled();
-      }
-      if (outcome.acks == 0 && outcome.timeouts > 0) {
-        outcome.source.recover(outcome.session, probeTimeout);
-      }
-      if (outcome.fatal != null) {
-        throw outcome.fatal;
-      }
-      if (!outcome.failures.isEmpty()) {
-        LOG.debug("{} events not acknowledged by JetStream", outcome.failures.size());
-      }
-      return outcome.failures;
+    if (!failures.isEmpty()) {
+      LOG.debug("{} events not acknowledged by JetStream", failures.size());
     }
+    return failures;
+  }
 
-    /** One batch less to settle; with none left the connection and the window are let go. */
-    private void settled() {
-      if (--unsettled == 0) {
-        letGo();
-      }
-    }
+  /**
+   * Publishes the messages with a bounded window of outstanding acknowledgements, on one connection.
+   *
+   * @throws PublishUnavailableException NATS is not reachable at all: nothing was sent
+   */
+  @Override
+  public List<SendOutcome> send(List<OutgoingMessage> messages, boolean stopAtFirstFailure)
+      throws InterruptedException {
+    return sender.send(messages, stopAtFirstFailure);
+  }
 
-    /** Gives the connection back and drops the window: what is left in it is nobody's outcome any more. */
-    private void letGo() {
-      lease.close();
-      lease = null;
-      window = null;
-    }
+  /**
+   * With {@link Builder#expectedStream}: checks that the stream exists and captures the destination's subject,
+   * and learns its {@code max_msg_size} for {@link #check}; without, as {@link #checkStreams}.
+   */
+  @Override
+  public void checkDestination(String destination) throws InterruptedException {
+    sender.checkDestination(destination);
+  }
 
-    @Override
-    public void close() {
-      if (lease != null) {
-        unsettled = 0;
-        letGo();
-      }
+  /**
+   * Refuses a header value NATS cannot carry (printable ASCII only) and a message, headers included, over the
+   * server's {@code max_payload} or the expected stream's {@code max_msg_size} (after {@link #checkDestination}).
+   */
+  @Override
+  public void check(OutgoingMessage message) {
+    try {
+      sender.check(message);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new PublishUnavailableException("interrupted while connecting to NATS");
     }
   }
 
@@ -294,145 +227,13 @@ public final class NatsJetStreamPublisher implements BatchDispatchFn, AutoClosea
    * @throws PublishUnavailableException NATS or JetStream cannot be asked
    */
   public void checkStreams(Collection<String> topics) throws InterruptedException {
-    Session session = connections.first().session();
-    List<String> missing = new ArrayList<>();
-    List<String> elsewhere = new ArrayList<>();
-    try {
-      JetStreamManagement jsm = session.connection().jetStreamManagement(
-          JetStreamOptions.builder().requestTimeout(ackTimeout).build());
-      for (String topic : topics) {
-        String subject = subjectPrefix + topic;
-        List<String> streams = jsm.getStreamNames(subject);
-        if (streams.isEmpty()) {
-          missing.add(subject);
-        } else if (expectedStream != null && !streams.contains(expectedStream)) {
-          elsewhere.add("'" + subject + "' (captured by " + String.join(", ", streams) + ")");
-        }
-      }
-    } catch (IOException | JetStreamApiException e) {
-      throw new PublishUnavailableException("cannot list the JetStream streams over "
-          + connections.first().displayUrl() + ": " + e.getMessage()
-          + "; check that the server runs with JetStream enabled (nats-server -js)", null);
-    }
-    List<String> problems = new ArrayList<>();
-    if (!missing.isEmpty()) {
-      problems.add("no JetStream stream captures " + (missing.size() == 1 ? "subject '" + missing.get(0) + "'"
-          : "subjects '" + String.join("', '", missing) + "'") + ": create one, e.g. 'nats stream add EVENTS"
-          + missing.stream().map(m -> " --subjects \"" + m + "\"").reduce("", String::concat) + "' or, in"
-          + " Java, jetStreamManagement.addStream(StreamConfiguration.builder().name(\"EVENTS\").subjects("
-          + missing.stream().map(m -> "\"" + m + "\"").reduce((a, b) -> a + ", " + b).orElse("")
-          + ").build())");
-    }
-    if (!elsewhere.isEmpty()) {
-      problems.add("not captured by the expected stream '" + expectedStream + "': " + String.join(", ", elsewhere)
-          + "; add the subjects to '" + expectedStream + "' or change expectedStream");
-    }
-    if (!problems.isEmpty()) {
-      throw new InvalidConfigurationException(String.join("; ", problems));
-    }
-  }
-
-  private CompletableFuture<PublishAck> send(Session session, OutboxEvent event) {
-    String subject = subjectOf(event);
-    try {
-      Headers headers = new Headers(); // refuses values NATS cannot carry (non-ASCII): this event's fault
-      OutboxHeaders.of(event).forEach(headers::put);
-      headers.put(MSG_ID_HEADER, event.id().toString());
-      if (expectedStream != null) {
-        headers.put(EXPECTED_STREAM_HEADER, expectedStream);
-      }
-      byte[] payload = event.payload().getBytes(StandardCharsets.UTF_8);
-      requireWithinMaxPayload(session, event, subject, headers.serializedLength() + (long) payload.length);
-      return session.jetStream().publishAsync(subject, headers, payload);
-    } catch (RuntimeException e) {
-      throw NatsErrors.classify(e, event.id(), subject, ackTimeout);
-    }
-  }
-
-  /** A message over the server's max_payload makes the server close the connection, for every event on it. */
-  private static void requireWithinMaxPayload(Session session, OutboxEvent event, String subject, long size) {
-    ServerInfo server = session.connection().getServerInfo();
-    long max = server == null ? 0 : server.getMaxPayload();
-    if (max > 0 && size > max) {
-      throw new PublishRejectedException("NATS can never take event " + event.id() + " on subject '" + subject
-          + "': with its headers the message is " + size + " bytes and the server's max_payload is " + max
-          + " bytes; it was not sent (the server would close the connection): raise max_payload on the server"
-          + " or make the event smaller", -1, null);
-    }
-  }
-
-  private void await(OutboxEvent event, CompletableFuture<PublishAck> ack) throws InterruptedException {
-    try {
-      acknowledged(event, ack.orTimeout(ackTimeout.toMillis(), TimeUnit.MILLISECONDS).get());
-    } catch (ExecutionException e) {
-      throw NatsErrors.classify(e, event.id(), subjectOf(event), ackTimeout);
-    }
-  }
-
-  private static void acknowledged(OutboxEvent event, PublishAck pubAck) {
-    if (pubAck.isDuplicate()) {
-      LOG.debug("event {} was already in stream {}: JetStream dropped the duplicate", event.id(),
-          pubAck.getStream());
-    }
+    sender.checkStreams(topics);
   }
 
   /** Closes the connections this publisher opened (built with {@link Builder#url}). */
   @Override
   public void close() {
-    connections.close();
-  }
-
-  /** A publication in a channel's window, and the outcome of the batch it belongs to. */
-  private record Publication(OutboxEvent event, Outcome outcome) {}
-
-  /** Settles each publication of a window into its batch's {@link Outcome}. */
-  private final PubAckWindow.Outcomes<Publication> intoOutcomes = new PubAckWindow.Outcomes<>() {
-    @Override
-    public void acknowledged(Publication p, PublishAck ack) {
-      NatsJetStreamPublisher.acknowledged(p.event(), ack);
-      p.outcome().acks++;
-      p.outcome().waiting--;
-    }
-
-    @Override
-    public void failed(Publication p, Throwable cause) {
-      p.outcome().waiting--;
-      OutboxException failure = NatsErrors.classify(cause, p.event().id(), subjectOf(p.event()), ackTimeout);
-      if (failure instanceof NatsErrors.NoPubAck) {
-        p.outcome().timeouts++;
-      } else if (!(failure instanceof PublishUnavailableException || failure instanceof PublishRejectedException)) {
-        p.outcome().fatal = failure; // not an outcome of this event: the batch fails as a whole
-        return;
-      }
-      p.outcome().failures.put(p.event().id(), failure);
-    }
-  };
-
-  /**
-   * What came back for one batch: the failures, how many PubAcks arrived or timed out, how many are still
-   * awaited, and a failure of the whole batch.
-   */
-  private static final class Outcome {
-    final ConnectionSource source;
-    final Session session;
-    final Map<UUID, Exception> failures = new LinkedHashMap<>();
-    int acks;
-    int timeouts;
-    int waiting;
-    OutboxException fatal;
-    boolean settled;
-
-    Outcome(ConnectionSource source, Session session) {
-      this.source = source;
-      this.session = session;
-    }
-  }
-
-  /** A batch sent through a {@link Channel}, whose PubAcks may still be arriving. */
-  @FunctionalInterface
-  private interface Sending extends BatchChannel.Sent {
-    @Override
-    Map<UUID, Exception> outcomes() throws InterruptedException;
+    sender.close();
   }
 
   /** Options of a {@link NatsJetStreamPublisher}; {@link #build()} validates them. */

@@ -10,12 +10,11 @@ import java.util.stream.Stream;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
-/** The connections a publisher or a replay opens for itself. */
+/** The connections a publisher (live or replaying) opens for itself. */
 class ConnectionSourceTest {
   static Stream<Function<String, ConnectionSource>> ownConnections() {
     Duration second = Duration.ofSeconds(1);
-    return Stream.of(url -> ConnectionSource.connectingTo(url, "mic-outbox-test", second, second),
-        url -> ConnectionSource.connectingOnce(url, "mic-outbox-test", second, second));
+    return Stream.of(url -> ConnectionSource.connectingTo(url, "mic-outbox-test", second, second));
   }
 
   /**

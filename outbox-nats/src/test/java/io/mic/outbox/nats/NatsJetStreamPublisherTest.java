@@ -1,5 +1,6 @@
 package io.mic.outbox.nats;
 
+import io.mic.outbox.PublishRejectedException;
 import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -183,7 +184,7 @@ class NatsJetStreamPublisherTest {
     OutboxEvent big = event("a", "{\"big\":\"" + "x".repeat(200) + "\"}");
 
     assertThatThrownBy(() -> publisher().dispatch(big))
-        .isInstanceOfSatisfying(PublishRejectedException.class, e -> assertThat(e.apiErrorCode()).isEqualTo(10054))
+        .isInstanceOfSatisfying(PublishRejectedException.class, e -> assertThat(e.code()).isEqualTo("10054"))
         .hasMessage("JetStream rejected event " + big.id() + " on subject '" + stream
             + ".a': message size exceeds maximum allowed [10054]");
   }

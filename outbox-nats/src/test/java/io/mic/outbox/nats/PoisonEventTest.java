@@ -1,5 +1,6 @@
 package io.mic.outbox.nats;
 
+import io.mic.outbox.PublishRejectedException;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 

@@ -1,5 +1,6 @@
 package io.mic.outbox.rabbitmq;
 
+import io.mic.outbox.PublishRejectedException;
 import com.rabbitmq.client.AMQP;
 import com.rabbitmq.client.ConnectionFactory;
 import com.rabbitmq.client.ShutdownSignalException;

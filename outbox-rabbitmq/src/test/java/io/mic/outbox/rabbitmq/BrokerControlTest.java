@@ -1,5 +1,6 @@
 package io.mic.outbox.rabbitmq;
 
+import io.mic.outbox.PublishRejectedException;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatCode;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

@@ -1,5 +1,6 @@
 package io.mic.outbox.rabbitmq;
 
+import io.mic.outbox.PublishRejectedException;
 import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -224,7 +225,7 @@ class RabbitMqPublisherTest {
     OutboxEvent event = event("1", "nobody.listens", "{}");
 
     assertThatThrownBy(() -> publisher().dispatch(event))
-        .isInstanceOfSatisfying(PublishRejectedException.class, e -> assertThat(e.replyCode()).isEqualTo(312))
+        .isInstanceOfSatisfying(PublishRejectedException.class, e -> assertThat(e.code()).isEqualTo("312"))
         .hasMessage("RabbitMQ returned event " + event.id() + " to exchange '" + exchange + "' with routing key"
             + " 'nobody.listens' as unroutable (312 NO_ROUTE): no queue is bound for this routing key; bind one,"
             + " or give the exchange an alternate exchange");
@@ -361,7 +362,7 @@ class RabbitMqPublisherTest {
 
     assertThat(failures).containsOnlyKeys(tooLong.id());
     assertThat(failures.get(tooLong.id())).isInstanceOfSatisfying(PublishRejectedException.class,
-        e -> assertThat(e.replyCode()).isEqualTo(-1))
+        e -> assertThat(e.code()).isNull())
         .hasMessageEndingWith("a routing key must be 0 to 255 bytes of UTF-8");
     assertThat(drainQueue(1)).extracting(m -> m.getProps().getMessageId()).containsExactly(fine.id().toString());
   }

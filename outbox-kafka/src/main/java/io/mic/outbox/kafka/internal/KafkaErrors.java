@@ -2,7 +2,7 @@ package io.mic.outbox.kafka.internal;
 
 import io.mic.outbox.OutboxException;
 import io.mic.outbox.PublishUnavailableException;
-import io.mic.outbox.kafka.PublishRejectedException;
+import io.mic.outbox.PublishRejectedException;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import org.apache.kafka.common.InvalidRecordException;

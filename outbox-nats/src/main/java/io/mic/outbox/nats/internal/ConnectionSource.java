@@ -69,21 +69,6 @@ public final class ConnectionSource implements AutoCloseable {
   }
 
   /**
-   * For a job that ends at the first failure (a replay): opens its own connection to {@code url} on first
-   * use and never reconnects; the client logs nothing, the job reports what failed. {@link #close()} closes it.
-   *
-   * @throws IllegalArgumentException the client cannot parse {@code url} (its message may quote a password)
-   */
-  public static ConnectionSource connectingOnce(String url, String connectionName, Duration connectTimeout,
-      Duration ackTimeout) {
-    Options options = options(url, connectionName, connectTimeout)
-        .maxReconnects(0)
-        .errorListener(new io.nats.client.ErrorListener() {})
-        .build();
-    return new ConnectionSource(null, options, Urls.redact(url), ackTimeout);
-  }
-
-  /**
    * Without {@code dontForceFlushOnRequest} the client ends a write after every request, and a JetStream
    * publication is one: a batch then goes out one or two messages per write, and NATS reads it in as many
    * pieces, at about twice the CPU per message on both sides. Without the flag, the client's writer sends

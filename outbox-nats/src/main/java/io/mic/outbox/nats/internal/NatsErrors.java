@@ -2,11 +2,10 @@ package io.mic.outbox.nats.internal;
 
 import io.mic.outbox.OutboxException;
 import io.mic.outbox.PublishUnavailableException;
-import io.mic.outbox.nats.PublishRejectedException;
+import io.mic.outbox.PublishRejectedException;
 import io.nats.client.JetStreamApiException;
 import java.io.IOException;
 import java.time.Duration;
-import java.util.UUID;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
@@ -43,7 +42,7 @@ public final class NatsErrors {
   }
 
   /** The exception to report for {@code error}, raised while publishing event {@code id} on {@code subject}. */
-  public static OutboxException classify(Throwable error, UUID id, String subject, Duration ackTimeout) {
+  public static OutboxException classify(Throwable error, String id, String subject, Duration ackTimeout) {
     String what = "event " + id + " on subject '" + subject + "'";
     Throwable t = unwrap(error);
     if (t instanceof TimeoutException) {
@@ -73,12 +72,12 @@ public final class NatsErrors {
             + " stream: fix the stream's subjects or the publisher's expectedStream; " + api.getMessage(), null);
       }
       return new PublishRejectedException("JetStream rejected " + what + ": " + api.getMessage(),
-          api.getApiErrorCode(), null);
+          String.valueOf(api.getApiErrorCode()), null);
     }
     if (t instanceof OutboxException known) {
       return known;
     }
-    return new PublishRejectedException("could not publish " + what + ": " + t, -1, null);
+    return new PublishRejectedException("could not publish " + what + ": " + t, null, null);
   }
 
   /** What to do when no stream captures {@code subject}. */

@@ -6,7 +6,7 @@ import com.rabbitmq.client.Return;
 import com.rabbitmq.client.ShutdownSignalException;
 import io.mic.outbox.OutboxException;
 import io.mic.outbox.PublishUnavailableException;
-import io.mic.outbox.rabbitmq.PublishRejectedException;
+import io.mic.outbox.PublishRejectedException;
 import java.time.Duration;
 import java.util.List;
 import java.util.regex.Matcher;
@@ -26,6 +26,8 @@ public final class RabbitErrors {
   /** AMQP reply codes the classification looks at. */
   public static final int ACCESS_REFUSED = 403;
   public static final int NOT_FOUND = 404;
+  /** The reply code of a channel the broker closed because of one message (e.g. too large). */
+  public static final int PRECONDITION_FAILED = 406;
 
   private static final Pattern MESSAGE_SIZE = Pattern.compile("message size (\\d+)");
 
@@ -40,7 +42,7 @@ public final class RabbitErrors {
   public static PublishRejectedException returned(String what, Return r) {
     return new PublishRejectedException("RabbitMQ returned " + what + " as unroutable (" + r.getReplyCode()
         + " " + r.getReplyText() + "): no queue is bound for this routing key; bind one, or give the"
-        + " exchange an alternate exchange", r.getReplyCode(), null);
+        + " exchange an alternate exchange", String.valueOf(r.getReplyCode()), null);
   }
 
   public static PublishUnavailableException timedOut(String what, Duration timeout) {
@@ -54,7 +56,7 @@ public final class RabbitErrors {
   }
 
   public static PublishRejectedException refusedByClient(String what, String reason, Throwable cause) {
-    return new PublishRejectedException("could not publish " + what + ": " + reason, -1, cause);
+    return new PublishRejectedException("could not publish " + what + ": " + reason, null, cause);
   }
 
   /** The failure of a message that was outstanding, or not yet sent, when its channel closed. */
@@ -76,7 +78,7 @@ public final class RabbitErrors {
 
   public static PublishRejectedException refusedByBroker(String what, ShutdownSignalException cause) {
     return new PublishRejectedException("RabbitMQ refused " + what + ": " + replyText(cause),
-        replyCode(cause), cause);
+        String.valueOf(replyCode(cause)), cause);
   }
 
   /**
@@ -85,7 +87,7 @@ public final class RabbitErrors {
    */
   public static boolean causedByOneMessage(ShutdownSignalException cause) {
     return !cause.isHardError() && !cause.isInitiatedByApplication()
-        && replyCode(cause) == PublishRejectedException.PRECONDITION_FAILED;
+        && replyCode(cause) == PRECONDITION_FAILED;
   }
 
   /**
