@@ -1,5 +1,10 @@
 package io.mic.outbox;
 
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+
 /**
  * What became of one {@link OutgoingMessage} a {@link MessagePublisher} sent.
  *
@@ -31,6 +36,20 @@ public record SendOutcome(Status status, OutboxException failure) {
   public static SendOutcome failed(OutboxException failure) {
     return new SendOutcome(failure instanceof PublishUnavailableException ? Status.UNAVAILABLE : Status.REJECTED,
         failure);
+  }
+
+  /**
+   * What {@link BatchDispatchFn#dispatchBatch} returns for {@code events}, sent as messages in the same order
+   * with these {@code outcomes}: the failure of each event not delivered, by id.
+   */
+  public static Map<UUID, Exception> failuresOf(List<OutboxEvent> events, List<SendOutcome> outcomes) {
+    Map<UUID, Exception> failures = new LinkedHashMap<>();
+    for (int i = 0; i < events.size(); i++) {
+      if (outcomes.get(i).failure() != null) {
+        failures.put(events.get(i).id(), outcomes.get(i).failure());
+      }
+    }
+    return failures;
   }
 
   /** Whether the broker has the message (acknowledged, or dropped as a duplicate of one it has). */

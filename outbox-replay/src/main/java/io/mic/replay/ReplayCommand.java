@@ -2,6 +2,7 @@ package io.mic.replay;
 
 import io.mic.outbox.InvalidConfigurationException;
 import io.mic.outbox.MessagePublisher;
+import io.mic.outbox.kafka.KafkaPublisher;
 import io.mic.outbox.nats.NatsJetStreamPublisher;
 import io.mic.outbox.rabbitmq.internal.Urls;
 import io.mic.replay.internal.CliProgress;
@@ -176,9 +177,9 @@ public final class ReplayCommand implements Callable<Integer> {
     Writer dryRunOut = new BufferedWriter(new OutputStreamWriter(failingOnError(stdout), StandardCharsets.UTF_8),
         1 << 16);
     ReplayResult result;
-    MessagePublisher publisher = natsUrl != null ? natsPublisher() : null;
-    try (publisher; ReplaySink sink = publisher != null ? PublisherSink.of(publisher) : kafkaBootstrap != null
-        ? kafkaSink() : rabbitUri != null ? rabbitSink() : new DryRunSink(dryRunOut)) {
+    MessagePublisher publisher = natsUrl != null ? natsPublisher() : kafkaBootstrap != null ? kafkaPublisher() : null;
+    try (publisher; ReplaySink sink = publisher != null ? PublisherSink.of(publisher)
+        : rabbitUri != null ? rabbitSink() : new DryRunSink(dryRunOut)) {
       EventReplay eventReplay = build(replay.sink(sink)::build, EVENT_REPLAY_OPTIONS);
       if (batchId == null && !sink.isDryRun()) {
         // before the first publication: a run stopped from outside (Ctrl-C, a stopped pod) prints no summary,
@@ -277,8 +278,13 @@ public final class ReplayCommand implements Callable<Integer> {
         .maxPendingAcks(maxPendingAcks).connectionName("mic-events-replay")::build, NATS_OPTIONS);
   }
 
-  private ReplaySink kafkaSink() {
-    return build(KafkaReplaySink.builder().bootstrapServers(kafkaBootstrap)::build, KAFKA_OPTIONS);
+  private MessagePublisher kafkaPublisher() {
+    if (!kafkaBootstrap.matches("[A-Za-z0-9_.\\[\\]:-]+:\\d{1,5}(,[A-Za-z0-9_.\\[\\]:-]+:\\d{1,5})*")) {
+      throw usage("--to-kafka: bootstrap servers must be host:port[,host:port…], e.g. 127.0.0.1:9092, was '"
+          + kafkaBootstrap + "'");
+    }
+    return build(KafkaPublisher.builder().bootstrapServers(kafkaBootstrap).property("client.id", "mic-events-replay")
+        .deliveryTimeout(Duration.ofSeconds(30))::build, KAFKA_OPTIONS);
   }
 
   private ReplaySink rabbitSink() {
@@ -297,7 +303,8 @@ public final class ReplayCommand implements Callable<Integer> {
   private static final Map<String, String> NATS_OPTIONS =
       Map.of("url", "--to-nats", "expectedStream", "--nats-stream", PublisherSink.DESTINATION, "--nats-stream",
           "maxPendingAcks", "--max-pending-acks");
-  private static final Map<String, String> KAFKA_OPTIONS = Map.of("bootstrapServers", "--to-kafka");
+  private static final Map<String, String> KAFKA_OPTIONS = Map.of("bootstrapServers", "--to-kafka",
+      PublisherSink.DESTINATION, "--to-kafka");
   private static final Map<String, String> RABBITMQ_OPTIONS = Map.of("uri", "--to-rabbitmq",
       "exchange", "--rabbitmq-exchange");
   private static final Map<String, String> EVENT_REPLAY_OPTIONS =

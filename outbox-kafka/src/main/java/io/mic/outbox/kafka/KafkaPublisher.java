@@ -1,25 +1,29 @@
 package io.mic.outbox.kafka;
 
-import io.mic.outbox.PublishRejectedException;
 import io.mic.outbox.BatchDispatchFn;
 import io.mic.outbox.InvalidConfigurationException;
+import io.mic.outbox.MessagePublisher;
 import io.mic.outbox.OutboxEvent;
 import io.mic.outbox.OutboxException;
 import io.mic.outbox.OutboxHeaders;
+import io.mic.outbox.OutgoingMessage;
+import io.mic.outbox.PublishRejectedException;
 import io.mic.outbox.PublishUnavailableException;
+import io.mic.outbox.SendOutcome;
 import io.mic.outbox.kafka.internal.KafkaErrors;
 import io.mic.outbox.kafka.internal.ProducerSettings;
+import io.mic.outbox.kafka.internal.TopicCheck;
+import io.mic.outbox.kafka.internal.TopicMetadata;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
-import java.util.Set;
 import java.util.UUID;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
@@ -32,8 +36,6 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.KafkaException;
-import org.apache.kafka.common.Metric;
-import org.apache.kafka.common.MetricName;
 import org.apache.kafka.common.errors.AuthenticationException;
 import org.apache.kafka.common.errors.InterruptException;
 import org.apache.kafka.common.header.internals.RecordHeaders;
@@ -71,14 +73,13 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Thread-safe. {@link #close()} closes the producer only if this publisher created it.
  */
-public final class KafkaPublisher implements BatchDispatchFn, AutoCloseable {
+public final class KafkaPublisher implements BatchDispatchFn, MessagePublisher {
   /** Default {@code delivery.timeout.ms}: the longest a send may take once accepted by the producer. */
   public static final Duration DEFAULT_DELIVERY_TIMEOUT = Duration.ofSeconds(20);
   /** Default {@code request.timeout.ms}: one request to a broker. */
   public static final Duration DEFAULT_REQUEST_TIMEOUT = Duration.ofSeconds(10);
   /** Default {@code max.block.ms}: how long {@code send} may wait for metadata or buffer space. */
   public static final Duration DEFAULT_MAX_BLOCK = Duration.ofSeconds(5);
-
 
   private static final Logger LOG = LoggerFactory.getLogger(KafkaPublisher.class);
   /** Added to the producer's own bounds before waiting on a future gives up: the producer should answer first. */
@@ -106,14 +107,13 @@ public final class KafkaPublisher implements BatchDispatchFn, AutoCloseable {
   private final Function<OutboxEvent, String> topicOf;
   private final Function<OutboxEvent, String> keyOf;
   private final long waitMillis;
-  /** Topics Kafka answered without, and until when ({@link System#nanoTime()}) their events are not sent. */
-  private final Map<String, Long> missingTopics = new ConcurrentHashMap<>();
-  /** Topics the producer had metadata for: sending to them does not wait. */
-  private final Set<String> knownTopics = ConcurrentHashMap.newKeySet();
+  private final TopicMetadata metadata = new TopicMetadata(MISSING_TOPIC_RECHECK);
+  private final TopicCheck topics;
 
   private KafkaPublisher(Builder b, Producer<byte[], byte[]> producer,
-      Supplier<Producer<byte[], byte[]>> newProducer, long sendBoundMillis) {
+      Supplier<Producer<byte[], byte[]>> newProducer, long sendBoundMillis, TopicCheck topics) {
     this.producer = producer;
+    this.topics = topics;
     this.newProducer = newProducer;
     this.renewedAt = System.nanoTime() - PRODUCER_RENEWAL_INTERVAL.toNanos();
     this.topicOf = b.topicOf;
@@ -127,11 +127,22 @@ public final class KafkaPublisher implements BatchDispatchFn, AutoCloseable {
 
   /** The record {@code event} is published as. */
   public ProducerRecord<byte[], byte[]> recordOf(OutboxEvent event) {
+    return recordOf(messageOf(event));
+  }
+
+  /** The event's message, with {@link Builder#topicOf} and {@link Builder#keyOf} applied. */
+  private OutgoingMessage messageOf(OutboxEvent event) {
+    OutgoingMessage m = OutboxHeaders.messageOf(event);
+    return new OutgoingMessage(topicOf.apply(event), keyOf.apply(event), m.headers(), m.payload(),
+        m.deduplicationId());
+  }
+
+  /** Topic = destination, key and headers as UTF-8 (a null key: a record without one), value = the payload. */
+  private static ProducerRecord<byte[], byte[]> recordOf(OutgoingMessage m) {
     RecordHeaders headers = new RecordHeaders();
-    OutboxHeaders.of(event).forEach((name, value) -> headers.add(name, utf8(value)));
-    String key = keyOf.apply(event);
-    return new ProducerRecord<>(topicOf.apply(event), null, key == null ? null : utf8(key),
-        utf8(event.payload()), headers);
+    m.headers().forEach((name, value) -> headers.add(name, utf8(value)));
+    return new ProducerRecord<>(m.destination(), null, m.key() == null ? null : utf8(m.key()), m.payload(),
+        headers);
   }
 
   /**
@@ -155,71 +166,109 @@ public final class KafkaPublisher implements BatchDispatchFn, AutoCloseable {
    */
   @Override
   public Map<UUID, Exception> dispatchBatch(List<OutboxEvent> events) throws InterruptedException {
+    return SendOutcome.failuresOf(events, send(events.stream().map(this::messageOf).toList(), false));
+  }
+
+  /**
+   * Sends the messages, flushes, and waits for every acknowledgement. Kafka reports most failures after the
+   * flush: with {@code stopAtFirstFailure} only a failure known before a message is sent keeps it back.
+   */
+  @Override
+  public List<SendOutcome> send(List<OutgoingMessage> messages, boolean stopAtFirstFailure)
+      throws InterruptedException {
     Producer<byte[], byte[]> producer = authenticationFailed ? renewIfDue() : this.producer;
-    Map<UUID, Exception> failures = new LinkedHashMap<>();
-    List<InFlight> inFlight = new ArrayList<>(events.size());
+    SendOutcome[] outcomes = new SendOutcome[messages.size()];
+    int failed = 0;
+    List<InFlight> inFlight = new ArrayList<>(messages.size());
     // send() waits max.block.ms for a topic's metadata. A topic waited for in vain is not tried again in this
     // batch; if Kafka answered meanwhile, the topic is missing and is not tried again for a while either. After
     // two such waits Kafka counts as down if it never answered; if it did, only known topics are sent.
     Map<String, PublishUnavailableException> downTopics = new HashMap<>();
     PublishUnavailableException down = null;
     int unanswered = 0;
-    for (OutboxEvent event : events) {
-      String topic = topicOf.apply(event);
+    for (int i = 0; i < messages.size(); i++) {
+      OutgoingMessage m = messages.get(i);
+      String topic = m.destination();
       PublishUnavailableException known = down != null ? down : downTopics.get(topic);
-      if (known == null) {
-        known = stillMissing(event, topic);
+      if (known == null && stopAtFirstFailure && failed > 0) {
+        known = new PublishUnavailableException("not sent: an earlier message of this batch failed");
       }
-      if (known == null && downTopics.size() >= MAX_TOPICS_WAITED_FOR && !knownTopics.contains(topic)) {
-        known = new PublishUnavailableException(describe(event) + " not sent: this batch already waited in vain"
+      if (known == null) {
+        known = metadata.stillMissing(topic, describe(m));
+      }
+      if (known == null && downTopics.size() >= MAX_TOPICS_WAITED_FOR && !metadata.isKnown(topic)) {
+        known = new PublishUnavailableException(describe(m) + " not sent: this batch already waited in vain"
             + " for the metadata of " + downTopics.keySet() + "; it goes in a later batch");
       }
       if (known != null) {
-        failures.put(event.id(), known);
+        outcomes[i] = SendOutcome.failed(known);
+        failed++;
         continue;
       }
       long sending = System.nanoTime();
       Future<RecordMetadata> sent;
       try {
-        sent = send(producer, event);
-      } catch (PublishRejectedException e) {
-        failures.put(event.id(), e);
-        continue;
-      } catch (PublishUnavailableException e) {
-        failures.put(event.id(), e);
-        down = e; // the producer is closed: every later send fails alike
+        sent = send(producer, m);
+      } catch (PublishRejectedException | PublishUnavailableException e) {
+        outcomes[i] = SendOutcome.failed(e);
+        failed++;
+        if (e instanceof PublishUnavailableException closed) {
+          down = closed; // the producer is closed: every later send fails alike
+        }
         continue;
       }
-      PublishUnavailableException immediate = failedAtOnce(event, sent);
+      PublishUnavailableException immediate = failedAtOnce(m, sent);
       if (immediate == null) {
-        knownTopics.add(topic);
-        inFlight.add(new InFlight(event, sent));
+        metadata.known(topic);
+        inFlight.add(new InFlight(i, m, sent));
         continue;
       }
-      failures.put(event.id(), immediate);
+      outcomes[i] = SendOutcome.failed(immediate);
+      failed++;
       downTopics.put(topic, immediate);
-      if (!rememberIfMissing(producer, topic, immediate, sending) && ++unanswered >= MAX_TOPICS_WAITED_FOR) {
+      if (!metadata.rememberIfMissing(producer, topic, immediate, sending) && ++unanswered >= MAX_TOPICS_WAITED_FOR) {
         down = immediate;
       }
     }
     if (!inFlight.isEmpty()) {
-      flush(producer);
+      KafkaErrors.flush(producer);
     }
     for (InFlight f : inFlight) {
       try {
-        await(f.event, f.sent);
+        await(f.message, f.sent);
+        outcomes[f.index] = SendOutcome.ACKNOWLEDGED;
       } catch (PublishUnavailableException | PublishRejectedException e) {
-        failures.put(f.event.id(), e);
+        outcomes[f.index] = SendOutcome.failed(e);
+        failed++;
       }
     }
-    if (!failures.isEmpty()) {
-      LOG.debug("{} of {} events not acknowledged by Kafka", failures.size(), events.size());
+    if (failed > 0) {
+      LOG.debug("{} of {} events not acknowledged by Kafka", failed, messages.size());
       if (!authenticationFailed && producer == this.producer // not a batch that ran on a producer replaced since
-          && failures.values().stream().anyMatch(KafkaPublisher::isFailedAuthentication)) {
+          && Arrays.stream(outcomes).anyMatch(o -> isFailedAuthentication(o.failure()))) {
         authenticationFailed = true;
       }
     }
-    return failures;
+    return Arrays.asList(outcomes);
+  }
+
+  /**
+   * Checks that the topic exists, with an admin client on the publisher's own settings (security included), and
+   * learns its {@code max.message.bytes} for {@link #check}. A publisher on the application's producer checks
+   * nothing: it has no settings to ask with.
+   */
+  @Override
+  public void checkDestination(String topic) throws InterruptedException {
+    topics.checkTopic(topic);
+  }
+
+  /**
+   * Refuses a record larger, in its own batch, than the producer's {@code max.request.size} or the topic's
+   * {@code max.message.bytes} (after {@link #checkDestination}).
+   */
+  @Override
+  public void check(OutgoingMessage message) {
+    topics.checkSize(recordOf(message));
   }
 
   /**
@@ -254,7 +303,7 @@ public final class KafkaPublisher implements BatchDispatchFn, AutoCloseable {
     return renewed;
   }
 
-  private static boolean isFailedAuthentication(Exception failure) {
+  private static boolean isFailedAuthentication(Throwable failure) {
     for (Throwable t = failure; t != null; t = t.getCause()) {
       if (t instanceof AuthenticationException) {
         return true;
@@ -263,74 +312,21 @@ public final class KafkaPublisher implements BatchDispatchFn, AutoCloseable {
     return false;
   }
 
-  private Future<RecordMetadata> send(Producer<byte[], byte[]> producer, OutboxEvent event)
+  private Future<RecordMetadata> send(Producer<byte[], byte[]> producer, OutgoingMessage m)
       throws InterruptedException {
     try {
-      return producer.send(recordOf(event));
+      return producer.send(recordOf(m));
     } catch (InterruptException e) {
-      throw interrupted(e);
+      throw KafkaErrors.interrupted(e);
     } catch (KafkaException | IllegalStateException e) {
       // the producer reports most errors through the future; what it throws here is about the record
       // (serialization) or about the producer (closed)
-      throw KafkaErrors.classify(e, describe(event));
+      throw KafkaErrors.classify(e, describe(m));
     }
-  }
-
-  /** The failure of an event whose topic Kafka recently said it does not have; null when it may be tried. */
-  private PublishUnavailableException stillMissing(OutboxEvent event, String topic) {
-    Long until = missingTopics.get(topic);
-    if (until == null) {
-      return null;
-    }
-    if (System.nanoTime() - until >= 0) {
-      missingTopics.remove(topic, until);
-      return null;
-    }
-    return new PublishUnavailableException("Kafka has no topic '" + topic + "' (at the last try): " + describe(event)
-        + " waits without counting an attempt; create the topic, it is tried again within " + MISSING_TOPIC_RECHECK);
-  }
-
-  /**
-   * After send() failed at once: when it gave up on the topic's metadata although Kafka answered meanwhile,
-   * the topic is missing, and its events go back at once for {@link #MISSING_TOPIC_RECHECK}.
-   *
-   * @return whether the topic is missing
-   */
-  private boolean rememberIfMissing(Producer<byte[], byte[]> producer, String topic,
-      PublishUnavailableException failure, long sendingNanos) {
-    if (!isMetadataWait(failure) || !answeredSince(producer, sendingNanos)) {
-      return false;
-    }
-    if (missingTopics.put(topic, System.nanoTime() + MISSING_TOPIC_RECHECK.toNanos()) == null) {
-      LOG.warn("Kafka has no topic '{}': its events wait without counting attempts; it is tried again every {}",
-          topic, MISSING_TOPIC_RECHECK);
-    }
-    return true;
-  }
-
-  /** Whether {@code failure} is send() giving up on a topic's metadata (not on buffer space). */
-  private static boolean isMetadataWait(PublishUnavailableException failure) {
-    return failure.getCause() instanceof org.apache.kafka.common.errors.TimeoutException
-        && !(failure.getCause() instanceof org.apache.kafka.clients.producer.BufferExhaustedException);
-  }
-
-  /**
-   * Whether the producer's metadata was refreshed since {@code sinceNanos} ({@code metadata-age}): Kafka
-   * answered, so a topic it did not list is missing rather than Kafka down.
-   */
-  private static boolean answeredSince(Producer<byte[], byte[]> producer, long sinceNanos) {
-    double waitedSeconds = (System.nanoTime() - sinceNanos) / 1e9;
-    for (Map.Entry<MetricName, ? extends Metric> m : producer.metrics().entrySet()) {
-      if (m.getKey().name().equals("metadata-age") && m.getKey().group().equals("producer-metrics")
-          && m.getValue().metricValue() instanceof Double age) {
-        return age < waitedSeconds;
-      }
-    }
-    return false; // no such metric: as if Kafka had not answered
   }
 
   /** The unavailable outcome of a send that failed before it left the producer, else null. */
-  private PublishUnavailableException failedAtOnce(OutboxEvent event, Future<RecordMetadata> sent)
+  private PublishUnavailableException failedAtOnce(OutgoingMessage m, Future<RecordMetadata> sent)
       throws InterruptedException {
     if (!sent.isDone()) {
       return null;
@@ -339,38 +335,23 @@ public final class KafkaPublisher implements BatchDispatchFn, AutoCloseable {
       sent.get();
       return null;
     } catch (ExecutionException e) {
-      return KafkaErrors.classify(e, describe(event)) instanceof PublishUnavailableException u ? u : null;
+      return KafkaErrors.classify(e, describe(m)) instanceof PublishUnavailableException u ? u : null;
     }
   }
 
-  private static void flush(Producer<byte[], byte[]> producer) throws InterruptedException {
-    try {
-      producer.flush();
-    } catch (InterruptException e) {
-      throw interrupted(e);
-    }
-  }
-
-  private void await(OutboxEvent event, Future<RecordMetadata> sent) throws InterruptedException {
+  private void await(OutgoingMessage m, Future<RecordMetadata> sent) throws InterruptedException {
     try {
       sent.get(waitMillis, TimeUnit.MILLISECONDS); // the producer itself fails it after delivery.timeout.ms
     } catch (ExecutionException e) {
-      throw KafkaErrors.classify(e, describe(event));
+      throw KafkaErrors.classify(e, describe(m));
     } catch (TimeoutException e) {
-      throw new PublishUnavailableException("no answer from the Kafka producer for " + describe(event)
+      throw new PublishUnavailableException("no answer from the Kafka producer for " + describe(m)
           + " within " + waitMillis + " ms: the outcome is unknown, the event will be published again", e);
     }
   }
 
-  private static InterruptedException interrupted(InterruptException e) {
-    Thread.interrupted(); // InterruptException set the flag again; the caller sees InterruptedException instead
-    InterruptedException ie = new InterruptedException("interrupted while publishing to Kafka");
-    ie.initCause(e);
-    return ie;
-  }
-
-  private String describe(OutboxEvent event) {
-    return "event " + event.id() + " for topic '" + topicOf.apply(event) + "'";
+  private static String describe(OutgoingMessage m) {
+    return "event " + m.eventId() + " for topic '" + m.destination() + "'";
   }
 
   private static byte[] utf8(String s) {
@@ -390,7 +371,7 @@ public final class KafkaPublisher implements BatchDispatchFn, AutoCloseable {
     }
   }
 
-  private record InFlight(OutboxEvent event, Future<RecordMetadata> sent) {}
+  private record InFlight(int index, OutgoingMessage message, Future<RecordMetadata> sent) {}
 
   /** Options of a {@link KafkaPublisher}; {@link #build()} validates them. */
   public static final class Builder {
@@ -485,7 +466,7 @@ public final class KafkaPublisher implements BatchDispatchFn, AutoCloseable {
         require(properties.isEmpty(), "set either producer or bootstrapServers/property, not both: the"
             + " settings " + properties.keySet() + " would not reach the application's producer");
         long bound = deliveryTimeout.toMillis() + maxBlock.toMillis();
-        return new KafkaPublisher(this, producer, null, bound);
+        return new KafkaPublisher(this, producer, null, bound, TopicCheck.none());
       }
       Properties settings = ProducerSettings.of(properties, deliveryTimeout, requestTimeout, maxBlock);
       Supplier<Producer<byte[], byte[]>> newProducer = () -> new KafkaProducer<>(settings);
@@ -497,7 +478,8 @@ public final class KafkaPublisher implements BatchDispatchFn, AutoCloseable {
         Throwable cause = e.getCause() != null ? e.getCause() : e;
         throw new InvalidConfigurationException("the Kafka producer could not be created: " + cause.getMessage());
       }
-      return new KafkaPublisher(this, own, newProducer, ProducerSettings.sendBoundMillis(settings));
+      return new KafkaPublisher(this, own, newProducer, ProducerSettings.sendBoundMillis(settings),
+          TopicCheck.with(settings));
     }
 
     private static void requireMillis(String option, Duration d) {

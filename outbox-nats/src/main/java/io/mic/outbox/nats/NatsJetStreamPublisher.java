@@ -19,7 +19,6 @@ import io.nats.client.Connection;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -167,12 +166,7 @@ public final class NatsJetStreamPublisher implements BatchDispatchFn, MessagePub
 
   /** The failures of a batch's events, by id, from the outcomes of their messages. */
   private static Map<UUID, Exception> failures(List<OutboxEvent> events, List<SendOutcome> outcomes) {
-    Map<UUID, Exception> failures = new LinkedHashMap<>();
-    for (int i = 0; i < events.size(); i++) {
-      if (outcomes.get(i).failure() != null) {
-        failures.put(events.get(i).id(), outcomes.get(i).failure());
-      }
-    }
+    Map<UUID, Exception> failures = SendOutcome.failuresOf(events, outcomes);
     if (!failures.isEmpty()) {
       LOG.debug("{} events not acknowledged by JetStream", failures.size());
     }

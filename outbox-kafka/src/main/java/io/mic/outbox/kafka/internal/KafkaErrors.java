@@ -3,6 +3,8 @@ package io.mic.outbox.kafka.internal;
 import io.mic.outbox.OutboxException;
 import io.mic.outbox.PublishUnavailableException;
 import io.mic.outbox.PublishRejectedException;
+import org.apache.kafka.clients.producer.Producer;
+import org.apache.kafka.common.errors.InterruptException;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import org.apache.kafka.common.InvalidRecordException;
@@ -60,5 +62,21 @@ public final class KafkaErrors {
       t = t.getCause();
     }
     return t;
+  }
+
+  /** The producer's interrupt as the {@link InterruptedException} callers expect, the flag cleared. */
+  public static InterruptedException interrupted(InterruptException e) {
+    Thread.interrupted(); // InterruptException set the flag again; the caller sees InterruptedException instead
+    InterruptedException ie = new InterruptedException("interrupted while publishing to Kafka");
+    ie.initCause(e);
+    return ie;
+  }
+
+  public static void flush(Producer<byte[], byte[]> producer) throws InterruptedException {
+    try {
+      producer.flush();
+    } catch (InterruptException e) {
+      throw interrupted(e);
+    }
   }
 }

@@ -2,24 +2,36 @@ package io.mic.outbox.kafka;
 
 import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.mic.replay.EventReplay;
+import io.mic.replay.JsonArchiveSource;
+import io.mic.replay.PublisherSink;
 import io.mic.replay.ReplayCommand;
+import io.mic.replay.ReplayResult;
+import io.mic.replay.ReplaySink;
+import io.mic.replay.UnpublishableEventException;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Instant;
 import java.util.List;
 import java.util.Map;
+import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.ScramCredentialInfo;
+import org.apache.kafka.clients.admin.ScramMechanism;
+import org.apache.kafka.clients.admin.UserScramCredentialUpsertion;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** {@code mic-events-replay --to-kafka}, end to end on a real broker. */
+/** {@code mic-events-replay --to-kafka} and a replay through a {@link KafkaPublisher}, end to end on a real broker. */
 class ReplayToKafkaTest {
   private static final String ID_1 = "01925e6a-0000-7000-8000-000000000001";
   private static final String ID_2 = "01925e6a-0000-7000-8000-000000000002";
@@ -98,7 +110,7 @@ class ReplayToKafkaTest {
     assertThat(exit).as(stderr).isEqualTo(ReplayCommand.BAD_INPUT);
     assertThat(stderr).contains("nothing was published", "event " + ID_3 + " cannot go to Kafka: the record would"
         + " be up to ", " bytes (value 3011, key 2, headers ", "over the 1024 bytes of topic " + topic
-        + "'s max.message.bytes: raise the topic's limit or leave the event out of the range")
+        + "'s max.message.bytes: raise the topic's limit")
         .doesNotContain("xxxx");
     try (Admin admin = KafkaTestBroker.admin(bootstrap)) {
       assertThat(admin.listOffsets(Map.of(new org.apache.kafka.common.TopicPartition(topic, 0),
@@ -114,6 +126,50 @@ class ReplayToKafkaTest {
     exit = replay(archive("{\"blob\":\"" + "x".repeat(fitting) + "\"}"), "--to-kafka", bootstrap);
     assertThat(exit).as(err.toString(UTF_8)).isEqualTo(ReplayCommand.OK);
     assertThat(TopicReader.readAtLeast(bootstrap, topic, 3)).hasSize(3);
+  }
+
+  @Test
+  void aProducerSettingOfThePublisherIsWhatTheReplayChecksAgainst() throws Exception {
+    KafkaTestBroker.createTopic(bootstrap, topic, 1);
+    try (KafkaPublisher kafka = KafkaPublisher.builder().bootstrapServers(bootstrap)
+        .property("max.request.size", "2000").build()) {
+      EventReplay replay = replayTo(PublisherSink.of(kafka), archive("{\"blob\":\"" + "x".repeat(3_000) + "\"}"));
+
+      assertThatThrownBy(replay::run).isInstanceOf(UnpublishableEventException.class)
+          .hasMessageContaining("event " + ID_3 + " cannot go to Kafka: the record would be up to ")
+          .hasMessageEndingWith("over the 2000 bytes of the producer's max.request.size: raise max.request.size");
+    }
+  }
+
+  /** Replay reaches a Kafka that takes only SASL clients through the publisher's security settings. */
+  @Test
+  void aReplayReachesASaslKafkaWithThePublishersSecuritySettings() throws Exception {
+    KafkaTestBroker.ChildBroker broker = KafkaTestBroker.child();
+    KafkaTestBroker.createTopic(broker.bootstrap(), topic, 1);
+    String user = "replayer-" + UUID.randomUUID().toString().substring(0, 8);
+    String password = UUID.randomUUID().toString();
+    try (Admin admin = KafkaTestBroker.admin(broker.bootstrap())) {
+      admin.alterUserScramCredentials(List.of(new UserScramCredentialUpsertion(user,
+          new ScramCredentialInfo(ScramMechanism.SCRAM_SHA_256, 4096), password))).all().get(30, TimeUnit.SECONDS);
+    }
+    try (KafkaPublisher kafka = KafkaPublisher.builder().bootstrapServers(broker.scramBootstrap())
+        .property("security.protocol", "SASL_PLAINTEXT")
+        .property("sasl.mechanism", KafkaTestBroker.ChildBroker.SCRAM_MECHANISM)
+        .property("sasl.jaas.config", "org.apache.kafka.common.security.scram.ScramLoginModule required"
+            + " username=\"" + user + "\" password=\"" + password + "\";").build()) {
+      ReplayResult result = replayTo(PublisherSink.of(kafka), archive("{\"n\":3}")).run();
+
+      assertThat(result.published()).isEqualTo(3);
+    }
+    assertThat(TopicReader.readAtLeast(broker.bootstrap(), topic, 3)).extracting(r -> new String(r.value(), UTF_8))
+        .containsExactly("{\"n\":1}", "{\"n\":2}", "{\"n\":3}");
+    KafkaTestBroker.deleteTopic(broker.bootstrap(), topic);
+  }
+
+  private EventReplay replayTo(ReplaySink sink, Path archive) {
+    return EventReplay.builder().source(JsonArchiveSource.of(archive)).topic(topic)
+        .from(Instant.parse("2026-09-29T08:00:00Z")).to(Instant.parse("2026-09-29T09:00:00Z")).sink(sink)
+        .batchId("rebuild-1").build();
   }
 
   @Test
