@@ -74,7 +74,7 @@ public final class OutboxHeaders {
    */
   public static OutgoingMessage messageOf(OutboxEvent event) {
     return new OutgoingMessage(event.topic(), event.aggregateId(), of(event),
-        event.payload().getBytes(StandardCharsets.UTF_8), event.id().toString());
+        event.payload().getBytes(StandardCharsets.UTF_8), event.id().toString(), event.createdAt());
   }
 
   /**

@@ -1,5 +1,6 @@
 package io.mic.outbox;
 
+import java.time.Instant;
 import java.util.Map;
 
 /**
@@ -17,9 +18,10 @@ import java.util.Map;
  * @param headers every header, envelope included, in the order they are sent
  * @param payload the JSON text as UTF-8
  * @param deduplicationId what the broker deduplicates on ({@code Nats-Msg-Id}, RabbitMQ {@code message_id})
+ * @param createdAt when the event was appended (RabbitMQ's {@code timestamp}); {@code null} when not known
  */
 public record OutgoingMessage(String destination, String key, Map<String, String> headers, byte[] payload,
-    String deduplicationId) {
+    String deduplicationId, Instant createdAt) {
 
   /** The id a consumer deduplicates on: the original event's id for a replay ({@link OutboxHeaders#idempotencyKey}). */
   public String eventId() {

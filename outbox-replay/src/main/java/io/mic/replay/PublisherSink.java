@@ -64,6 +64,8 @@ public final class PublisherSink implements ReplaySink {
       publisher.check(m.outgoing());
     } catch (PublishRejectedException e) {
       throw new UnpublishableEventException("event " + m.event().id() + " " + e.getMessage());
+    } catch (PublishUnavailableException e) {
+      throw new ReplaySinkException(0, 0, e.getMessage(), null); // the check had to connect, and could not
     }
   }
 

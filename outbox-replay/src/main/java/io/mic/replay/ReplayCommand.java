@@ -4,7 +4,7 @@ import io.mic.outbox.InvalidConfigurationException;
 import io.mic.outbox.MessagePublisher;
 import io.mic.outbox.kafka.KafkaPublisher;
 import io.mic.outbox.nats.NatsJetStreamPublisher;
-import io.mic.outbox.rabbitmq.internal.Urls;
+import io.mic.outbox.rabbitmq.RabbitMqPublisher;
 import io.mic.replay.internal.CliProgress;
 import io.mic.outbox.archive.Timestamps;
 import java.io.BufferedWriter;
@@ -177,9 +177,9 @@ public final class ReplayCommand implements Callable<Integer> {
     Writer dryRunOut = new BufferedWriter(new OutputStreamWriter(failingOnError(stdout), StandardCharsets.UTF_8),
         1 << 16);
     ReplayResult result;
-    MessagePublisher publisher = natsUrl != null ? natsPublisher() : kafkaBootstrap != null ? kafkaPublisher() : null;
-    try (publisher; ReplaySink sink = publisher != null ? PublisherSink.of(publisher)
-        : rabbitUri != null ? rabbitSink() : new DryRunSink(dryRunOut)) {
+    MessagePublisher publisher = natsUrl != null ? natsPublisher() : kafkaBootstrap != null ? kafkaPublisher()
+        : rabbitUri != null ? rabbitPublisher() : null;
+    try (publisher; ReplaySink sink = publisher != null ? PublisherSink.of(publisher) : new DryRunSink(dryRunOut)) {
       EventReplay eventReplay = build(replay.sink(sink)::build, EVENT_REPLAY_OPTIONS);
       if (batchId == null && !sink.isDryRun()) {
         // before the first publication: a run stopped from outside (Ctrl-C, a stopped pod) prints no summary,
@@ -189,7 +189,7 @@ public final class ReplayCommand implements Callable<Integer> {
       }
       result = eventReplay.run();
     }
-    summary(result, replaySource); // after close: stdout is complete before the summary reaches stderr
+    summary(result, replaySource, publisher); // after close: stdout is complete before the summary reaches stderr
     return OK;
   }
 
@@ -287,8 +287,9 @@ public final class ReplayCommand implements Callable<Integer> {
         .deliveryTimeout(Duration.ofSeconds(30))::build, KAFKA_OPTIONS);
   }
 
-  private ReplaySink rabbitSink() {
-    return build(RabbitMqReplaySink.builder().uri(rabbitUri).exchange(rabbitExchange)::build, RABBITMQ_OPTIONS);
+  private MessagePublisher rabbitPublisher() {
+    return build(RabbitMqPublisher.builder().uri(rabbitUri).exchange(rabbitExchange)
+        .connectionName("mic-events-replay")::build, RABBITMQ_OPTIONS);
   }
 
   private static String blankToNull(String s) {
@@ -306,7 +307,7 @@ public final class ReplayCommand implements Callable<Integer> {
   private static final Map<String, String> KAFKA_OPTIONS = Map.of("bootstrapServers", "--to-kafka",
       PublisherSink.DESTINATION, "--to-kafka");
   private static final Map<String, String> RABBITMQ_OPTIONS = Map.of("uri", "--to-rabbitmq",
-      "exchange", "--rabbitmq-exchange");
+      "exchange", "--rabbitmq-exchange", PublisherSink.DESTINATION, "--rabbitmq-exchange");
   private static final Map<String, String> EVENT_REPLAY_OPTIONS =
       Map.of("topic", "--topic", "from", "--from", "to", "--to", "batchId", "--batch-id");
 
@@ -323,7 +324,7 @@ public final class ReplayCommand implements Callable<Integer> {
     }
   }
 
-  private void summary(ReplayResult r, ReplaySource replaySource) {
+  private void summary(ReplayResult r, ReplaySource replaySource, MessagePublisher publisher) {
     String range = "topic " + topic + ", " + Timestamps.format(from) + " .. " + Timestamps.format(to);
     String took = String.format(Locale.ROOT, "%.1f s, %.0f events/s", r.elapsed().toNanos() / 1e9, r.rate());
     if (r.dryRun()) {
@@ -331,7 +332,7 @@ public final class ReplayCommand implements Callable<Integer> {
           + replaySource + " (" + range + "); batch id " + r.batchId() + "; nothing was published (" + took + ")");
     } else {
       String destination = kafkaBootstrap != null ? "Kafka at " + kafkaBootstrap
-          : rabbitUri != null ? "RabbitMQ exchange " + rabbitExchange + " at " + Urls.redact(rabbitUri)
+          : rabbitUri != null ? publisher.toString() // the exchange, and the URI without its password
           : "NATS stream " + natsStream;
       stderr.println("published " + r.published() + " events to " + destination + " (" + range
           + ") from " + r.recordsRead() + " records of " + replaySource + (r.duplicates() == 0 ? ""

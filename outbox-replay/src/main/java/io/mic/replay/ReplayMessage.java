@@ -96,10 +96,10 @@ public final class ReplayMessage {
 
   /**
    * What a publisher sends: destination = the topic, key = the aggregate id (none when the archive has none),
-   * the headers, the payload and {@link #msgId()} as the deduplication id.
+   * the headers, the payload, {@link #msgId()} as the deduplication id and the original creation time.
    */
   public OutgoingMessage outgoing() {
-    return new OutgoingMessage(subject(), event.aggregateId(), headers, payloadBytes(), msgId());
+    return new OutgoingMessage(subject(), event.aggregateId(), headers, payloadBytes(), msgId(), event.createdAt());
   }
 
   /** The archived JSON, compact, as UTF-8. */

@@ -138,7 +138,7 @@ class RabbitMqReplayTest {
     Cli failed = replay(file, TestServices.rabbitUri(), exchange, "b-resume");
 
     assertThat(failed.exitCode()).as(failed.stderr()).isEqualTo(1);
-    assertThat(failed.stderr()).contains("event e3: RabbitMQ returned message e3:replay:b-resume to exchange '"
+    assertThat(failed.stderr()).contains("RabbitMQ returned event e3 to exchange '"
         + exchange + "'").contains("as unroutable (312 NO_ROUTE)")
         .contains("published 2 events in order before it; first unpublished event: e3 (created_at"
             + " 2026-09-29T08:00:03.000Z)")

@@ -134,7 +134,7 @@ public final class KafkaPublisher implements BatchDispatchFn, MessagePublisher {
   private OutgoingMessage messageOf(OutboxEvent event) {
     OutgoingMessage m = OutboxHeaders.messageOf(event);
     return new OutgoingMessage(topicOf.apply(event), keyOf.apply(event), m.headers(), m.payload(),
-        m.deduplicationId());
+        m.deduplicationId(), m.createdAt());
   }
 
   /** Topic = destination, key and headers as UTF-8 (a null key: a record without one), value = the payload. */

@@ -1,39 +1,31 @@
 package io.mic.outbox.rabbitmq;
 
 import io.mic.outbox.PublishRejectedException;
-import com.rabbitmq.client.AMQP;
 import com.rabbitmq.client.ConnectionFactory;
-import com.rabbitmq.client.ShutdownSignalException;
 import io.mic.outbox.BatchDispatchFn;
 import io.mic.outbox.InvalidConfigurationException;
+import io.mic.outbox.MessagePublisher;
 import io.mic.outbox.OutboxEvent;
-import io.mic.outbox.OutboxException;
 import io.mic.outbox.OutboxHeaders;
+import io.mic.outbox.OutgoingMessage;
+import io.mic.outbox.PublishRejectedException;
 import io.mic.outbox.PublishUnavailableException;
+import io.mic.outbox.SendOutcome;
 import io.mic.outbox.rabbitmq.internal.ChannelPool;
-import io.mic.outbox.rabbitmq.internal.ConfirmChannel;
-import io.mic.outbox.rabbitmq.internal.ConfirmChannel.Pending;
 import io.mic.outbox.rabbitmq.internal.RabbitErrors;
+import io.mic.outbox.rabbitmq.internal.RabbitSender;
 import io.mic.outbox.rabbitmq.internal.Urls;
-import java.io.IOException;
 import java.net.URI;
 import java.net.URISyntaxException;
-import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
 import java.time.Duration;
-import java.time.Instant;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.Collections;
-import java.util.Date;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.UUID;
 import java.util.function.Function;
-import java.util.function.Supplier;
 import java.util.regex.Pattern;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -70,7 +62,7 @@ import org.slf4j.LoggerFactory;
  * the broker closed is dropped, and the connection is opened again on the next publication after it was
  * lost. {@link #close()} closes the connection.
  */
-public final class RabbitMqPublisher implements BatchDispatchFn, AutoCloseable {
+public final class RabbitMqPublisher implements BatchDispatchFn, MessagePublisher {
   public static final int DEFAULT_CONFIRM_WINDOW = 256;
   public static final int CONFIRM_WINDOW_LIMIT = 10_000;
   public static final Duration DEFAULT_CONFIRM_TIMEOUT = Duration.ofSeconds(10);
@@ -78,26 +70,21 @@ public final class RabbitMqPublisher implements BatchDispatchFn, AutoCloseable {
   public static final Duration CONFIRM_TIMEOUT_LIMIT = Duration.ofHours(1);
   public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(2);
   public static final String DEFAULT_CONNECTION_NAME = "mic-outbox";
-  public static final String CONTENT_TYPE = "application/json";
+  public static final String CONTENT_TYPE = RabbitSender.CONTENT_TYPE;
   /** Delivery mode 2: the broker writes the message to disk in durable queues. */
-  public static final int PERSISTENT = 2;
-
+  public static final int PERSISTENT = RabbitSender.PERSISTENT;
 
   private static final Logger LOG = LoggerFactory.getLogger(RabbitMqPublisher.class);
-  private static final int MAX_SHORT_STRING = 255;
 
-  private final ChannelPool channels;
+  private final RabbitSender sender;
   private final String exchange;
   private final Function<OutboxEvent, String> routingKey;
-  private final int confirmWindow;
-  private final Duration confirmTimeout;
 
   private RabbitMqPublisher(Builder b, ConnectionFactory factory, String displayUri) {
-    this.channels = new ChannelPool(factory, displayUri, b.connectionName);
+    this.sender = new RabbitSender(new ChannelPool(factory, displayUri, b.connectionName), b.exchange,
+        b.confirmWindow, b.confirmTimeout);
     this.exchange = b.exchange;
     this.routingKey = b.routingKey;
-    this.confirmWindow = b.confirmWindow;
-    this.confirmTimeout = b.confirmTimeout;
   }
 
   public static Builder builder() {
@@ -132,29 +119,18 @@ public final class RabbitMqPublisher implements BatchDispatchFn, AutoCloseable {
   @Override
   public Map<UUID, Exception> dispatchBatch(List<OutboxEvent> events) throws InterruptedException {
     Map<UUID, Exception> failures = new LinkedHashMap<>();
-    String blocked = channels.blockedReason();
-    if (blocked != null && !events.isEmpty()) {
-      throw RabbitErrors.blocked("the batch of " + events.size() + " events", blocked);
+    List<OutboxEvent> sendable = new ArrayList<>(events.size());
+    List<OutgoingMessage> messages = new ArrayList<>(events.size());
+    for (OutboxEvent event : events) {
+      try {
+        messages.add(messageOf(event));
+        sendable.add(event);
+      } catch (PublishRejectedException e) {
+        failures.put(event.id(), e);
+      }
     }
-    List<OutboxEvent> todo = events;
-    boolean first = true;
-    while (!todo.isEmpty()) {
-      ConfirmChannel channel;
-      try {
-        channel = channels.borrow();
-      } catch (PublishUnavailableException e) {
-        if (first) {
-          throw e;
-        }
-        todo.forEach(ev -> failures.put(ev.id(), e));
-        break;
-      }
-      first = false;
-      try {
-        todo = publishRound(channel, todo, failures);
-      } finally {
-        channels.giveBack(channel);
-      }
+    if (!messages.isEmpty()) {
+      failures.putAll(SendOutcome.failuresOf(sendable, sender.send(messages, false)));
     }
     if (!failures.isEmpty()) {
       LOG.debug("{} of {} events not confirmed by RabbitMQ", failures.size(), events.size());
@@ -162,163 +138,32 @@ public final class RabbitMqPublisher implements BatchDispatchFn, AutoCloseable {
     return failures;
   }
 
-  /**
-   * Publishes {@code todo} on {@code channel} and records each failure.
-   *
-   * @return the events to publish again on a fresh channel: the broker closed this one because of one
-   *     message (now rejected), and the others it held, or that were not sent yet, are not at fault
-   */
-  private List<OutboxEvent> publishRound(ConfirmChannel channel, List<OutboxEvent> todo,
-      Map<UUID, Exception> failures) throws InterruptedException {
-    List<Pending<OutboxEvent>> sent = new ArrayList<>(todo.size());
-    ArrayDeque<Pending<OutboxEvent>> window = new ArrayDeque<>();
-    int next = 0;
-    String blocked = null;
-    for (; next < todo.size(); next++) {
-      OutboxEvent event = todo.get(next);
-      while (window.size() >= confirmWindow) {
-        window.poll().await();
-      }
-      if (channel.closedBy() != null) {
-        break;
-      }
-      blocked = channels.blockedReason();
-      if (blocked != null) {
-        break;
-      }
-      String key;
-      try {
-        key = checkedRoutingKey(event);
-      } catch (PublishRejectedException e) {
-        failures.put(event.id(), e);
-        continue;
-      }
-      try {
-        Pending<OutboxEvent> p = channel.publish(exchange, key, propertiesOf(event), bodyOf(event), event,
-            confirmTimeout.toNanos());
-        sent.add(p);
-        window.add(p);
-      } catch (ShutdownSignalException | IOException e) {
-        break; // the channel is closing: this event and the rest were not sent
-      } catch (RuntimeException e) {
-        // the client failed mid-write: its sequence numbers may no longer match the broker's
-        channel.spoil();
-        failures.put(event.id(), RabbitErrors.refusedByClient(describe(event, key), e.toString(), e));
-        next++;
-        break;
-      }
-    }
-    List<OutboxEvent> unsent = todo.subList(next, todo.size());
-    List<Pending<OutboxEvent>> lost = new ArrayList<>();
-    ShutdownSignalException lostTo = null;
-    for (Pending<OutboxEvent> p : sent) {
-      ConfirmChannel.Outcome outcome = p.await();
-      OutboxEvent event = p.item();
-      if (outcome instanceof ConfirmChannel.Closed closed) {
-        lost.add(p);
-        lostTo = closed.cause();
-        continue;
-      }
-      OutboxException failure = failureOf(outcome, channel, () -> describe(event, keyOf(event)));
-      if (failure != null) {
-        failures.put(event.id(), failure);
-      }
-    }
-    if (blocked != null) {
-      // a blocked connection may still close, e.g. when the broker restarts: what it held was never confirmed
-      failUnconfirmed(lost, lostTo, failures);
-      String reason = blocked;
-      unsent.forEach(e -> failures.put(e.id(), RabbitErrors.blocked(describe(e, keyOf(e)), reason)));
-      return List.of();
-    }
-    ShutdownSignalException cause = channel.closedBy();
-    if (cause == null) {
-      failUnconfirmed(lost, lostTo, failures);
-      return unsent.isEmpty() ? List.of() : List.copyOf(unsent); // spoiled by the client: go on elsewhere
-    }
-    Pending<OutboxEvent> culprit = RabbitErrors.causedByOneMessage(cause) ? RabbitErrors.culprit(cause, lost) : null;
-    if (culprit == null) {
-      failUnconfirmed(lost, cause, failures);
-      unsent.forEach(e -> failures.put(e.id(), RabbitErrors.closed(describe(e, keyOf(e)), exchange, cause)));
-      return List.of();
-    }
-    OutboxEvent bad = culprit.item();
-    failures.put(bad.id(), RabbitErrors.refusedByBroker(describe(bad, keyOf(bad)), cause));
-    LOG.debug("RabbitMQ closed a channel because of event {}; publishing the other {} again", bad.id(),
-        lost.size() - 1 + unsent.size());
-    List<OutboxEvent> again = new ArrayList<>();
-    lost.stream().filter(p -> p != culprit).forEach(p -> again.add(p.item()));
-    again.addAll(unsent);
-    return again;
-  }
-
-  /** Messages outstanding when their channel closed ({@code cause}): their outcome is unknown. */
-  private void failUnconfirmed(List<Pending<OutboxEvent>> lost, ShutdownSignalException cause,
-      Map<UUID, Exception> failures) {
-    for (Pending<OutboxEvent> p : lost) {
-      failures.put(p.item().id(), RabbitErrors.closed(describe(p.item(), keyOf(p.item())), exchange, cause));
-    }
-  }
-
-  /**
-   * The failure an outcome other than {@code Closed} stands for, {@code null} for an ack. A closed channel is
-   * left to the caller: whose fault it was depends on the other messages outstanding on it.
-   */
-  private OutboxException failureOf(ConfirmChannel.Outcome outcome, ConfirmChannel channel, Supplier<String> what) {
-    if (outcome instanceof ConfirmChannel.Returned r) {
-      return RabbitErrors.returned(what.get(), r.message());
-    }
-    if (outcome instanceof ConfirmChannel.Nacked) {
-      return RabbitErrors.nacked(what.get());
-    }
-    if (outcome instanceof ConfirmChannel.TimedOut) {
-      channel.spoil();
-      return RabbitErrors.timedOut(what.get(), confirmTimeout);
-    }
-    return null;
-  }
-
-  private String checkedRoutingKey(OutboxEvent event) {
+  /** The event's message with its routing key as destination; a routing key function that fails rejects it. */
+  private OutgoingMessage messageOf(OutboxEvent event) {
     String key;
     try {
       key = routingKey.apply(event);
     } catch (RuntimeException e) {
       throw RabbitErrors.refusedByClient("event " + event.id(), "the routing key function failed: " + e, e);
     }
-    if (key == null || key.getBytes(StandardCharsets.UTF_8).length > MAX_SHORT_STRING) {
-      throw RabbitErrors.refusedByClient(describe(event, key == null ? "null" : key.substring(0, Math.min(40, key.length())) + "…"),
-          "a routing key must be 0 to 255 bytes of UTF-8", null);
+    if (key == null) {
+      throw RabbitErrors.refusedByClient("event " + event.id() + " to exchange '" + exchange + "' with routing key"
+          + " 'null'", "a routing key must be 0 to 255 bytes of UTF-8", null);
     }
-    return key;
+    OutgoingMessage m = OutboxHeaders.messageOf(event);
+    return new OutgoingMessage(key, m.key(), m.headers(), m.payload(), m.deduplicationId(), m.createdAt());
   }
 
-  /** The routing key for messages; never throws, whatever the user's function does. */
-  private String keyOf(OutboxEvent event) {
-    try {
-      return routingKey.apply(event);
-    } catch (RuntimeException e) {
-      return "?";
-    }
-  }
-
-  private static AMQP.BasicProperties propertiesOf(OutboxEvent event) {
-    Map<String, Object> headers = new LinkedHashMap<>(OutboxHeaders.of(event));
-    Instant created = event.createdAt() != null ? event.createdAt() : Instant.now();
-    return new AMQP.BasicProperties.Builder()
-        .messageId(event.id().toString())
-        .contentType(CONTENT_TYPE)
-        .deliveryMode(PERSISTENT)
-        .timestamp(Date.from(created))
-        .headers(headers)
-        .build();
-  }
-
-  private static byte[] bodyOf(OutboxEvent event) {
-    return event.payload().getBytes(StandardCharsets.UTF_8);
-  }
-
-  private String describe(OutboxEvent event, String key) {
-    return "event " + event.id() + " to exchange '" + exchange + "' with routing key '" + key + "'";
+  /**
+   * Publishes the messages on one channel, in order, as {@link #dispatchBatch} publishes events: routing key =
+   * the destination, {@code message_id} = the deduplication id.
+   *
+   * @throws PublishUnavailableException RabbitMQ is not reachable or blocks publishing: nothing was sent
+   */
+  @Override
+  public List<SendOutcome> send(List<OutgoingMessage> messages, boolean stopAtFirstFailure)
+      throws InterruptedException {
+    return sender.send(messages, stopAtFirstFailure);
   }
 
   /**
@@ -328,193 +173,39 @@ public final class RabbitMqPublisher implements BatchDispatchFn, AutoCloseable {
    * @throws PublishUnavailableException RabbitMQ cannot be reached or did not answer
    */
   public void checkExchange() {
-    ConfirmChannel channel = channels.borrow();
-    try {
-      if (!channel.exchangeExists(exchange)) {
-        throw new InvalidConfigurationException("exchange '" + exchange + "' does not exist at "
-            + channels.displayUri() + ": declare it, or name an existing exchange (the publisher never declares one)");
-      }
-    } catch (IOException | ShutdownSignalException e) {
-      ShutdownSignalException s = e instanceof ShutdownSignalException sse ? sse
-          : e.getCause() instanceof ShutdownSignalException sse ? sse : null;
-      throw new PublishUnavailableException("RabbitMQ at " + channels.displayUri() + " could not say whether"
-          + " exchange '" + exchange + "' exists (" + (s != null ? RabbitErrors.replyText(s) : e.toString()) + ")", e);
-    } finally {
-      channels.giveBack(channel);
-    }
+    sender.checkExchange();
+  }
+
+  /** The exchange takes every routing key: this checks that it exists ({@link #checkExchange()}). */
+  @Override
+  public void checkDestination(String destination) {
+    sender.checkExchange();
   }
 
   /**
    * Checks that the client can send {@code message} at all: a routing key and {@code message_id} of at most
    * 255 bytes, header names of at most 255 bytes, and properties that fit in one frame of the connection
-   * ({@code frame_max}). Connects when not connected yet.
+   * ({@code frame_max}). A message over the broker's {@code max_message_size} cannot be known in advance.
+   * Connects when not connected yet.
    *
-   * @throws PublishRejectedException what is wrong (reply code -1), naming the message id but not the body
+   * @throws PublishRejectedException what is wrong, never quoting the body
    * @throws PublishUnavailableException RabbitMQ cannot be reached
    */
-  public void check(RabbitMqMessage message) {
-    String what = describe(message);
-    if (message.routingKey().getBytes(StandardCharsets.UTF_8).length > MAX_SHORT_STRING) {
-      throw RabbitErrors.refusedByClient(what, "the routing key is "
-          + message.routingKey().getBytes(StandardCharsets.UTF_8).length + " bytes of UTF-8, over AMQP's 255", null);
-    }
-    if (message.messageId().getBytes(StandardCharsets.UTF_8).length > MAX_SHORT_STRING) {
-      throw RabbitErrors.refusedByClient(what, "the message_id is "
-          + message.messageId().getBytes(StandardCharsets.UTF_8).length + " bytes of UTF-8, over AMQP's 255", null);
-    }
-    for (String name : message.headers().keySet()) {
-      if (name.getBytes(StandardCharsets.UTF_8).length > MAX_SHORT_STRING) {
-        throw RabbitErrors.refusedByClient(what, "a header name is " + name.getBytes(StandardCharsets.UTF_8).length
-            + " bytes of UTF-8, over AMQP's 255", null);
-      }
-    }
-    int frameMax = frameMax();
-    long size;
-    try {
-      size = propertiesOf(message).toFrame(0, message.body().length).size();
-    } catch (IOException | IllegalArgumentException e) {
-      throw RabbitErrors.refusedByClient(what, "its properties cannot be encoded: " + e.getMessage(), e);
-    }
-    if (frameMax > 0 && size > frameMax) {
-      throw RabbitErrors.refusedByClient(what, "its properties and headers take " + size + " bytes, over the"
-          + " connection's frame_max of " + frameMax + " bytes: shorten the headers or raise frame_max", null);
-    }
+  @Override
+  public void check(OutgoingMessage message) {
+    sender.check(message);
   }
 
-  private int frameMax() {
-    ConfirmChannel channel = channels.borrow();
-    try {
-      return channel.frameMax();
-    } finally {
-      channels.giveBack(channel);
-    }
-  }
-
-  /**
-   * Publishes {@code messages} in order on one channel, as {@link #dispatchBatch} publishes events (confirms,
-   * {@code mandatory}, persistent, {@code application/json}, the confirm window), but stops sending at the
-   * first message that fails: a returned message, a nack, no confirm in time, a closed channel.
-   *
-   * @return one entry per message, in order: {@code null} when the broker confirmed it, else its failure. A
-   *     message not sent because an earlier one failed has a {@link PublishUnavailableException} saying so;
-   *     messages that were in flight behind the first failure may have been confirmed all the same.
-   * @throws PublishUnavailableException RabbitMQ is not reachable or blocks publishing: nothing was sent
-   */
-  public List<Exception> publishInOrder(List<RabbitMqMessage> messages) throws InterruptedException {
-    Exception[] outcomes = new Exception[messages.size()];
-    if (messages.isEmpty()) {
-      return List.of();
-    }
-    String blocked = channels.blockedReason();
-    if (blocked != null) {
-      throw RabbitErrors.blocked("the " + messages.size() + " messages", blocked);
-    }
-    ConfirmChannel channel = channels.borrow();
-    List<Pending<Integer>> sent = new ArrayList<>(messages.size());
-    try {
-      ArrayDeque<Pending<Integer>> window = new ArrayDeque<>();
-      boolean failed = false;
-      for (int i = 0; i < messages.size() && !failed; i++) {
-        while (window.size() >= confirmWindow && !failed) {
-          failed = !(window.poll().await() instanceof ConfirmChannel.Acked);
-        }
-        if (failed) {
-          break; // the outcome of the one that failed is read below
-        }
-        RabbitMqMessage m = messages.get(i);
-        Exception notSent = notSendable(channel, m);
-        if (notSent != null) {
-          outcomes[i] = notSent;
-          break;
-        }
-        try {
-          Pending<Integer> p = channel.publish(exchange, m.routingKey(), propertiesOf(m), m.body(), i,
-              confirmTimeout.toNanos());
-          sent.add(p);
-          window.add(p);
-        } catch (ShutdownSignalException | IOException e) {
-          ShutdownSignalException cause = channel.closedBy();
-          outcomes[i] = cause != null ? RabbitErrors.closed(describe(m), exchange, cause)
-              : new PublishUnavailableException("could not send " + describe(m) + ": " + e, e);
-          break;
-        } catch (RuntimeException e) {
-          channel.spoil();
-          outcomes[i] = RabbitErrors.refusedByClient(describe(m), e.toString(), e);
-          break;
-        }
-      }
-      settleInOrder(channel, messages, sent, outcomes);
-    } finally {
-      channels.giveBack(channel);
-    }
-    for (int i = sent.size(); i < outcomes.length; i++) { // messages are sent in order: these never were
-      if (outcomes[i] == null) {
-        outcomes[i] = new PublishUnavailableException("message " + messages.get(i).messageId() + " was not sent:"
-            + " an earlier message failed");
-      }
-    }
-    return Collections.unmodifiableList(Arrays.asList(outcomes));
-  }
-
-  /** Why {@code m} cannot be sent on {@code channel} now, or {@code null}. */
-  private Exception notSendable(ConfirmChannel channel, RabbitMqMessage m) {
-    ShutdownSignalException closed = channel.closedBy();
-    if (closed != null) {
-      return RabbitErrors.closed(describe(m), exchange, closed);
-    }
-    String blocked = channels.blockedReason();
-    if (blocked != null) {
-      return RabbitErrors.blocked(describe(m), blocked);
-    }
-    if (m.routingKey().getBytes(StandardCharsets.UTF_8).length > MAX_SHORT_STRING) {
-      return RabbitErrors.refusedByClient(describe(m), "a routing key must be 0 to 255 bytes of UTF-8", null);
-    }
-    return null;
-  }
-
-  /** Waits for the outcome of every message sent and records the failures. */
-  private void settleInOrder(ConfirmChannel channel, List<RabbitMqMessage> messages, List<Pending<Integer>> sent,
-      Exception[] outcomes) throws InterruptedException {
-    List<Pending<Integer>> lost = new ArrayList<>();
-    for (Pending<Integer> p : sent) {
-      ConfirmChannel.Outcome outcome = p.await();
-      RabbitMqMessage m = messages.get(p.item());
-      if (outcome instanceof ConfirmChannel.Closed) {
-        lost.add(p);
-      } else {
-        outcomes[p.item()] = failureOf(outcome, channel, () -> describe(m));
-      }
-    }
-    ShutdownSignalException cause = channel.closedBy();
-    if (lost.isEmpty() || cause == null) {
-      return;
-    }
-    Pending<Integer> culprit = RabbitErrors.causedByOneMessage(cause) ? RabbitErrors.culprit(cause, lost) : null;
-    for (Pending<Integer> p : lost) {
-      String what = describe(messages.get(p.item()));
-      outcomes[p.item()] = p == culprit ? RabbitErrors.refusedByBroker(what, cause)
-          : RabbitErrors.closed(what, exchange, cause);
-    }
-  }
-
-  private static AMQP.BasicProperties propertiesOf(RabbitMqMessage m) {
-    return new AMQP.BasicProperties.Builder()
-        .messageId(m.messageId())
-        .contentType(CONTENT_TYPE)
-        .deliveryMode(PERSISTENT)
-        .timestamp(m.timestamp() == null ? null : Date.from(m.timestamp()))
-        .headers(new LinkedHashMap<>(m.headers()))
-        .build();
-  }
-
-  private String describe(RabbitMqMessage m) {
-    return "message " + m.messageId() + " to exchange '" + exchange + "' with routing key '" + m.routingKey() + "'";
+  /** {@code RabbitMQ exchange <exchange> at <uri, without its password>}. */
+  @Override
+  public String toString() {
+    return "RabbitMQ exchange " + exchange + " at " + sender.displayUri();
   }
 
   /** Closes the publisher's connection; publications after this fail as unavailable. */
   @Override
   public void close() {
-    channels.close();
+    sender.close();
   }
 
   /** Options of a {@link RabbitMqPublisher}; {@link #build()} validates them. */
