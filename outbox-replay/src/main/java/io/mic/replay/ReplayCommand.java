@@ -2,11 +2,11 @@ package io.mic.replay;
 
 import io.mic.outbox.InvalidConfigurationException;
 import io.mic.outbox.MessagePublisher;
+import io.mic.outbox.archive.Timestamps;
 import io.mic.outbox.kafka.KafkaPublisher;
 import io.mic.outbox.nats.NatsJetStreamPublisher;
 import io.mic.outbox.rabbitmq.RabbitMqPublisher;
 import io.mic.replay.internal.CliProgress;
-import io.mic.outbox.archive.Timestamps;
 import java.io.BufferedWriter;
 import java.io.FilterOutputStream;
 import java.io.IOException;
@@ -23,13 +23,13 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.function.Supplier;
-import picocli.CommandLine;
 import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.ITypeConverter;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
+import picocli.CommandLine;
 
 /**
  * The {@code mic-events-replay} command: {@link EventReplay} from the command line.

@@ -168,7 +168,7 @@ class ClickHouseReplayTest {
 
         assertThat(cli.exitCode()).as(cli.stderr()).isEqualTo(2);
         assertThat(cli.stderr()).isEqualTo("mic-events-replay: nothing was published: ClickHouse table " + table
-            + " row 1501: event e1500 cannot go to NATS: header x-aggregate-id (from aggregate_id) has a character"
+            + " row 1501: event e1500 cannot go to NATS: header x-aggregate-id has a character"
             + " NATS headers cannot carry at index 1 (U+00FC): header values are printable ASCII\n");
         assertThat(nats.jetStreamManagement().getStreamInfo(stream).getStreamState().getMsgCount()).isZero();
       } finally {

@@ -1,6 +1,5 @@
 package io.mic.outbox.nats;
 
-import io.mic.outbox.PublishRejectedException;
 import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -11,6 +10,7 @@ import io.mic.outbox.InvalidConfigurationException;
 import io.mic.outbox.OutboxDispatcher;
 import io.mic.outbox.OutboxEvent;
 import io.mic.outbox.OutboxStatus;
+import io.mic.outbox.PublishRejectedException;
 import io.mic.outbox.PublishUnavailableException;
 import io.nats.client.Connection;
 import io.nats.client.JetStreamSubscription;

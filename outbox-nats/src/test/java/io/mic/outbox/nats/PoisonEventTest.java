@@ -1,6 +1,5 @@
 package io.mic.outbox.nats;
 
-import io.mic.outbox.PublishRejectedException;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -8,6 +7,7 @@ import io.mic.outbox.InMemoryOutboxStore;
 import io.mic.outbox.OutboxDispatcher;
 import io.mic.outbox.OutboxEvent;
 import io.mic.outbox.OutboxStatus;
+import io.mic.outbox.PublishRejectedException;
 import io.nats.client.Connection;
 import io.nats.client.Nats;
 import io.nats.client.api.StreamConfiguration;

@@ -1,6 +1,5 @@
 package io.mic.outbox.rabbitmq;
 
-import io.mic.outbox.PublishRejectedException;
 import com.rabbitmq.client.ConnectionFactory;
 import io.mic.outbox.BatchDispatchFn;
 import io.mic.outbox.InvalidConfigurationException;

@@ -1,6 +1,5 @@
 package io.mic.outbox.rabbitmq;
 
-import io.mic.outbox.PublishRejectedException;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatCode;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -16,6 +15,7 @@ import io.mic.outbox.OutboxDispatcher;
 import io.mic.outbox.OutboxEvent;
 import io.mic.outbox.OutboxListener;
 import io.mic.outbox.OutboxStatus;
+import io.mic.outbox.PublishRejectedException;
 import io.mic.outbox.PublishUnavailableException;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -1,6 +1,5 @@
 package io.mic.outbox.rabbitmq;
 
-import io.mic.outbox.PublishRejectedException;
 import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -18,6 +17,7 @@ import io.mic.outbox.InvalidConfigurationException;
 import io.mic.outbox.OutboxDispatcher;
 import io.mic.outbox.OutboxEvent;
 import io.mic.outbox.OutboxStatus;
+import io.mic.outbox.PublishRejectedException;
 import io.mic.outbox.PublishUnavailableException;
 import java.io.IOException;
 import java.net.InetAddress;

@@ -1,15 +1,15 @@
 package io.mic.outbox.kafka.internal;
 
 import io.mic.outbox.OutboxException;
-import io.mic.outbox.PublishUnavailableException;
 import io.mic.outbox.PublishRejectedException;
-import org.apache.kafka.clients.producer.Producer;
-import org.apache.kafka.common.errors.InterruptException;
+import io.mic.outbox.PublishUnavailableException;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
+import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.common.InvalidRecordException;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.errors.AuthorizationException;
+import org.apache.kafka.common.errors.InterruptException;
 import org.apache.kafka.common.errors.InvalidTopicException;
 import org.apache.kafka.common.errors.PolicyViolationException;
 import org.apache.kafka.common.errors.RecordBatchTooLargeException;

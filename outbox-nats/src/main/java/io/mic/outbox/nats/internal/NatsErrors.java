@@ -1,8 +1,8 @@
 package io.mic.outbox.nats.internal;
 
 import io.mic.outbox.OutboxException;
-import io.mic.outbox.PublishUnavailableException;
 import io.mic.outbox.PublishRejectedException;
+import io.mic.outbox.PublishUnavailableException;
 import io.nats.client.JetStreamApiException;
 import java.io.IOException;
 import java.time.Duration;

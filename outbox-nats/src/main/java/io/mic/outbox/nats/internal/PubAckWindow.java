@@ -10,7 +10,7 @@ import java.util.concurrent.TimeoutException;
 
 /**
  * A bounded window of JetStream publications waiting for their PubAck, settled oldest first: the live
- * publisher's batches and the replay ({@code outbox-replay}'s {@code NatsReplaySink}) publish through it.
+ * publisher's batches and a replay's publish through it (both by {@code JetStreamChannel}).
  * Every wait is bounded by the ack timeout, counted from the publication: no PubAck in time fails it with a
  * {@link TimeoutException}. The deadline is checked when the publication is settled, not by a timer per
  * publication (a timer task each, scheduled and cancelled on a shared scheduler, cost more CPU than the
