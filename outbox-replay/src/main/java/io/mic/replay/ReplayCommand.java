@@ -319,8 +319,8 @@ public final class ReplayCommand implements Callable<Integer> {
       throw usage(flags.getOrDefault(e.option(), e.option()) + ": " + e.getMessage());
     } catch (InvalidConfigurationException e) {
       // a publisher's builder names the option at fault first: "maxPendingAcks must be ..."
-      String option = e.getMessage().split(" ", 2)[0];
-      throw usage(flags.getOrDefault(option, option) + ": " + e.getMessage());
+      String flag = flags.get(e.getMessage().split(" ", 2)[0]);
+      throw usage(flag == null ? e.getMessage() : flag + ": " + e.getMessage());
     }
   }
 
