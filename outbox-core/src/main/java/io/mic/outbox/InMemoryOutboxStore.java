@@ -17,6 +17,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.UUID;
+import java.util.function.BiConsumer;
 
 /**
  * A real, thread-safe {@link OutboxStore} in memory: for tests, demos and as the reference behaviour every
@@ -79,11 +80,12 @@ public final class InMemoryOutboxStore implements OutboxStore, OutboxAppender {
     Instant now = now();
     // appends within one microsecond would tie, and ties sort by id, which need not follow append order
     lastCreatedAt = now.isAfter(lastCreatedAt) ? now : lastCreatedAt.plus(1, ChronoUnit.MICROS);
-    long sequence = sequences.merge(aggregateKey(event), 1L, Long::sum);
+    List<String> aggregate = DispatchOrder.aggregateOf(event);
+    long sequence = sequences.merge(aggregate, 1L, Long::sum);
     Row row = new Row(event.toStored().sequence(sequence).build(), lastCreatedAt, now);
     rows.put(event.id(), row);
     open.add(row);
-    openByAggregate.computeIfAbsent(aggregateKey(event), k -> new TreeSet<>(AGGREGATE_ORDER)).add(row);
+    openByAggregate.computeIfAbsent(aggregate, k -> new TreeSet<>(AGGREGATE_ORDER)).add(row);
   }
 
   /** Stores every event, or none if one of them is a duplicate. */
@@ -142,7 +144,7 @@ public final class InMemoryOutboxStore implements OutboxStore, OutboxAppender {
     for (Row head : candidates(now, request.ordered(), true, paused, scan, request.after())) {
       List<Row> run = new ArrayList<>(List.of(head));
       if (request.runs()) {
-        for (Row row : openByAggregate.get(aggregateKey(head.event))) {
+        for (Row row : openByAggregate.get(DispatchOrder.aggregateOf(head.event))) {
           if (row == head) {
             continue;
           }
@@ -171,17 +173,11 @@ public final class InMemoryOutboxStore implements OutboxStore, OutboxAppender {
   @Override
   public synchronized Set<UUID> markDispatched(Collection<OutboxEvent> events) {
     Instant now = now();
-    Set<UUID> marked = new HashSet<>();
-    for (OutboxEvent e : events) {
-      Row row = fenced(e);
-      if (row != null) {
-        countUnclaimedAttempt(row, e);
-        row.dispatchedAt = now;
-        close(row, OutboxStatus.DISPATCHED);
-        marked.add(e.id());
-      }
-    }
-    return marked;
+    return eachFenced(events, (row, e) -> {
+      countUnclaimedAttempt(row, e);
+      row.dispatchedAt = now;
+      close(row, OutboxStatus.DISPATCHED);
+    });
   }
 
   @Override
@@ -191,11 +187,8 @@ public final class InMemoryOutboxStore implements OutboxStore, OutboxAppender {
       return false;
     }
     countUnclaimedAttempt(row, event);
-    row.status = OutboxStatus.PENDING;
-    row.nextAttemptAt = now().plus(delay);
+    row.reopen(now().plus(delay));
     row.lastError = error;
-    row.leaseOwner = null;
-    row.leaseUntil = null;
     return true;
   }
 
@@ -214,35 +207,19 @@ public final class InMemoryOutboxStore implements OutboxStore, OutboxAppender {
   @Override
   public synchronized Set<UUID> release(Collection<OutboxEvent> events, Duration delay) {
     Instant at = now().plus(delay);
-    Set<UUID> released = new HashSet<>();
-    for (OutboxEvent e : events) {
-      Row row = fenced(e);
-      if (row != null) {
-        if (e.leaseOwner() != null) {
-          row.attempts--; // the claim counted an attempt that never happened
-        }
-        row.status = OutboxStatus.PENDING;
-        row.nextAttemptAt = at;
-        row.leaseOwner = null;
-        row.leaseUntil = null;
-        released.add(e.id());
+    return eachFenced(events, (row, e) -> {
+      if (e.leaseOwner() != null) {
+        row.attempts--; // the claim counted an attempt that never happened
       }
-    }
-    return released;
+      row.reopen(at);
+    });
   }
 
   @Override
   public synchronized Set<UUID> renewLeases(Collection<OutboxEvent> events, Duration leaseTtl) {
     Instant until = now().plus(leaseTtl);
-    Set<UUID> renewed = new HashSet<>();
-    for (OutboxEvent e : events) {
-      Row row = fenced(e);
-      if (row != null && e.leaseOwner() != null) {
-        row.leaseUntil = until;
-        renewed.add(e.id());
-      }
-    }
-    return renewed;
+    List<OutboxEvent> leased = events.stream().filter(e -> e.leaseOwner() != null).toList();
+    return eachFenced(leased, (row, e) -> row.leaseUntil = until);
   }
 
   @Override
@@ -313,6 +290,19 @@ public final class InMemoryOutboxStore implements OutboxStore, OutboxAppender {
     return row.status == OutboxStatus.PROCESSING && e.leaseOwner().equals(row.leaseOwner) ? row : null;
   }
 
+  /** Applies {@code change} to the row of each event whose view still holds; returns their ids. */
+  private Set<UUID> eachFenced(Collection<OutboxEvent> events, BiConsumer<Row, OutboxEvent> change) {
+    Set<UUID> changed = new HashSet<>();
+    for (OutboxEvent e : events) {
+      Row row = fenced(e);
+      if (row != null) {
+        change.accept(row, e);
+        changed.add(e.id());
+      }
+    }
+    return changed;
+  }
+
   private static void countUnclaimedAttempt(Row row, OutboxEvent e) {
     if (e.leaseOwner() == null) {
       row.attempts++; // no claim counted this attempt
@@ -326,7 +316,7 @@ public final class InMemoryOutboxStore implements OutboxStore, OutboxAppender {
     }
     row.leaseUntil = null;
     open.remove(row);
-    List<String> key = aggregateKey(row.event);
+    List<String> key = DispatchOrder.aggregateOf(row.event);
     TreeSet<Row> aggregate = openByAggregate.get(key);
     aggregate.remove(row);
     if (aggregate.isEmpty()) {
@@ -336,10 +326,6 @@ public final class InMemoryOutboxStore implements OutboxStore, OutboxAppender {
 
   private Instant now() {
     return clock.instant().truncatedTo(ChronoUnit.MICROS);
-  }
-
-  private static List<String> aggregateKey(OutboxEvent e) {
-    return List.of(e.aggregateType(), e.aggregateId());
   }
 
   private static final class Row {
@@ -357,6 +343,14 @@ public final class InMemoryOutboxStore implements OutboxStore, OutboxAppender {
       this.event = event;
       this.createdAt = createdAt;
       this.nextAttemptAt = due;
+    }
+
+    /** Back to {@code PENDING}, due at {@code at}, under no lease. */
+    void reopen(Instant at) {
+      status = OutboxStatus.PENDING;
+      nextAttemptAt = at;
+      leaseOwner = null;
+      leaseUntil = null;
     }
 
     boolean isAvailable(Instant now, boolean claiming) {
