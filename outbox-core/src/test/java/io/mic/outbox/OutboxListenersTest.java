@@ -4,7 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.mic.outbox.testkit.OffsetClock;
+import java.lang.reflect.Method;
+import java.lang.reflect.Modifier;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.Test;
@@ -45,5 +48,23 @@ class OutboxListenersTest {
   void nullListenersAreRejectedByPosition() {
     assertThatThrownBy(() -> OutboxListeners.of(OutboxListener.NONE, null))
         .isInstanceOf(NullPointerException.class).hasMessage("listeners[1] must not be null");
+  }
+
+  /** The composite spells out each callback; a callback added to the interface must be forwarded too. */
+  @Test
+  void theCompositeForwardsEveryCallback() {
+    Class<?> composite = OutboxListeners.of(OutboxListener.NONE).getClass();
+    List<String> notForwarded = new ArrayList<>();
+    for (Method m : OutboxListener.class.getDeclaredMethods()) {
+      if (m.isSynthetic() || Modifier.isStatic(m.getModifiers()) || m.isAnnotationPresent(Deprecated.class)) {
+        continue; // the deprecated onReleased(String) is reached through onReleased(ReleaseReason)
+      }
+      try {
+        composite.getDeclaredMethod(m.getName(), m.getParameterTypes());
+      } catch (NoSuchMethodException e) {
+        notForwarded.add(m.toString());
+      }
+    }
+    assertThat(notForwarded).isEmpty();
   }
 }
