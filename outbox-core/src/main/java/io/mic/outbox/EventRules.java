@@ -6,7 +6,6 @@ import static io.mic.outbox.OutboxEvent.MAX_HEADER_VALUE_LENGTH;
 import static io.mic.outbox.OutboxEvent.MAX_NAME_LENGTH;
 import static io.mic.outbox.OutboxEvent.MAX_PAYLOAD_BYTES;
 
-import io.mic.outbox.internal.Json;
 import java.util.HashSet;
 import java.util.Locale;
 import java.util.Map;

@@ -1,6 +1,5 @@
 package io.mic.outbox;
 
-import io.mic.outbox.internal.UuidV7;
 import java.time.Instant;
 import java.util.Collections;
 import java.util.LinkedHashMap;

@@ -3,7 +3,6 @@ package io.mic.outbox;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.mic.outbox.internal.UuidV7;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;

@@ -1,4 +1,4 @@
-package io.mic.outbox.internal;
+package io.mic.outbox;
 
 import java.security.SecureRandom;
 import java.util.Comparator;
@@ -9,9 +9,9 @@ import java.util.UUID;
  * ids from one JVM strictly increasing within a millisecond and across a clock that steps back, then 62
  * random bits.
  */
-public final class UuidV7 {
+final class UuidV7 {
   /** Byte order, as PostgreSQL and the RFC compare UUIDs ({@link UUID#compareTo} compares signed longs). */
-  public static final Comparator<UUID> ORDER = Comparator
+  static final Comparator<UUID> ORDER = Comparator
       .comparing(UUID::getMostSignificantBits, Long::compareUnsigned)
       .thenComparing(UUID::getLeastSignificantBits, Long::compareUnsigned);
 
@@ -21,7 +21,7 @@ public final class UuidV7 {
 
   private UuidV7() {}
 
-  public static UUID next() {
+  static UUID next() {
     long millis;
     int seq;
     synchronized (UuidV7.class) {

@@ -1,4 +1,4 @@
-package io.mic.outbox.internal;
+package io.mic.outbox;
 
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
@@ -8,7 +8,7 @@ import com.fasterxml.jackson.core.exc.StreamConstraintsException;
 import java.io.IOException;
 
 /** JSON checks on jackson-core's streaming parser: no tree is built, so a check costs one pass. */
-public final class Json {
+final class Json {
   private static final JsonFactory FACTORY = new JsonFactory();
 
   private Json() {}
@@ -17,10 +17,10 @@ public final class Json {
    * What is wrong with a JSON text: {@code limit} when the text exceeds a limit of the parser (nesting
    * depth, number length) rather than being malformed.
    */
-  public record Problem(String text, boolean limit) {}
+  record Problem(String text, boolean limit) {}
 
   /** {@code null} when {@code text} is exactly one JSON value, else what is wrong and where. */
-  public static Problem problem(String text) {
+  static Problem problem(String text) {
     try (JsonParser parser = FACTORY.createParser(text)) {
       if (parser.nextToken() == null) {
         return new Problem("it is empty", false);
@@ -41,9 +41,5 @@ public final class Json {
     } catch (IOException e) {
       return new Problem(e.getMessage(), false);
     }
-  }
-
-  public static JsonFactory factory() {
-    return FACTORY;
   }
 }
