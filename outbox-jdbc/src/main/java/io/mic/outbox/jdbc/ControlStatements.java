@@ -95,7 +95,7 @@ final class ControlStatements {
 
   /** Deletes a pause; {@code false} when there was none. */
   boolean delete(String key) {
-    return outbox.update("DELETE FROM " + table + " WHERE topic = ?", ps -> ps.setString(1, key)) > 0;
+    return outbox.update(Sql.of("DELETE FROM " + table + " WHERE topic = ?", key)) > 0;
   }
 
   /** Every pause, the pause of every topic first, then by topic. */

@@ -1,6 +1,5 @@
 package io.mic.outbox.jdbc;
 
-import io.mic.outbox.OutboxEvent;
 import java.sql.Connection;
 import java.sql.DatabaseMetaData;
 import java.sql.PreparedStatement;
@@ -13,8 +12,10 @@ import java.util.List;
 import java.util.UUID;
 
 /**
- * What differs between databases and no statement can hide: capabilities, SQL fragments, how values are
- * bound and read, and where the DDL is. One class per database overrides only what differs;
+ * What differs between databases and no statement can hide: capabilities (how ids and times are stored,
+ * isolation, duplicate keys, identifier quotes), SQL fragments, and where the DDL is. No values are bound
+ * here: a fragment is text, and the statement that uses it carries the values of its parameters. One class
+ * per database overrides only what differs;
  * {@link #detect(DatabaseMetaData)} picks one from the connection, and
  * {@code JdbcOutboxStore.builder().dialect(...)} overrides the choice. The statements themselves are
  * operations of the store, one class each, chosen once per database from the dialect's class: a dialect
@@ -70,45 +71,8 @@ public interface Dialect {
   /** Classpath location of the DDL for the default table name {@code outbox}. */
   String schemaResource();
 
-  /** Classpath location of the script that upgrades an outbox table of the shape before the envelope. */
-  default String upgradeEnvelopeResource() {
-    return schemaResource().replace(".sql", "-upgrade-envelope.sql");
-  }
-
-  /**
-   * Classpath location of the script that replaces the indexes of a table created before the lean schema
-   * (see {@link #obsoleteIndexes()}), or {@code null} when the dialect's indexes did not change.
-   */
-  default String upgradeIndexesResource() {
-    return null;
-  }
-
-  /** The derived names ({@code aggregate_idx}) of indexes that {@link #upgradeIndexesResource()} replaces. */
-  default List<String> obsoleteIndexes() {
-    return List.of();
-  }
-
   /** Classpath location of the inbox DDL for the default table name {@code outbox_inbox}. */
   String inboxSchemaResource();
-
-  /**
-   * Lists, as rows (table name, index name), the indexes of the named tables in one schema, each table with
-   * at least its primary key; {@code createSchema()} runs no DDL when every table and index exists. Returns
-   * {@code null} when the database's catalog is not known, and {@code createSchema()} then always runs the
-   * DDL. Parameters: the schema (null: the connection's current one), then the {@code tables} names.
-   */
-  default String listIndexes(int tables) {
-    return null;
-  }
-
-  /**
-   * Lists the column names of one table, for {@code createSchema()} to tell whether the envelope upgrade is
-   * needed; {@code null} when the catalog is not known (the upgrade then always runs). Parameters: the
-   * schema (null: the connection's current one), the table.
-   */
-  default String listColumns() {
-    return null;
-  }
 
   /** The character that quotes identifiers. */
   default char identifierQuote() {
@@ -116,11 +80,6 @@ public interface Dialect {
   }
 
   // ------------------------------------------------------------------ capabilities
-
-  /** Whether appends lock aggregates through the {@code <table>_locks} table rather than the database's own locks. */
-  default boolean usesLockTable() {
-    return true;
-  }
 
   /** Isolation of the store's own transactions: READ COMMITTED keeps InnoDB from taking gap locks. */
   default int isolation() {
@@ -132,20 +91,10 @@ public interface Dialect {
     return "23505".equals(e.getSQLState());
   }
 
-  // ------------------------------------------------------------------ values
+  // ------------------------------------------------------------------ column types: how statements bind and read values
 
   default void setId(PreparedStatement ps, int index, UUID id) throws SQLException {
     ps.setObject(index, id);
-  }
-
-  /** {@code column} is none of {@code n} ids, bound by {@link #bindIds}. */
-  default String notAmong(String column, int n) {
-    return column + " NOT IN " + Sql.placeholders(n);
-  }
-
-  /** Binds the ids of {@link #notAmong} from {@code from}; returns the next index. */
-  default int bindIds(PreparedStatement ps, int from, List<UUID> ids) throws SQLException {
-    return Ids.bind(ps, from, ids, this);
   }
 
   default UUID getId(ResultSet rs, int index) throws SQLException {
@@ -193,11 +142,6 @@ public interface Dialect {
     return "CAST(" + ts + " AS VARCHAR(64))";
   }
 
-  /** The claim and fetch order; it must match the claim index. */
-  default String dispatchOrder() {
-    return "o.priority DESC, o.created_at, o.id";
-  }
-
   /**
    * The order in which retention (purge and archive) takes {@code DISPATCHED} rows: it must match an index,
    * so that a batch stops at its limit.
@@ -207,49 +151,11 @@ public interface Dialect {
   }
 
   /**
-   * One row: microseconds since the oldest open transaction of this database (other than the caller's)
-   * began, of those that hold back the cleanup of deleted and updated rows, or SQL NULL when none does;
-   * {@code null} when the database cannot tell.
-   */
-  default String oldestTransactionMicros() {
-    return null;
-  }
-
-  /**
-   * Whether {@code e}, thrown by {@link #oldestTransactionMicros()}, means the role may not see the
-   * database's transactions: the store then cannot tell, which is not a failure of the store.
-   */
-  default boolean cannotSeeTransactions(SQLException e) {
-    return false;
-  }
-
-  /**
-   * Rows after an event in dispatch order that share its priority, bound by {@link #bindAfterInPriority}.
-   * PostgreSQL starts the claim index's scan at the event; MariaDB and MySQL seek to the priority only and
-   * step over the index entries before the event without reading their rows.
-   */
-  default String afterInPriority() {
-    return "o.priority = ? AND (o.created_at, o.id) > (?, ?)";
-  }
-
-  /** Binds the event of {@link #afterInPriority} from {@code from}; returns the next index. */
-  default int bindAfterInPriority(PreparedStatement ps, int from, OutboxEvent after) throws SQLException {
-    ps.setInt(from, after.priority());
-    setInstant(ps, from + 1, after.createdAt());
-    setId(ps, from + 2, after.id());
-    return from + 3;
-  }
-
-  /** A cheap filter on live rows that lets the claim index be used, or an empty string. */
-  default String liveRows() {
-    return "";
-  }
-
-  /**
    * Deletes up to a bound number of rows matching {@code where}, first by {@code order} (the leading column
    * of an index, so that the statement stops at the limit), in one statement. {@code key} lists the
-   * primary-key columns. Parameters: those of {@code where}, then the limit. The portable form needs a
-   * database that evaluates the key subquery once per statement.
+   * primary-key columns. The text keeps {@code where} before the limit's parameter, so the statement's
+   * values are those of {@code where}, then the limit. The portable form needs a database that evaluates the
+   * key subquery once per statement.
    */
   default String deleteFirst(String table, String key, String where, String order) {
     return "DELETE FROM " + table + " WHERE (" + key + ") IN (SELECT " + key + " FROM " + table

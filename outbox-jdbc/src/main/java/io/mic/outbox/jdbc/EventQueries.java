@@ -33,8 +33,8 @@ final class EventQueries {
 
   Optional<OutboxEvent> find(UUID id) {
     return access.inAutoCommit(c -> {
-      try (PreparedStatement ps = c.prepareStatement("SELECT " + Sql.COLUMNS + " FROM " + table + " WHERE id = ?")) {
-        dialect.setId(ps, 1, id);
+      try (PreparedStatement ps = Sql.of("SELECT " + Sql.COLUMNS + " FROM " + table + " WHERE id = ?", id)
+          .prepare(c, dialect)) {
         return EventRows.readAllForOperators(ps, dialect).stream().findFirst();
       }
     });
@@ -70,11 +70,12 @@ final class EventQueries {
   }
 
   /**
-   * {@link Dialect#oldestTransactionMicros()} read once; empty when none is open or the database cannot
+   * {@link Catalog#oldestTransactionMicros()} read once; empty when none is open or the database cannot
    * tell, which includes a role the database refuses to show its transactions to (said once at WARN).
    */
   Optional<Duration> oldestTransactionAge() {
-    String sql = dialect.oldestTransactionMicros();
+    Catalog catalog = Catalog.of(dialect);
+    String sql = catalog.oldestTransactionMicros();
     if (sql == null) {
       return Optional.empty();
     }
@@ -87,7 +88,7 @@ final class EventQueries {
         return rs.wasNull() ? Optional.<Duration>empty()
             : Optional.of(Duration.of(Math.max(0, micros), ChronoUnit.MICROS));
       } catch (SQLException e) {
-        if (!dialect.cannotSeeTransactions(e)) {
+        if (!catalog.cannotSeeTransactions(e)) {
           throw e;
         }
         if (transactionsHidden.compareAndSet(false, true)) {
@@ -95,23 +96,6 @@ final class EventQueries {
               + " oldestTransactionAge() reports none; on MariaDB grant it PROCESS", table, e.getMessage());
         }
         return Optional.<Duration>empty();
-      }
-    });
-  }
-
-  /** Shifts every stored time back by {@code d}; for tests that need time to pass. */
-  void shiftTimes(Duration d) {
-    String sql = "UPDATE " + table + " SET created_at = " + dialect.minusMicros("created_at")
-        + ", occurred_at = " + dialect.minusMicros("occurred_at")
-        + ", next_attempt_at = " + dialect.minusMicros("next_attempt_at")
-        + ", lease_until = " + dialect.minusMicros("lease_until")
-        + ", dispatched_at = " + dialect.minusMicros("dispatched_at");
-    access.inAutoCommit(c -> {
-      try (PreparedStatement ps = c.prepareStatement(sql)) {
-        for (int i = 1; i <= 5; i++) {
-          ps.setLong(i, TableAccess.micros(d));
-        }
-        return ps.executeUpdate();
       }
     });
   }

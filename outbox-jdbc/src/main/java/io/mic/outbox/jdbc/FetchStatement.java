@@ -22,21 +22,16 @@ final class FetchStatement {
       if (r == null) {
         return List.of();
       }
-      try (PreparedStatement ps = c.prepareStatement(statement(sql, r))) {
-        ps.setInt(sql.bindAfter(ps, sql.bindInFlight(ps, DispatchSql.bindPaused(ps, 1, r), r), r), r.limit());
+      try (PreparedStatement ps = statement(sql, r).prepare(c, d)) {
         return EventRows.readDue(c, ps, d, sql.tables.outbox());
       }
     });
   }
 
-  /**
-   * The read, once the control table's pauses are in {@code r}. Parameters: the paused topics, the events in
-   * flight, the position to go on from, limit.
-   */
-  static String statement(DispatchSql sql, ReadRequest r) {
-    Dialect d = sql.dialect;
-    return "SELECT " + Sql.COLUMNS + " FROM " + sql.tables.outbox() + " o WHERE " + d.liveRows() + sql.due()
-        + sql.notPaused("o", r) + sql.notInFlight(r) + sql.after(r) + (r.ordered() ? sql.isHead() : "") + " ORDER BY "
-        + d.dispatchOrder() + " LIMIT ?";
+  /** The read, once the control table's pauses are in {@code r}. */
+  static Sql statement(DispatchSql sql, ReadRequest r) {
+    return Sql.of("SELECT " + Sql.COLUMNS + " FROM " + sql.tables.outbox() + " o WHERE " + sql.liveRows() + sql.due())
+        .plus(sql.notPaused("o", r)).plus(sql.notInFlight(r)).plus(sql.after(r))
+        .plus((r.ordered() ? sql.isHead() : "") + " ORDER BY " + sql.dispatchOrder() + " LIMIT ?", r.limit());
   }
 }

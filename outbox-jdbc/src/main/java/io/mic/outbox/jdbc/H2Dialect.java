@@ -23,12 +23,6 @@ public class H2Dialect implements Dialect {
   }
 
   @Override
-  public String listIndexes(int tables) {
-    return "SELECT TABLE_NAME, INDEX_NAME FROM INFORMATION_SCHEMA.INDEXES WHERE TABLE_SCHEMA ="
-        + " COALESCE(?, CURRENT_SCHEMA) AND TABLE_NAME IN " + Sql.placeholders(tables);
-  }
-
-  @Override
   public String now() {
     return "CURRENT_TIMESTAMP";
   }
@@ -64,11 +58,5 @@ public class H2Dialect implements Dialect {
   @Override
   public String inboxSchemaResource() {
     return "io/mic/outbox/jdbc/schema/inbox-h2.sql";
-  }
-
-  @Override
-  public String listColumns() {
-    return "SELECT COLUMN_NAME FROM INFORMATION_SCHEMA.COLUMNS WHERE TABLE_SCHEMA = COALESCE(?, CURRENT_SCHEMA)"
-        + " AND TABLE_NAME = ?";
   }
 }

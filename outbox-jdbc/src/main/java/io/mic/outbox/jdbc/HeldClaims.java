@@ -19,6 +19,7 @@ import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -91,7 +92,7 @@ final class HeldClaims implements Outcomes {
       Held held = new Held(request.owner(), c, autoCommit, request.leaseMicros() * 1000, key,
           events.stream().map(OutboxEvent::id).toList());
       if (events.isEmpty()) {
-        held.settle(List.of(), x -> Set.of()); // commits: rows that could not be read went to the DLQ
+        held.endIfSettled(); // commits: rows that could not be read went to the DLQ
         return events;
       }
       if (!journal(key, request.owner(), held.claimed)) {
@@ -271,48 +272,33 @@ final class HeldClaims implements Outcomes {
   /** The rows are still {@code PENDING} under the batch's locks: no bound by append time is needed. */
   @Override
   public Set<UUID> markDispatched(String owner, List<UUID> ids, Instant appendedBy) {
-    return settle(owner, ids, c -> returningIds(c, (deleteOnDispatch ? "DELETE FROM " + table
-        : "UPDATE " + table + " SET status = 'DISPATCHED', dispatched_at = now(), attempts = attempts + 1,"
-            + " lease_owner = ?, lease_until = NULL") + " WHERE id = ANY(" + PostgresDialect.ID_ARRAY + ")"
-        + " RETURNING id", ps -> {
-          int next = 1;
-          if (!deleteOnDispatch) {
-            ps.setString(next++, owner);
-          }
-          ps.setBytes(next, Ids.bytes(ids));
-        }));
+    Sql mark = deleteOnDispatch ? Sql.of("DELETE FROM " + table)
+        : Sql.of("UPDATE " + table + " SET status = 'DISPATCHED', dispatched_at = now(), attempts = attempts + 1,"
+            + " lease_owner = ?, lease_until = NULL", owner);
+    return settle(owner, ids, open -> mark.plus(" WHERE ").plus(PostgresMarks.among(open)).plus(" RETURNING id"));
   }
 
   @Override
   public boolean scheduleRetry(OutboxEvent event, Duration delay, String error) {
-    return !settle(event.leaseOwner(), List.of(event.id()), c -> returningIds(c, "UPDATE " + table
+    return !settle(event.leaseOwner(), List.of(event.id()), open -> Sql.of("UPDATE " + table
         + " SET status = 'PENDING', next_attempt_at = now() + ? * interval '1 microsecond', last_error = ?,"
-        + " attempts = attempts + 1, lease_owner = NULL, lease_until = NULL WHERE id = ? RETURNING id", ps -> {
-          ps.setLong(1, TableAccess.micros(delay));
-          ps.setString(2, error);
-          access.dialect.setId(ps, 3, event.id());
-        })).isEmpty();
+        + " attempts = attempts + 1, lease_owner = NULL, lease_until = NULL WHERE id = ? RETURNING id",
+        TableAccess.micros(delay), error, event.id())).isEmpty();
   }
 
   @Override
   public boolean markDead(OutboxEvent event, String error) {
-    return !settle(event.leaseOwner(), List.of(event.id()), c -> returningIds(c, "UPDATE " + table
+    return !settle(event.leaseOwner(), List.of(event.id()), open -> Sql.of("UPDATE " + table
         + " SET status = 'DLQ', last_error = ?, attempts = attempts + 1, lease_owner = NULL, lease_until = NULL"
-        + " WHERE id = ? RETURNING id", ps -> {
-          ps.setString(1, error);
-          access.dialect.setId(ps, 2, event.id());
-        })).isEmpty();
+        + " WHERE id = ? RETURNING id", error, event.id())).isEmpty();
   }
 
   /** Back untried, after {@code delay}: no attempt was counted. */
   @Override
   public Set<UUID> release(String owner, List<UUID> ids, Duration delay) {
-    return settle(owner, ids, c -> returningIds(c, "UPDATE " + table + " SET status = 'PENDING',"
-        + " next_attempt_at = now() + ? * interval '1 microsecond', lease_owner = NULL, lease_until = NULL"
-        + " WHERE id = ANY(" + PostgresDialect.ID_ARRAY + ") RETURNING id", ps -> {
-          ps.setLong(1, TableAccess.micros(delay));
-          ps.setBytes(2, Ids.bytes(ids));
-        }));
+    return settle(owner, ids, open -> Sql.of("UPDATE " + table + " SET status = 'PENDING',"
+        + " next_attempt_at = now() + ? * interval '1 microsecond', lease_owner = NULL, lease_until = NULL WHERE ",
+        TableAccess.micros(delay)).plus(PostgresMarks.among(open)).plus(" RETURNING id"));
   }
 
   /**
@@ -332,12 +318,13 @@ final class HeldClaims implements Outcomes {
   }
 
   /**
-   * Records outcomes in {@code owner}'s transaction: the ids changed, none when the transaction has ended, by
-   * now or before (the claim is lost, as a lease taken over is).
+   * Records outcomes in {@code owner}'s transaction with {@code statement} (ending in {@code RETURNING id}) on
+   * {@code ids}: the ids changed, none when the transaction has ended, by now or before (the claim is lost, as
+   * a lease taken over is).
    */
-  private Set<UUID> settle(String owner, Collection<UUID> ids, TableAccess.Work<Set<UUID>> work) {
+  private Set<UUID> settle(String owner, Collection<UUID> ids, Function<List<UUID>, Sql> statement) {
     Held held = byOwner.get(owner);
-    return held == null ? Set.of() : held.settle(ids, work);
+    return held == null ? Set.of() : held.settle(ids, statement);
   }
 
   /**
@@ -351,11 +338,6 @@ final class HeldClaims implements Outcomes {
         held.end(new SQLException("no outcome and no renewal for longer than its lease"));
       }
     }
-  }
-
-  /** Rolls back every claim held now. */
-  void endAll() {
-    byOwner.values().forEach(held -> held.end(new SQLException("ended for a test")));
   }
 
   /** Rolls back a claim that failed and gives its connection back as it was found. */
@@ -372,9 +354,8 @@ final class HeldClaims implements Outcomes {
     }
   }
 
-  private Set<UUID> returningIds(Connection c, String statement, TableAccess.Binder binder)
-      throws SQLException {
-    return PostgresMarks.returningIds(c, access.dialect, statement, binder);
+  private Set<UUID> returningIds(Connection c, Sql statement) throws SQLException {
+    return PostgresMarks.returningIds(c, access.dialect, statement);
   }
 
   /** One batch's transaction, and the events it has no outcome for yet. */
@@ -405,33 +386,42 @@ final class HeldClaims implements Outcomes {
     }
 
     /**
-     * Records the outcome of {@code ids} with {@code work} in the transaction, which commits once every event
-     * has one: the ids changed, or none when the transaction has ended (the batch's rows are back as they were,
-     * outcomes recorded before included, and its events go out again).
+     * Records the outcome of {@code ids} with {@code statement} in the transaction, which commits once every
+     * event has one: the ids changed, or none when the transaction has ended (the batch's rows are back as
+     * they were, outcomes recorded before included, and its events go out again).
      */
-    synchronized Set<UUID> settle(Collection<UUID> ids, TableAccess.Work<Set<UUID>> work) {
-      Set<UUID> changed = run(work);
+    synchronized Set<UUID> settle(Collection<UUID> ids, Function<List<UUID>, Sql> statement) {
+      List<UUID> unsettled = List.copyOf(ids);
+      Set<UUID> changed = run(c -> returningIds(c, statement.apply(unsettled)));
       if (changed == null) {
         return Set.of();
       }
-      open.removeAll(ids);
-      if (open.isEmpty()) {
-        try {
-          if (journaled) {
-            try (PreparedStatement ps = connection.prepareStatement("DELETE FROM " + journal
-                + " WHERE claim_key = ?")) {
-              ps.setInt(1, key);
-              ps.executeUpdate();
-            }
-          }
-          connection.commit();
-        } catch (SQLException e) {
-          end(e);
-          return Set.of();
-        }
-        end(null);
+      open.removeAll(unsettled);
+      return endIfSettled() ? changed : Set.of();
+    }
+
+    /**
+     * Once every event has its outcome, deletes the batch's journal row and commits; {@code false} when that
+     * failed, and the transaction has ended with nothing recorded.
+     */
+    synchronized boolean endIfSettled() {
+      if (!open.isEmpty()) {
+        return true;
       }
-      return changed;
+      try {
+        if (journaled) {
+          try (PreparedStatement ps = connection.prepareStatement("DELETE FROM " + journal + " WHERE claim_key = ?")) {
+            ps.setInt(1, key);
+            ps.executeUpdate();
+          }
+        }
+        connection.commit();
+      } catch (SQLException e) {
+        end(e);
+        return false;
+      }
+      end(null);
+      return true;
     }
 
     /** Runs {@code work} in the transaction; {@code null} when the transaction has ended, now or before. */

@@ -1,23 +1,12 @@
 package io.mic.outbox.jdbc;
 
 import java.nio.ByteBuffer;
-import java.sql.PreparedStatement;
-import java.sql.SQLException;
 import java.util.List;
 import java.util.UUID;
 
-/** Binding event ids, one parameter each or all in one PostgreSQL {@code bytea}. */
+/** Event ids in one PostgreSQL {@code bytea}. */
 final class Ids {
   private Ids() {}
-
-  /** Binds {@code ids} from {@code from}; returns the next index. */
-  static int bind(PreparedStatement ps, int from, List<UUID> ids, Dialect dialect) throws SQLException {
-    int i = from;
-    for (UUID id : ids) {
-      dialect.setId(ps, i++, id);
-    }
-    return i;
-  }
 
   /**
    * The ids' 16 bytes each, one after the other: what {@link PostgresDialect#ID_BYTES} and

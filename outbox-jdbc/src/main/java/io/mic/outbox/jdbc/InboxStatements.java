@@ -5,7 +5,6 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.SQLWarning;
-import java.time.Duration;
 
 /**
  * The statements of {@link JdbcInbox}: the record of a processed event and the ordering guard, in the
@@ -99,17 +98,8 @@ class InboxStatements {
 
   /** Deletes at most {@code limit} records processed more than {@code retentionMicros} ago. */
   int purge(long retentionMicros, int limit) {
-    return access.update(dialect.deleteFirst(table, "consumer, event_id", "processed_at < "
-        + dialect.minusMicros(dialect.now()), "processed_at"), ps -> {
-          ps.setLong(1, retentionMicros);
-          ps.setInt(2, limit);
-        });
-  }
-
-  /** Moves every {@code processed_at} back by {@code d}. For tests. */
-  void shiftTimes(Duration d) {
-    access.update("UPDATE " + table + " SET processed_at = " + dialect.minusMicros("processed_at"),
-        ps -> ps.setLong(1, TableAccess.micros(d)));
+    return access.deleteFirst("consumer, event_id", Sql.of("processed_at < " + dialect.minusMicros(dialect.now()),
+        retentionMicros), "processed_at", limit);
   }
 
   /** PostgreSQL: a failing statement would abort the caller's whole transaction, so a duplicate must not fail. */

@@ -382,11 +382,6 @@ public final class JdbcInbox {
     return statements().purge(retentionMicros, purgeBatchSize);
   }
 
-  /** Moves every {@code processed_at} back by {@code d}, as if {@code d} had passed. For tests. */
-  void shiftTimesForTesting(Duration d) {
-    statements().shiftTimes(d);
-  }
-
   /**
    * The idempotency key of a received message: {@code x-original-event-id} when present (a replay), else
    * {@code x-event-id} (a live publication). Both carry the id of the outbox event, so a replayed message

@@ -128,9 +128,9 @@ public final class JdbcOutboxStore implements OutboxStore {
 
   /**
    * Creates the table, its indexes and the tables beside it if they are missing, and upgrades a table
-   * created before the event envelope ({@link Dialect#upgradeEnvelopeResource()}: the columns
+   * created before the event envelope ({@link #upgradeEnvelopeDdl()}: the columns
    * {@code sequence}, {@code schema_version}, {@code occurred_at}, {@code trace_parent}) and the indexes of
-   * a table created before the lean schema ({@link Dialect#upgradeIndexesResource()}). With
+   * a table created before the lean schema ({@link #upgradeIndexesDdl()}). With
    * {@link Builder#transactionalClaims} it also creates the claim journal {@code <table>_claims}. Safe to call
    * at every start: when everything exists no DDL runs, so a runtime role with row rights only (SELECT,
    * INSERT, UPDATE, DELETE) may call it.
@@ -139,9 +139,8 @@ public final class JdbcOutboxStore implements OutboxStore {
     TableAccess access = access();
     Dialect dialect = access.dialect;
     boolean created = access.createSchema(dialect.schemaResource(), DEFAULT_TABLE);
-    boolean upgraded = access.upgrade(dialect.upgradeEnvelopeResource(), DEFAULT_TABLE, ENVELOPE_COLUMNS);
-    boolean lean = dialect.upgradeIndexesResource() != null
-        && access.upgradeIndexes(dialect.upgradeIndexesResource(), DEFAULT_TABLE, dialect.obsoleteIndexes());
+    boolean upgraded = access.upgrade(envelopeUpgrade(dialect), DEFAULT_TABLE, ENVELOPE_COLUMNS);
+    boolean lean = access.upgradeIndexes(DEFAULT_TABLE);
     createControlSchema(access);
     if (bind().held() != null) {
       access.createSchema(HeldClaims.JOURNAL_RESOURCE, DEFAULT_TABLE);
@@ -150,19 +149,27 @@ public final class JdbcOutboxStore implements OutboxStore {
         : lean ? "upgraded to the lean indexes" : created ? "ready" : "found", dialect.name());
   }
 
-  /** The upgrade script of {@link Dialect#upgradeEnvelopeResource()} for this store's table name, comments removed. */
+  /**
+   * The script that upgrades an outbox table of the shape before the event envelope, for this store's table
+   * name, comments removed (the resource beside {@link Dialect#schemaResource()}, ending in
+   * {@code -upgrade-envelope.sql}).
+   */
   public String upgradeEnvelopeDdl() {
     TableAccess access = access();
-    return access.ddl(access.dialect.upgradeEnvelopeResource(), DEFAULT_TABLE);
+    return access.ddl(envelopeUpgrade(access.dialect), DEFAULT_TABLE);
+  }
+
+  private static String envelopeUpgrade(Dialect dialect) {
+    return dialect.schemaResource().replace(".sql", "-upgrade-envelope.sql");
   }
 
   /**
-   * The index upgrade of {@link Dialect#upgradeIndexesResource()} for this store's table name, comments
-   * removed; empty where the dialect's indexes did not change.
+   * The script that replaces the indexes of a table created before the lean schema (PostgreSQL), for this
+   * store's table name, comments removed; empty where the database's indexes did not change.
    */
   public String upgradeIndexesDdl() {
     TableAccess access = access();
-    String resource = access.dialect.upgradeIndexesResource();
+    String resource = Catalog.of(access.dialect).upgradeIndexesResource();
     return resource == null ? "" : access.ddl(resource, DEFAULT_TABLE);
   }
 
@@ -442,19 +449,6 @@ public final class JdbcOutboxStore implements OutboxStore {
    */
   void countEndedClaimsEvery(Duration interval) {
     bind().held().countEvery(interval);
-  }
-
-  /** Rolls back every claim held by a transaction ({@link Builder#transactionalClaims}). For tests only. */
-  void endHeldClaimsForTesting() {
-    Statements statements = binding.bound();
-    if (statements != null && statements.held() != null) {
-      statements.held().endAll();
-    }
-  }
-
-  /** Moves every stored time back by {@code d}, as if {@code d} had passed. For tests only. */
-  void shiftTimesForTesting(Duration d) {
-    bind().queries().shiftTimes(d);
   }
 
   // ------------------------------------------------------------------ internals

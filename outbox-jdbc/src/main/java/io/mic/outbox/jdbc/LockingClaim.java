@@ -47,13 +47,7 @@ final class LockingClaim extends ClaimStatement {
     }
     // A head stays the head once read: new events sort after it, and only an operator's redrive can
     // bring an older event back to life.
-    try (PreparedStatement ps = c.prepareStatement(r.ordered() ? lockClaimableIds(candidates.size())
-        : lockClaimable(r))) {
-      if (r.ordered()) {
-        bindIds(ps, 1, candidates);
-      } else {
-        ps.setInt(sql.bindAfter(ps, DispatchSql.bindPaused(ps, 1, r), r), r.limit());
-      }
+    try (PreparedStatement ps = (r.ordered() ? lockClaimableIds(candidates) : lockClaimable(r)).prepare(c, dialect)) {
       List<EventRows.Unreadable> unreadable = new ArrayList<>();
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
@@ -90,18 +84,15 @@ final class LockingClaim extends ClaimStatement {
    */
   private List<OutboxEvent> lockAndLeaseRuns(Connection c, ReadRequest r) throws SQLException {
     List<UUID> candidates = headCandidates(c, r);
-    List<UUID> heads = candidates.isEmpty() ? candidates
-        : ids(c, lockClaimableIds(candidates.size()), ps -> bindIds(ps, 1, candidates));
+    List<UUID> heads = candidates.isEmpty() ? candidates : ids(c, lockClaimableIds(candidates));
     List<List<UUID>> runs = new ArrayList<>();
     for (UUID head : heads) {
       runs.add(new ArrayList<>(List.of(head)));
     }
     if (!heads.isEmpty() && heads.size() < r.limit()) {
-      try (PreparedStatement ps = c.prepareStatement(followers(r))) {
+      try (PreparedStatement ps = c.prepareStatement(followers(r, heads.get(0)).text())) {
         for (List<UUID> run : runs) {
-          int next = DispatchSql.bindPaused(ps, 1, r);
-          dialect.setId(ps, next, run.get(0));
-          ps.setInt(next + 1, r.runLength() - 1);
+          followers(r, run.get(0)).bind(ps, dialect); // one text for every head
           try (ResultSet rs = ps.executeQuery()) {
             while (rs.next() && rs.getInt(2) == 1) {
               run.add(dialect.getId(rs, 1));
@@ -126,18 +117,18 @@ final class LockingClaim extends ClaimStatement {
       return new ArrayList<>();
     }
     lease(c, r, picked);
-    try (PreparedStatement ps = c.prepareStatement("SELECT " + Sql.COLUMNS + " FROM " + table + " WHERE id IN "
-        + Sql.placeholders(picked.size()) + " AND lease_owner = ?")) {
-      ps.setString(bindIds(ps, 1, picked), r.owner());
+    Sql read = Sql.of("SELECT " + Sql.COLUMNS + " FROM " + table + " WHERE ").plus(Sql.in("id", picked))
+        .plus(" AND lease_owner = ?", r.owner());
+    try (PreparedStatement ps = read.prepare(c, dialect)) {
       return EventRows.readDue(c, ps, dialect, table);
     }
   }
 
   /** Locks claimable events, skipping held ones, with the database clock as a twentieth column. */
-  private String lockClaimable(ReadRequest r) {
-    return "SELECT " + Sql.aliased("o.") + ", " + dialect.now() + " FROM " + table + " o WHERE " + dialect.liveRows()
-        + sql.claimable() + sql.notPaused("o", r) + sql.after(r) + " ORDER BY " + dialect.dispatchOrder()
-        + " LIMIT ? FOR UPDATE SKIP LOCKED";
+  private Sql lockClaimable(ReadRequest r) {
+    return Sql.of("SELECT " + Sql.aliased("o.") + ", " + dialect.now() + " FROM " + table + " o WHERE "
+        + sql.liveRows() + sql.claimable()).plus(sql.notPaused("o", r)).plus(sql.after(r))
+        .plus(" ORDER BY " + sql.dispatchOrder() + " LIMIT ? FOR UPDATE SKIP LOCKED", r.limit());
   }
 
   /**
@@ -145,57 +136,46 @@ final class LockingClaim extends ClaimStatement {
    * head probe reads (InnoDB has no {@code FOR UPDATE OF}), so heads are locked afterwards, by id.
    */
   private List<UUID> headCandidates(Connection c, ReadRequest r) throws SQLException {
-    return ids(c, "SELECT o.id FROM " + table + " o WHERE " + dialect.liveRows() + sql.claimable()
-        + sql.notPaused("o", r) + sql.isHead() + " ORDER BY " + dialect.dispatchOrder() + " LIMIT ?",
-        ps -> ps.setInt(DispatchSql.bindPaused(ps, 1, r), r.limit()));
+    return ids(c, Sql.of("SELECT o.id FROM " + table + " o WHERE " + sql.liveRows() + sql.claimable())
+        .plus(sql.notPaused("o", r)).plus(sql.isHead() + " ORDER BY " + sql.dispatchOrder() + " LIMIT ?", r.limit()));
   }
 
-  /** Locks and reads, as {@link #lockClaimable}, those of the given events still claimable. Parameters: the ids. */
-  private String lockClaimableIds(int ids) {
-    return "SELECT " + Sql.aliased("o.") + ", " + dialect.now() + " FROM " + table + " o WHERE o.id IN "
-        + Sql.placeholders(ids) + " AND " + sql.claimable() + " FOR UPDATE SKIP LOCKED";
+  /** Locks and reads, as {@link #lockClaimable}, those of {@code ids} still claimable. */
+  private Sql lockClaimableIds(List<UUID> ids) {
+    return Sql.of("SELECT " + Sql.aliased("o.") + ", " + dialect.now() + " FROM " + table + " o WHERE ")
+        .plus(Sql.in("o.id", ids)).plus(" AND " + sql.claimable() + " FOR UPDATE SKIP LOCKED");
   }
 
   /**
    * The live events behind a head, in order, with a flag telling whether each is a due {@code PENDING} event
-   * of a topic not paused (a run stops at the first that is not). Parameters: the paused topics, the head's
-   * id, the most to return.
+   * of a topic not paused (a run stops at the first that is not).
    */
-  private String followers(ReadRequest r) {
-    return "SELECT m.id, CASE WHEN m.status = 'PENDING' AND m.next_attempt_at <= " + dialect.now()
-        + sql.notPaused("m", r) + " THEN 1 ELSE 0 END"
-        + " FROM " + table + " m JOIN " + table + " h ON h.id = ?"
-        + " WHERE m.aggregate_type = h.aggregate_type AND m.aggregate_id = h.aggregate_id"
-        + " AND m.status IN ('PENDING', 'PROCESSING') AND (m.created_at, m.id) > (h.created_at, h.id)"
-        + " ORDER BY m.created_at, m.id LIMIT ?";
+  private Sql followers(ReadRequest r, UUID head) {
+    return Sql.of("SELECT m.id, CASE WHEN m.status = 'PENDING' AND m.next_attempt_at <= " + dialect.now())
+        .plus(sql.notPaused("m", r))
+        .plus(" THEN 1 ELSE 0 END FROM " + table + " m JOIN " + table + " h ON h.id = ?", head)
+        .plus(" WHERE m.aggregate_type = h.aggregate_type AND m.aggregate_id = h.aggregate_id"
+            + " AND m.status IN ('PENDING', 'PROCESSING') AND (m.created_at, m.id) > (h.created_at, h.id)"
+            + " ORDER BY m.created_at, m.id LIMIT ?", r.runLength() - 1);
   }
 
   /** Leases the chosen events, checking each is still claimable; returns how many it leased. */
   private int lease(Connection c, ReadRequest r, List<UUID> ids) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement("UPDATE " + table + " o SET status = 'PROCESSING',"
-        + " attempts = attempts + 1, lease_owner = ?, lease_until = " + dialect.plusMicros(dialect.now())
-        + " WHERE id IN " + Sql.placeholders(ids.size()) + " AND " + sql.claimable())) {
-      ps.setString(1, r.owner());
-      ps.setLong(2, r.leaseMicros());
-      bindIds(ps, 3, ids);
+    Sql lease = Sql.of("UPDATE " + table + " o SET status = 'PROCESSING', attempts = attempts + 1, lease_owner = ?,"
+        + " lease_until = " + dialect.plusMicros(dialect.now()) + " WHERE ", r.owner(), r.leaseMicros())
+        .plus(Sql.in("id", ids)).plus(" AND " + sql.claimable());
+    try (PreparedStatement ps = lease.prepare(c, dialect)) {
       return ps.executeUpdate();
     }
   }
 
-  private List<UUID> ids(Connection c, String statement, TableAccess.Binder binder) throws SQLException {
+  private List<UUID> ids(Connection c, Sql read) throws SQLException {
     List<UUID> ids = new ArrayList<>();
-    try (PreparedStatement ps = c.prepareStatement(statement)) {
-      binder.bind(ps);
-      try (ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          ids.add(dialect.getId(rs, 1));
-        }
+    try (PreparedStatement ps = read.prepare(c, dialect); ResultSet rs = ps.executeQuery()) {
+      while (rs.next()) {
+        ids.add(dialect.getId(rs, 1));
       }
     }
     return ids;
-  }
-
-  private int bindIds(PreparedStatement ps, int from, List<UUID> ids) throws SQLException {
-    return Ids.bind(ps, from, ids, dialect);
   }
 }

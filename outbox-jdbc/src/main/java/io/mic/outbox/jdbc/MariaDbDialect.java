@@ -36,13 +36,6 @@ public class MariaDbDialect implements Dialect {
   }
 
   @Override
-  public String listIndexes(int tables) {
-    // information_schema shows a role the tables it has rights on, which is enough here
-    return "SELECT table_name, index_name FROM information_schema.statistics WHERE table_schema ="
-        + " COALESCE(?, DATABASE()) AND table_name IN " + Sql.placeholders(tables);
-  }
-
-  @Override
   public boolean isDuplicateKey(SQLException e) {
     return e.getErrorCode() == DUPLICATE_ENTRY;
   }
@@ -95,44 +88,6 @@ public class MariaDbDialect implements Dialect {
   @Override
   public String timestampText(String ts) {
     return "DATE_FORMAT(" + ts + ", '%Y-%m-%dT%H:%i:%s.%fZ')";
-  }
-
-  /**
-   * InnoDB keeps undo (the history list) for the oldest open transaction; reading it needs PROCESS.
-   * {@code trx_started} is in the server's system time zone, whatever the session's, so the clock it is
-   * compared with is taken there too.
-   */
-  @Override
-  public String oldestTransactionMicros() {
-    return "SELECT TIMESTAMPDIFF(MICROSECOND, MIN(trx_started), CONVERT_TZ(NOW(6), @@session.time_zone, 'SYSTEM'))"
-        + " FROM information_schema.innodb_trx WHERE trx_mysql_thread_id <> CONNECTION_ID()";
-  }
-
-  /** ER_SPECIFIC_ACCESS_DENIED_ERROR: the role lacks PROCESS. */
-  @Override
-  public boolean cannotSeeTransactions(SQLException e) {
-    return e.getErrorCode() == 1227;
-  }
-
-  @Override
-  public String dispatchOrder() {
-    return "o.live_priority DESC, o.created_at, o.id";
-  }
-
-  @Override
-  public String afterInPriority() {
-    return "o.live_priority = ? AND (o.created_at, o.id) > (?, ?)";
-  }
-
-  @Override
-  public String liveRows() {
-    return "o.live_priority IS NOT NULL AND ";
-  }
-
-  @Override
-  public String listColumns() {
-    return "SELECT column_name FROM information_schema.columns WHERE table_schema = COALESCE(?, DATABASE())"
-        + " AND table_name = ?";
   }
 
   @Override

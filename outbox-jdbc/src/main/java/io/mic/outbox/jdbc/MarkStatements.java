@@ -38,9 +38,9 @@ abstract class MarkStatements implements Outcomes {
   @Override
   public abstract Set<UUID> markDispatched(String owner, List<UUID> ids, Instant appendedBy);
 
-  /** The bound of {@link #markDispatched} on unclaimed rows, one parameter; nothing when there is none. */
-  static String appendedNoLaterThan(Instant appendedBy) {
-    return appendedBy == null ? "" : " AND created_at <= ?";
+  /** The bound of {@link #markDispatched} on unclaimed rows; nothing when there is none. */
+  static Sql appendedNoLaterThan(Instant appendedBy) {
+    return appendedBy == null ? Sql.EMPTY : Sql.of(" AND created_at <= ?", appendedBy);
   }
 
   /** The start of the mark of {@code markDispatched}, up to its {@code WHERE}. */
@@ -62,36 +62,24 @@ abstract class MarkStatements implements Outcomes {
   @Override
   public boolean scheduleRetry(OutboxEvent event, Duration delay, String error) {
     boolean claimed = event.leaseOwner() != null;
-    return update("UPDATE " + table + " SET status = 'PENDING', next_attempt_at = " + dialect.plusMicros(dialect.now())
-        + ", last_error = ?, lease_owner = NULL, lease_until = NULL" + (claimed ? "" : ", attempts = attempts + 1")
-        + " WHERE id = ? AND " + Sql.fence(claimed), ps -> {
-          ps.setLong(1, TableAccess.micros(delay));
-          ps.setString(2, error);
-          dialect.setId(ps, 3, event.id());
-          if (claimed) {
-            ps.setString(4, event.leaseOwner());
-          }
-        }) == 1;
+    return update(Sql.of("UPDATE " + table + " SET status = 'PENDING', next_attempt_at = "
+        + dialect.plusMicros(dialect.now()) + ", last_error = ?, lease_owner = NULL, lease_until = NULL"
+        + (claimed ? "" : ", attempts = attempts + 1") + " WHERE id = ? AND ", TableAccess.micros(delay), error,
+        event.id()).plus(Sql.fence(event.leaseOwner()))) == 1;
   }
 
   /** Moves an event to the DLQ. */
   @Override
   public boolean markDead(OutboxEvent event, String error) {
     boolean claimed = event.leaseOwner() != null;
-    return update("UPDATE " + table + " SET status = 'DLQ', last_error = ?, lease_owner = NULL, lease_until = NULL"
-        + (claimed ? "" : ", attempts = attempts + 1") + " WHERE id = ? AND " + Sql.fence(claimed), ps -> {
-          ps.setString(1, error);
-          dialect.setId(ps, 2, event.id());
-          if (claimed) {
-            ps.setString(3, event.leaseOwner());
-          }
-        }) == 1;
+    return update(Sql.of("UPDATE " + table + " SET status = 'DLQ', last_error = ?, lease_owner = NULL,"
+        + " lease_until = NULL" + (claimed ? "" : ", attempts = attempts + 1") + " WHERE id = ? AND ", error,
+        event.id()).plus(Sql.fence(event.leaseOwner()))) == 1;
   }
 
-  int update(String statement, TableAccess.Binder binder) {
+  int update(Sql statement) {
     return access.inAutoCommit(c -> {
-      try (PreparedStatement ps = c.prepareStatement(statement)) {
-        binder.bind(ps);
+      try (PreparedStatement ps = statement.prepare(c, dialect)) {
         return ps.executeUpdate();
       }
     });

@@ -20,58 +20,40 @@ final class PostgresMarks extends MarkStatements {
 
   @Override
   public Set<UUID> markDispatched(String owner, List<UUID> ids, Instant appendedBy) {
-    boolean claimed = owner != null;
-    return returningIds(dispatchedMark(claimed) + " WHERE id = ANY(" + PostgresDialect.ID_ARRAY + ") AND "
-        + Sql.fence(claimed) + appendedNoLaterThan(appendedBy) + " RETURNING id", ps -> {
-          ps.setBytes(1, Ids.bytes(ids));
-          if (claimed) {
-            ps.setString(2, owner);
-          }
-          if (appendedBy != null) {
-            dialect.setInstant(ps, claimed ? 3 : 2, appendedBy);
-          }
-        });
+    return returningIds(Sql.of(dispatchedMark(owner != null) + " WHERE ").plus(among(ids)).plus(" AND ")
+        .plus(Sql.fence(owner)).plus(appendedNoLaterThan(appendedBy)).plus(" RETURNING id"));
   }
 
   @Override
   public Set<UUID> release(String owner, List<UUID> ids, Duration delay) {
-    boolean claimed = owner != null;
     // the claim counted an attempt that never happened: give it back
-    return returningIds("UPDATE " + table + " SET status = 'PENDING', next_attempt_at = now() + ? * interval"
-        + " '1 microsecond', lease_owner = NULL, lease_until = NULL" + (claimed ? ", attempts = attempts - 1" : "")
-        + " WHERE id = ANY(" + PostgresDialect.ID_ARRAY + ") AND " + Sql.fence(claimed) + " RETURNING id", ps -> {
-          ps.setLong(1, TableAccess.micros(delay));
-          ps.setBytes(2, Ids.bytes(ids));
-          if (claimed) {
-            ps.setString(3, owner);
-          }
-        });
+    return returningIds(Sql.of("UPDATE " + table + " SET status = 'PENDING', next_attempt_at = now() + ? * interval"
+        + " '1 microsecond', lease_owner = NULL, lease_until = NULL" + (owner != null ? ", attempts = attempts - 1" : "")
+        + " WHERE ", TableAccess.micros(delay)).plus(among(ids)).plus(" AND ").plus(Sql.fence(owner))
+        .plus(" RETURNING id"));
   }
 
   @Override
   public Set<UUID> renew(String owner, List<UUID> ids, Duration leaseTtl) {
-    return returningIds("UPDATE " + table + " SET lease_until = now() + ? * interval '1 microsecond'"
-        + " WHERE id = ANY(" + PostgresDialect.ID_ARRAY + ") AND " + Sql.fence(true) + " RETURNING id", ps -> {
-          ps.setLong(1, TableAccess.micros(leaseTtl));
-          ps.setBytes(2, Ids.bytes(ids));
-          ps.setString(3, owner);
-        });
+    return returningIds(Sql.of("UPDATE " + table + " SET lease_until = now() + ? * interval '1 microsecond' WHERE ",
+        TableAccess.micros(leaseTtl)).plus(among(ids)).plus(" AND ").plus(Sql.fence(owner)).plus(" RETURNING id"));
   }
 
-  private Set<UUID> returningIds(String statement, TableAccess.Binder binder) {
-    return access.inAutoCommit(c -> returningIds(c, dialect, statement, binder));
+  /** {@code id} is one of {@code ids}, bound as one {@code bytea} ({@link PostgresDialect#ID_ARRAY}). */
+  static Sql among(List<UUID> ids) {
+    return Sql.of("id = ANY(" + PostgresDialect.ID_ARRAY + ")", Ids.bytes(ids));
+  }
+
+  private Set<UUID> returningIds(Sql statement) {
+    return access.inAutoCommit(c -> returningIds(c, dialect, statement));
   }
 
   /** Runs {@code statement}, which ends in {@code RETURNING id}, on {@code c}: the ids it changed. */
-  static Set<UUID> returningIds(Connection c, Dialect dialect, String statement, TableAccess.Binder binder)
-      throws SQLException {
+  static Set<UUID> returningIds(Connection c, Dialect dialect, Sql statement) throws SQLException {
     Set<UUID> changed = new HashSet<>();
-    try (PreparedStatement ps = c.prepareStatement(statement)) {
-      binder.bind(ps);
-      try (ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          changed.add(dialect.getId(rs, 1));
-        }
+    try (PreparedStatement ps = statement.prepare(c, dialect); ResultSet rs = ps.executeQuery()) {
+      while (rs.next()) {
+        changed.add(dialect.getId(rs, 1));
       }
     }
     return changed;

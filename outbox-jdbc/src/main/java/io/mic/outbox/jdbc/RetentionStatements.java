@@ -23,11 +23,8 @@ final class RetentionStatements {
    * {@link Dialect#retentionOrder()} (on PostgreSQL by id: the lean schema has no index on dispatched_at).
    */
   int purgeDispatched(long retentionMicros, int limit) {
-    return access.update(dialect.deleteFirst(access.table, "id", "status = 'DISPATCHED' AND dispatched_at < "
-        + dialect.minusMicros(dialect.now()), dialect.retentionOrder()), ps -> {
-          ps.setLong(1, retentionMicros);
-          ps.setInt(2, limit);
-        });
+    return access.deleteFirst("id", Sql.of("status = 'DISPATCHED' AND dispatched_at < "
+        + dialect.minusMicros(dialect.now()), retentionMicros), dialect.retentionOrder(), limit);
   }
 
   /** At most {@code limit} events dispatched more than {@code olderThanMicros} ago, oldest dispatch first. */
@@ -45,7 +42,7 @@ final class RetentionStatements {
 
   /** Deletes those of {@code ids} still {@code DISPATCHED}; returns how many. */
   int deleteDispatched(List<UUID> ids) {
-    return access.update("DELETE FROM " + access.table + " WHERE id IN " + Sql.placeholders(ids.size())
-        + " AND status = 'DISPATCHED'", ps -> Ids.bind(ps, 1, ids, dialect));
+    return access.update(Sql.of("DELETE FROM " + access.table + " WHERE ").plus(Sql.in("id", ids))
+        .plus(" AND status = 'DISPATCHED'"));
   }
 }

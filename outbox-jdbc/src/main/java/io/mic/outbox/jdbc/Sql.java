@@ -1,8 +1,29 @@
 package io.mic.outbox.jdbc;
 
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collection;
 import java.util.Collections;
+import java.util.List;
+import java.util.UUID;
 
-/** SQL text every database shares; the statement classes compose it with their dialect's fragments. */
+/**
+ * SQL text with the values of its parameters, in the order of its {@code ?}s. Concatenating two pieces
+ * concatenates their values, so a statement composed of fragments binds what each fragment carries, where it
+ * stands, and no caller counts parameter indexes. Immutable.
+ *
+ * <pre>{@code
+ * Sql read = Sql.of("SELECT id FROM outbox o WHERE o.topic = ?", topic).plus(" LIMIT ?", limit);
+ * try (PreparedStatement ps = read.prepare(connection, dialect)) { ... }
+ * }</pre>
+ *
+ * <p>Ids and instants are bound as the dialect stores them ({@link Dialect#setId}, {@link Dialect#setInstant});
+ * strings, numbers and bytes as themselves; {@code null} as a NULL whose type the database infers.
+ */
 final class Sql {
   /** The columns every read of events returns, in this order (see {@link EventRows}). */
   static final String COLUMNS = "id, aggregate_type, aggregate_id, topic, payload, headers, priority, status, attempts,"
@@ -13,7 +34,112 @@ final class Sql {
   static final String INSERT_COLUMNS = "id, aggregate_type, aggregate_id, topic, payload, headers, priority,"
       + " created_at, next_attempt_at, sequence, schema_version, occurred_at, trace_parent";
 
-  private Sql() {}
+  /** No text, no values: the fragment of a condition that does not apply. */
+  static final Sql EMPTY = new Sql("", List.of());
+
+  private final String text;
+  private final List<Object> values;
+
+  private Sql(String text, List<Object> values) {
+    this.text = text;
+    this.values = values;
+  }
+
+  /**
+   * {@code text} with one value per {@code ?}, in order.
+   *
+   * @throws IllegalArgumentException when the number of values is not the number of {@code ?}s
+   */
+  static Sql of(String text, Object... values) {
+    long marks = text.chars().filter(ch -> ch == '?').count();
+    if (marks != values.length) {
+      throw new IllegalArgumentException(values.length + " value(s) for " + marks + " parameter(s) in: " + text);
+    }
+    return new Sql(text, values.length == 0 ? List.of() : Collections.unmodifiableList(Arrays.asList(values)));
+  }
+
+  /** {@code column IN (?, ?, …)}, one parameter per value. */
+  static Sql in(String column, Collection<?> values) {
+    return of(column + " IN " + placeholders(values.size()), values.toArray());
+  }
+
+  /** {@code column NOT IN (?, ?, …)}, one parameter per value. */
+  static Sql notIn(String column, Collection<?> values) {
+    return of(column + " NOT IN " + placeholders(values.size()), values.toArray());
+  }
+
+  /** This, then {@code more}. */
+  Sql plus(Sql more) {
+    if (more.text.isEmpty()) {
+      return this;
+    }
+    List<Object> all = values;
+    if (!more.values.isEmpty()) {
+      all = new ArrayList<>(values.size() + more.values.size());
+      all.addAll(values);
+      all.addAll(more.values);
+    }
+    return new Sql(text + more.text, all);
+  }
+
+  /** This, then {@code text} with its values: {@code plus(Sql.of(text, values))}. */
+  Sql plus(String text, Object... values) {
+    return plus(of(text, values));
+  }
+
+  /** This when {@code condition}, else {@link #EMPTY}. */
+  Sql when(boolean condition) {
+    return condition ? this : EMPTY;
+  }
+
+  String text() {
+    return text;
+  }
+
+  /** The values, in the order of their parameters. */
+  List<Object> values() {
+    return values;
+  }
+
+  /** A statement of this text on {@code c}, its values bound. */
+  PreparedStatement prepare(Connection c, Dialect dialect) throws SQLException {
+    PreparedStatement ps = c.prepareStatement(text);
+    try {
+      bind(ps, dialect);
+      return ps;
+    } catch (SQLException | RuntimeException e) {
+      ps.close();
+      throw e;
+    }
+  }
+
+  /** Binds the values from the first parameter on. */
+  void bind(PreparedStatement ps, Dialect dialect) throws SQLException {
+    int i = 1;
+    for (Object v : values) {
+      if (v instanceof UUID id) {
+        dialect.setId(ps, i, id);
+      } else if (v instanceof Instant t) {
+        dialect.setInstant(ps, i, t);
+      } else if (v instanceof String s) {
+        ps.setString(i, s);
+      } else if (v instanceof Integer n) {
+        ps.setInt(i, n);
+      } else if (v instanceof Long n) {
+        ps.setLong(i, n);
+      } else if (v instanceof byte[] b) {
+        ps.setBytes(i, b);
+      } else {
+        ps.setObject(i, v);
+      }
+      i++;
+    }
+  }
+
+  @Override
+  public String toString() {
+    return text;
+  }
 
   /** {@link #COLUMNS}, each with {@code prefix}, e.g. {@code o.}. */
   static String aliased(String prefix) {
@@ -31,10 +157,10 @@ final class Sql {
   }
 
   /**
-   * Whether a row is still held by the caller: {@code PROCESSING} under its lease (one parameter: the owner)
-   * when {@code claimed}, else still {@code PENDING}.
+   * Whether a row is still held by the caller: {@code PROCESSING} under {@code owner}'s lease when there is an
+   * owner, else still {@code PENDING}.
    */
-  static String fence(boolean claimed) {
-    return claimed ? "status = 'PROCESSING' AND lease_owner = ?" : "status = 'PENDING'";
+  static Sql fence(String owner) {
+    return owner != null ? of("status = 'PROCESSING' AND lease_owner = ?", owner) : of("status = 'PENDING'");
   }
 }

@@ -1,10 +1,12 @@
 package io.mic.outbox.jdbc;
 
 /**
- * The operations of one outbox table, each an object that owns its SQL, its binding and its row reading,
+ * The operations of one outbox table, each an object that owns its SQL, its values and its row reading,
  * chosen once per database: where the SQL truly differs there is one class per database
  * ({@link PostgresClaim}, {@link LockingClaim}, {@link PostgresMarks}, {@link LockingMarks},
- * {@link PostgresAppend}, {@link MariaDbAppend}, {@link H2Append}); the rest is shared.
+ * {@link PostgresAppend}, {@link MariaDbAppend}, {@link H2Append}); the rest is shared, composed of
+ * {@link Sql} fragments that carry their own values ({@link DispatchSql} for the reads of dispatchable
+ * events). The catalog queries of each database are in {@link Catalog}.
  */
 record Statements(TableAccess access, FetchStatement fetch, ClaimStatement claim, MarkStatements marks, AppendStatements append,
     EventQueries queries, ControlStatements control, HeldClaims held) {
@@ -35,11 +37,12 @@ record Statements(TableAccess access, FetchStatement fetch, ClaimStatement claim
   static Statements of(TableAccess access, boolean deleteOnDispatch, boolean transactionalClaims) {
     Dialect dialect = access.dialect;
     Tables tables = Tables.of(access.name, dialect);
-    DispatchSql sql = new DispatchSql(dialect, tables);
+    Database database = database(dialect);
+    DispatchSql sql = new DispatchSql(dialect, tables, database);
     FetchStatement fetch = new FetchStatement(access, sql);
     EventQueries queries = new EventQueries(access);
     ControlStatements control = new ControlStatements(access);
-    return switch (database(dialect)) {
+    return switch (database) {
       case POSTGRESQL -> {
         PostgresClaim claim = new PostgresClaim(access, sql);
         yield new Statements(access, fetch, claim, new PostgresMarks(access, deleteOnDispatch),

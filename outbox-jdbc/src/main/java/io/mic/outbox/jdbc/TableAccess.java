@@ -156,14 +156,9 @@ final class TableAccess {
 
   /** Which of {@code columns} the table lacks, from the catalog; {@code null} when it cannot be read. */
   private List<String> missingColumns(List<String> columns) {
-    String query = dialect.listColumns();
-    if (query == null) {
-      return null;
-    }
+    Sql query = Catalog.of(dialect).columns(name.schema(), name.table());
     Set<String> found = new HashSet<>();
-    try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(query)) {
-      ps.setString(1, name.schema());
-      ps.setString(2, name.table());
+    try (Connection c = dataSource.getConnection(); PreparedStatement ps = query.prepare(c, dialect)) {
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
           found.add(rs.getString(1).toLowerCase(java.util.Locale.ROOT));
@@ -220,36 +215,39 @@ final class TableAccess {
   }
 
   /**
-   * Runs the upgrade script {@code resource} when one of the {@code obsolete} indexes (derived names, e.g.
-   * {@code aggregate_idx}) exists on the table, or the catalog cannot tell. When none exists no DDL runs.
+   * Runs the database's index upgrade ({@link Catalog#upgradeIndexesResource()}) when one of the indexes it
+   * replaces exists on the table, or the catalog cannot tell. When none exists, or the database has no such
+   * upgrade, no DDL runs.
    *
    * @return {@code true} when the script ran
    */
-  boolean upgradeIndexes(String resource, String defaultTable, List<String> obsolete) {
-    String query = dialect.listIndexes(1);
+  boolean upgradeIndexes(String defaultTable) {
+    Catalog catalog = Catalog.of(dialect);
+    String resource = catalog.upgradeIndexesResource();
+    if (resource == null) {
+      return false;
+    }
     List<String> found = new ArrayList<>();
-    if (query != null) {
-      Set<String> names = obsolete.stream().map(name::derivedName).collect(java.util.stream.Collectors.toSet());
-      try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(query)) {
-        ps.setString(1, name.schema());
-        ps.setString(2, name.table());
-        try (ResultSet rs = ps.executeQuery()) {
-          while (rs.next()) {
-            if (names.contains(rs.getString(2))) {
-              found.add(rs.getString(2));
-            }
+    Set<String> names = catalog.obsoleteIndexes().stream().map(name::derivedName)
+        .collect(java.util.stream.Collectors.toSet());
+    Sql query = catalog.indexes(name.schema(), List.of(name.table()));
+    try (Connection c = dataSource.getConnection(); PreparedStatement ps = query.prepare(c, dialect)) {
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          if (names.contains(rs.getString(2))) {
+            found.add(rs.getString(2));
           }
         }
-        if (!c.getAutoCommit()) {
-          c.rollback();
-        }
-      } catch (SQLException e) {
-        LOG.debug("{} table {}: cannot read the catalog, running the index upgrade: {}", kind, name, e.getMessage());
-        found = null;
       }
-      if (found != null && found.isEmpty()) {
-        return false;
+      if (!c.getAutoCommit()) {
+        c.rollback();
       }
+    } catch (SQLException e) {
+      LOG.debug("{} table {}: cannot read the catalog, running the index upgrade: {}", kind, name, e.getMessage());
+      found = null;
+    }
+    if (found != null && found.isEmpty()) {
+      return false;
     }
     try {
       execute(ddl(resource, defaultTable));
@@ -267,16 +265,9 @@ final class TableAccess {
    */
   private List<String> missing(Schema schema) {
     List<String> tables = List.copyOf(schema.tables());
-    String query = dialect.listIndexes(tables.size());
-    if (query == null) {
-      return null;
-    }
+    Sql query = Catalog.of(dialect).indexes(name.schema(), tables);
     Set<String> found = new HashSet<>();
-    try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(query)) {
-      ps.setString(1, name.schema());
-      for (int i = 0; i < tables.size(); i++) {
-        ps.setString(i + 2, tables.get(i));
-      }
+    try (Connection c = dataSource.getConnection(); PreparedStatement ps = query.prepare(c, dialect)) {
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
           found.add(rs.getString(1));
@@ -311,13 +302,22 @@ final class TableAccess {
   }
 
   /** Runs one statement in its own short transaction and returns its update count. */
-  int update(String statement, Binder binder) {
+  int update(Sql statement) {
     return inTransaction(c -> {
-      try (PreparedStatement ps = c.prepareStatement(statement)) {
-        binder.bind(ps);
+      try (PreparedStatement ps = statement.prepare(c, dialect)) {
         return ps.executeUpdate();
       }
     });
+  }
+
+  /**
+   * Deletes up to {@code limit} rows of the table matching {@code where}, first by {@code order}, in one
+   * statement of the dialect's ({@link Dialect#deleteFirst}); {@code key} lists the primary-key columns.
+   */
+  int deleteFirst(String key, Sql where, String order, int limit) {
+    List<Object> values = new ArrayList<>(where.values());
+    values.add(limit);
+    return update(Sql.of(dialect.deleteFirst(table, key, where.text(), order), values.toArray()));
   }
 
   /** Work on a connection of its own, committed whatever the pool's default. */
@@ -401,10 +401,5 @@ final class TableAccess {
   @FunctionalInterface
   interface Work<T> {
     T run(Connection c) throws SQLException;
-  }
-
-  @FunctionalInterface
-  interface Binder {
-    void bind(PreparedStatement ps) throws SQLException;
   }
 }

@@ -206,7 +206,7 @@ class ArchiveRoundTripTest {
     append(List.of(OutboxEvent.builder().aggregate("person", "1").topic(TOPIC_A)
         .payload("{\"name\":\"" + marker + "\"}").build()));
     dispatchAll();
-    store.shiftTimesForTesting(Duration.ofDays(10));
+    StoredTimes.shift(dataSource, store, Duration.ofDays(10));
     String chTable = clickHouseTable();
     clickHouse("CREATE TABLE " + chTable + " (id String, topic String, aggregate_type Nullable(String),"
         + " aggregate_id Nullable(String), created_at DateTime('UTC'), payload UInt64, headers String)"
@@ -300,7 +300,7 @@ class ArchiveRoundTripTest {
         + " or DateTime64(p, 'UTC')";
     append(List.of(OutboxEvent.builder().aggregate("order", "9").topic(TOPIC_A).payload("{}").build()));
     dispatchAll();
-    store.shiftTimesForTesting(Duration.ofDays(10));
+    StoredTimes.shift(dataSource, store, Duration.ofDays(10));
     OutboxArchiver toDated = OutboxArchiver.builder().store(store)
         .sink(ClickHouseArchive.builder().url(clickHouseUrl()).table(dated).build()).build();
     assertThat(catchArchiveException(() -> toDated.archiveAndPurge(Duration.ofDays(7)))).hasMessage(rule);
@@ -420,7 +420,7 @@ class ArchiveRoundTripTest {
     }
     dispatchAll();
     append(List.of(event("p1"), event("p2"), event("p3")));
-    store.shiftTimesForTesting(Duration.ofDays(10));
+    StoredTimes.shift(dataSource, store, Duration.ofDays(10));
     List<OutboxEvent> fresh = List.of(event("f1"), event("f2"));
     append(fresh);
     assertThat(store.markDispatched(fresh.stream().map(e -> store.find(e.id()).orElseThrow()).toList())).hasSize(2);

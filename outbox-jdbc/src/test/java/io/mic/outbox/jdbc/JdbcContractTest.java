@@ -70,6 +70,6 @@ abstract class JdbcContractTest extends OutboxStoreContractTest {
 
   @Override
   protected void elapse(Duration d) {
-    jdbc.shiftTimesForTesting(d);
+    StoredTimes.shift(dataSource, jdbc, d);
   }
 }

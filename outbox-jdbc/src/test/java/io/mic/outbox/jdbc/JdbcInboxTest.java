@@ -254,7 +254,7 @@ abstract class JdbcInboxTest {
       }
       c.commit();
     }
-    inbox.shiftTimesForTesting(Duration.ofDays(10));
+    StoredTimes.shift(dataSource, inbox, Duration.ofDays(10));
     try (Connection c = dataSource.getConnection()) {
       c.setAutoCommit(false);
       for (int i = 0; i < 5; i++) {

@@ -86,7 +86,7 @@ abstract class OutboxOperationsTest {
     appendAndDispatchWithFailures(concat(old, dead));
     List<OutboxEvent> pending = events(5, "order.created", null);
     append(pending);
-    store.shiftTimesForTesting(Duration.ofDays(10));
+    StoredTimes.shift(dataSource, store, Duration.ofDays(10));
     List<OutboxEvent> fresh = events(3, "order.created", null);
     append(fresh);
     assertThat(store.markDispatched(reload(fresh))).hasSize(3); // the pending ones stay pending

@@ -53,8 +53,10 @@ class PostgresFetchPlanTest {
     Set<UUID> inFlight = new LinkedHashSet<>(store.fetchPending(1_000, ordered, Set.of()).stream()
         .map(OutboxEvent::id).toList());
     Dialect dialect = Dialect.POSTGRESQL;
-    DispatchSql sql = new DispatchSql(dialect, Tables.of(TableName.parse("table", table), dialect));
-    String read = FetchStatement.statement(sql, ReadRequest.fetch(500, ordered, Set.of(), inFlight).withoutControl());
+    DispatchSql sql = new DispatchSql(dialect, Tables.of(TableName.parse("table", table), dialect),
+        Statements.Database.POSTGRESQL);
+    String read = FetchStatement.statement(sql, ReadRequest.fetch(500, ordered, Set.of(), inFlight).withoutControl())
+        .text();
 
     String plan = genericPlan(read, "'\\x" + HexFormat.of().formatHex(Ids.bytes(List.copyOf(inFlight))) + "', 500");
 

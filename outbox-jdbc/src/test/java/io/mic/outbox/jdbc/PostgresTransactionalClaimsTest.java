@@ -47,23 +47,29 @@ import org.junit.jupiter.api.Test;
  */
 class PostgresTransactionalClaimsTest {
   private static final Duration LEASE = Duration.ofMinutes(1);
-  private static HikariDataSource dataSource;
+  /** For the table's DDL, which must not wait for a pool whose claims are held. */
+  private static HikariDataSource admin;
+  /**
+   * The test's pool: closed after the test, as a process's end closes its connections, which ends the claims
+   * its stores still hold.
+   */
+  private HikariDataSource dataSource;
   private String table;
   private JdbcOutboxStore store;
-  private final List<JdbcOutboxStore> stores = new ArrayList<>();
 
   @BeforeAll
   static void connect() {
-    dataSource = TestDatabase.POSTGRES.dataSource(24, null);
+    admin = TestDatabase.POSTGRES.dataSource(2, null);
   }
 
   @AfterAll
   static void disconnect() {
-    dataSource.close();
+    admin.close();
   }
 
   @BeforeEach
   void createTable() {
+    dataSource = TestDatabase.POSTGRES.dataSource(24, null);
     table = TestDatabase.uniqueName("outbox_held");
     store = newStore(false);
     store.createSchema();
@@ -71,16 +77,14 @@ class PostgresTransactionalClaimsTest {
 
   @AfterEach
   void dropTable() {
-    stores.forEach(JdbcOutboxStore::endHeldClaimsForTesting);
-    TestDatabase.dropOutbox(dataSource, table);
+    dataSource.close();
+    TestDatabase.dropOutbox(admin, table);
   }
 
   /** Another store on the same table: another process's view. */
   private JdbcOutboxStore newStore(boolean deleteOnDispatch) {
-    JdbcOutboxStore s = JdbcOutboxStore.builder().dataSource(dataSource).table(table).transactionalClaims(true)
+    return JdbcOutboxStore.builder().dataSource(dataSource).table(table).transactionalClaims(true)
         .deleteOnDispatch(deleteOnDispatch).build();
-    stores.add(s);
-    return s;
   }
 
   @Test
