@@ -319,8 +319,8 @@ final class HeldClaims implements Outcomes {
 
   /**
    * Records outcomes in {@code owner}'s transaction with {@code statement} (ending in {@code RETURNING id}) on
-   * {@code ids}: the ids changed, none when the transaction has ended, by now or before (the claim is lost, as
-   * a lease taken over is).
+   * those of {@code ids} that have none yet: the ids changed, none when the transaction has ended, by now or
+   * before (the claim is lost, as a lease taken over is).
    */
   private Set<UUID> settle(String owner, Collection<UUID> ids, Function<List<UUID>, Sql> statement) {
     Held held = byOwner.get(owner);
@@ -386,12 +386,16 @@ final class HeldClaims implements Outcomes {
     }
 
     /**
-     * Records the outcome of {@code ids} with {@code statement} in the transaction, which commits once every
-     * event has one: the ids changed, or none when the transaction has ended (the batch's rows are back as
-     * they were, outcomes recorded before included, and its events go out again).
+     * Records the outcome of those of {@code ids} that have none yet with {@code statement} in the transaction,
+     * which commits once every event has one: the ids changed, or none when the transaction has ended (the
+     * batch's rows are back as they were, outcomes recorded before included, and its events go out again). An
+     * event has one outcome, as a terminal row changes no more: another for it changes nothing.
      */
     synchronized Set<UUID> settle(Collection<UUID> ids, Function<List<UUID>, Sql> statement) {
-      List<UUID> unsettled = List.copyOf(ids);
+      List<UUID> unsettled = ids.stream().filter(open::contains).toList();
+      if (unsettled.isEmpty()) {
+        return Set.of();
+      }
       Set<UUID> changed = run(c -> returningIds(c, statement.apply(unsettled)));
       if (changed == null) {
         return Set.of();

@@ -19,6 +19,8 @@ import org.junit.jupiter.api.TestInstance;
 abstract class JdbcContractTest extends OutboxStoreContractTest {
   protected HikariDataSource dataSource;
   private final List<String> tables = new ArrayList<>();
+  /** The pool of the test's store when it holds claims in transactions, closed after the test. */
+  private HikariDataSource storePool;
   private JdbcOutboxStore jdbc;
 
   protected abstract TestDatabase database();
@@ -28,9 +30,28 @@ abstract class JdbcContractTest extends OutboxStoreContractTest {
     return null;
   }
 
+  /** The store's options beyond its table: {@code deleteOnDispatch}, {@code transactionalClaims}. */
+  protected JdbcOutboxStore.Builder storeOptions(JdbcOutboxStore.Builder builder) {
+    return builder;
+  }
+
+  /**
+   * A store whose claims are held by transactions ({@code claimsWriteLeases()} false) gets a pool of its own for
+   * each test, closed after the test as a process's end closes its connections, which ends the claims it still
+   * holds; and a statement that waits for a held claim's row fails the test instead of waiting for the claim.
+   */
+  private boolean holdsClaims() {
+    return !claimsWriteLeases();
+  }
+
   @BeforeAll
   void connect() {
     dataSource = database().dataSource(10, connectionInitSql());
+  }
+
+  private HikariDataSource storePool() {
+    String initSql = connectionInitSql();
+    return database().dataSource(10, (initSql == null ? "" : initSql + "; ") + "SET lock_timeout = '5s'");
   }
 
   @AfterAll
@@ -40,6 +61,10 @@ abstract class JdbcContractTest extends OutboxStoreContractTest {
 
   @AfterEach
   void dropTables() {
+    if (storePool != null) {
+      storePool.close();
+      storePool = null;
+    }
     tables.forEach(t -> TestDatabase.dropOutbox(dataSource, t));
     tables.clear();
   }
@@ -48,7 +73,11 @@ abstract class JdbcContractTest extends OutboxStoreContractTest {
   protected OutboxStore newStore() {
     String table = TestDatabase.uniqueName("outbox_ct");
     tables.add(table);
-    jdbc = JdbcOutboxStore.builder().dataSource(dataSource).table(table).build();
+    if (holdsClaims() && storePool == null) {
+      storePool = storePool();
+    }
+    jdbc = storeOptions(JdbcOutboxStore.builder().dataSource(storePool != null ? storePool : dataSource)
+        .table(table)).build();
     beforeCreateSchema(table);
     jdbc.createSchema();
     return jdbc;
@@ -70,6 +99,10 @@ abstract class JdbcContractTest extends OutboxStoreContractTest {
 
   @Override
   protected void elapse(Duration d) {
-    StoredTimes.shift(dataSource, jdbc, d);
+    if (holdsClaims()) {
+      StoredTimes.shiftUnlocked(dataSource, jdbc, d);
+    } else {
+      StoredTimes.shift(dataSource, jdbc, d);
+    }
   }
 }

@@ -22,6 +22,16 @@ final class StoredTimes {
     shift(ds, store.dialect(), store.table(), d, "", OUTBOX_TIMES);
   }
 
+  /**
+   * The same on PostgreSQL for the rows no transaction holds: the rows of claims held by transactions stay
+   * as they are until their outcomes, which their transactions write.
+   */
+  static void shiftUnlocked(DataSource ds, JdbcOutboxStore store, Duration d) {
+    String quoted = TableName.parse("table", store.table()).quoted('"');
+    shift(ds, store.dialect(), store.table(), d, " WHERE id IN (SELECT id FROM " + quoted + " FOR UPDATE SKIP LOCKED)",
+        OUTBOX_TIMES);
+  }
+
   /** Every {@code processed_at} of the inbox moves back by {@code d}. */
   static void shift(DataSource ds, JdbcInbox inbox, Duration d) {
     shift(ds, inbox.dialect(), inbox.table(), d, "", "processed_at");
