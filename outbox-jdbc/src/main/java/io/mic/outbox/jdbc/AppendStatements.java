@@ -1,8 +1,12 @@
 package io.mic.outbox.jdbc;
 
+import io.mic.outbox.DuplicateEventException;
 import io.mic.outbox.OutboxEvent;
+import io.mic.outbox.OutboxException;
 import io.mic.outbox.jdbc.internal.AppendChannel;
+import io.mic.outbox.jdbc.internal.Causes;
 import io.mic.outbox.jdbc.internal.HeadersJson;
+import io.mic.outbox.jdbc.internal.TableName;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -16,6 +20,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.UUID;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -34,6 +39,30 @@ abstract class AppendStatements {
   AppendStatements(Dialect dialect, Tables tables) {
     this.dialect = dialect;
     this.tables = tables;
+  }
+
+  /**
+   * The exception of an append that failed with {@code e}: a {@link DuplicateEventException} naming the id
+   * when an event's id exists, else one that quotes no value of the rows (the details may quote the payload).
+   */
+  OutboxException failed(SQLException e, Collection<OutboxEvent> events, TableName table) {
+    for (SQLException x = e; x != null; x = x.getNextException()) {
+      if (dialect.isDuplicateKey(x)) {
+        UUID id = events.size() == 1 ? events.iterator().next().id() : duplicateIn(x, events);
+        if (id != null) {
+          return new DuplicateEventException(id);
+        }
+      }
+    }
+    SQLException refused = Causes.withoutValues(e);
+    return new OutboxException("append of " + events.size() + " event(s) to " + table + " failed: "
+        + refused.getMessage() + " (SQLState " + e.getSQLState() + "); roll the transaction back", refused);
+  }
+
+  private static UUID duplicateIn(SQLException e, Collection<OutboxEvent> events) {
+    String text = String.valueOf(e.getMessage());
+    return events.stream().map(OutboxEvent::id).filter(id -> text.contains(id.toString())).findFirst()
+        .orElse(events.iterator().next().id());
   }
 
   // ------------------------------------------------------------------ what differs per database

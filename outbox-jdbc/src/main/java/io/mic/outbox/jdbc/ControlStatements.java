@@ -1,25 +1,37 @@
 package io.mic.outbox.jdbc;
 
+import io.mic.outbox.OutboxEvent;
 import io.mic.outbox.PauseState;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.function.Function;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The statements on an outbox's control table {@code <table>_control(topic, reason, paused_at)}: a pause
  * of every topic is the row with the empty topic. The same on every database.
  */
 final class ControlStatements {
+  private static final Logger LOG = LoggerFactory.getLogger(ControlStatements.class);
   /** The stored topic of a pause of every topic. */
   static final String EVERY_TOPIC = "";
 
+  /** How long a store reads past a control table it found missing or unreadable before it looks again. */
+  static final int RECHECK_SECONDS = 30;
+
   private final TableAccess outbox;
   private final String table;
+  /** While the control table is missing: when to look for it again ({@link System#nanoTime()}). */
+  private volatile long missingUntil;
+  private volatile boolean missingReported;
 
   ControlStatements(TableAccess outbox) {
     this.outbox = outbox;
@@ -65,6 +77,55 @@ final class ControlStatements {
 
   PauseState state() {
     return outbox.inAutoCommit(c -> state(c, table, outbox.dialect));
+  }
+
+  /** The pauses now, for a store: none while the table is missing or unreadable (said once at WARN). */
+  PauseState pauseState() {
+    if (unusableNow()) {
+      return PauseState.NONE;
+    }
+    try {
+      PauseState state = state();
+      missingUntil = 0;
+      return state;
+    } catch (OutboxStoreException e) {
+      unusable(e);
+      return PauseState.NONE;
+    }
+  }
+
+  /**
+   * Runs a read that honours the control table's pauses, unless the table is known to be unusable; when the
+   * read finds it missing or unreadable, the read runs again without it (see {@link #pauseState()}).
+   */
+  List<OutboxEvent> honouring(ReadRequest request, Function<ReadRequest, List<OutboxEvent>> read) {
+    if (unusableNow()) {
+      return read.apply(request.withoutControl());
+    }
+    try {
+      return read.apply(request);
+    } catch (OutboxStoreException e) {
+      unusable(e);
+      return read.apply(request.withoutControl());
+    }
+  }
+
+  private boolean unusableNow() {
+    return missingUntil != 0 && System.nanoTime() - missingUntil < 0;
+  }
+
+  /** Rethrows {@code e} unless it says the control table is unusable; else notes it, and warns once. */
+  private void unusable(OutboxStoreException e) {
+    if (!OutboxControl.isUnusable(e)) {
+      throw e;
+    }
+    missingUntil = System.nanoTime() + Duration.ofSeconds(RECHECK_SECONDS).toNanos();
+    if (!missingReported) {
+      missingReported = true;
+      LOG.warn("outbox table {}: the control table {} is missing or not readable by this role, so cluster-wide"
+          + " pauses cannot be honoured; run createSchema() as the schema's owner and grant SELECT on it: {}",
+          outbox.name, outbox.name.derivedName("control"), e.getMessage());
+    }
   }
 
   /** Records a pause; {@code false} when the topic was paused already. */

@@ -4,21 +4,17 @@ import io.mic.outbox.OutboxEvent;
 import io.mic.outbox.jdbc.internal.Causes;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -36,41 +32,28 @@ import org.slf4j.LoggerFactory;
  * return them ({@code PROCESSING}, the attempt counted, the owner), so the dispatcher treats them as claimed;
  * the rows themselves stay as they were until the outcomes, which count the attempt.
  *
- * <p>A batch whose transaction ends without its outcomes (its process died, its session was ended, it idled
- * past the lease) still counts its attempt, as a lease's claim would have, through the claim journal
- * ({@code <table>_claims}): each batch writes a row of its ids there, committed apart from its transaction,
- * and holds an advisory lock on the row's key in its transaction, taken before the row exists. The batch's
- * last outcome deletes the row in the same commit. A row whose key is free has outlived its batch: the next
- * claims count an attempt for its events that are still {@code PENDING}, once, and delete it. An event that
- * brings its process down at every publication so reaches the DLQ after {@code maxAttempts}.
+ * <p>A batch whose transaction ends without its outcomes still counts its attempt through the
+ * {@link ClaimJournal}.
  */
 final class HeldClaims implements Outcomes {
   private static final Logger LOG = LoggerFactory.getLogger(HeldClaims.class);
-  static final String JOURNAL_RESOURCE = "io/mic/outbox/jdbc/schema/claims-postgresql.sql";
-  /** How often a store looks for ended batches, at most: a claim's extra statement, not every claim's. */
-  static final long COUNT_EVERY_NANOS = Duration.ofMillis(500).toNanos();
-  /** {@code lock_not_available}: a row {@code FOR UPDATE NOWAIT} wanted is locked. */
-  private static final String BUSY = "55P03";
 
   private final TableAccess access;
   private final PostgresClaim claim;
+  /** The outcomes of what this store does not hold. */
+  private final MarkStatements marks;
   private final String table;
   private final boolean deleteOnDispatch;
   private final Map<String, Held> byOwner = new ConcurrentHashMap<>();
-  /** The claim journal, quoted, and the first key of its advisory locks (the second is a row's claim_key). */
-  private final String journal;
-  private final int lockClass;
-  /** When the journal was last looked through for batches that ended without their outcomes, and how often. */
-  private final AtomicLong lastCount = new AtomicLong(System.nanoTime() - COUNT_EVERY_NANOS);
-  private volatile long countEveryNanos = COUNT_EVERY_NANOS;
+  final ClaimJournal journal;
 
-  HeldClaims(TableAccess access, PostgresClaim claim, boolean deleteOnDispatch) {
+  HeldClaims(TableAccess access, PostgresClaim claim, MarkStatements marks, boolean deleteOnDispatch) {
     this.access = access;
     this.claim = claim;
+    this.marks = marks;
     this.table = access.table;
     this.deleteOnDispatch = deleteOnDispatch;
-    this.journal = access.name.sibling("claims", access.dialect.identifierQuote());
-    this.lockClass = journal.hashCode(); // String.hashCode is the same in every JVM
+    this.journal = new ClaimJournal(access);
   }
 
   /**
@@ -82,11 +65,11 @@ final class HeldClaims implements Outcomes {
     Connection c = null;
     boolean autoCommit = true;
     try {
-      countEndedBatches();
+      journal.countEndedBatches();
       c = access.dataSource.getConnection();
       autoCommit = c.getAutoCommit();
       c.setAutoCommit(false);
-      int key = lockNewKey(c, request);
+      int key = journal.lockNewKey(c, request);
       List<OutboxEvent> events = claim.claim(c, leavingOutHeld(request), true);
       // a batch with events has its journal row before anything can settle it
       Held held = new Held(request.owner(), c, autoCommit, request.leaseMicros() * 1000, key,
@@ -95,7 +78,7 @@ final class HeldClaims implements Outcomes {
         held.endIfSettled(); // commits: rows that could not be read went to the DLQ
         return events;
       }
-      if (!journal(key, request.owner(), held.claimed)) {
+      if (!journal.write(key, request.owner(), held.claimed)) {
         held.end(new SQLException("its key " + key + " was in the claim journal already"));
         return List.of();
       }
@@ -103,10 +86,11 @@ final class HeldClaims implements Outcomes {
       return events;
     } catch (SQLException e) {
       abandon(c, autoCommit, e);
-      throw journalMissing(e) ? missingJournal(e) : access.failed(e);
+      throw ClaimJournal.isMissing(e) ? journal.missing(e) : access.failed(e);
     } catch (RuntimeException e) {
       abandon(c, autoCommit, e);
-      throw e.getCause() instanceof SQLException cause && journalMissing(cause) ? missingJournal(cause) : e;
+      throw e.getCause() instanceof SQLException cause && ClaimJournal.isMissing(cause) ? journal.missing(cause)
+          : e;
     }
   }
 
@@ -127,178 +111,48 @@ final class HeldClaims implements Outcomes {
   }
 
   /**
-   * Starts the batch's transaction: its idle timeout is the lease, and it holds the advisory lock of a new
-   * journal key, free until now (a key an application's lock or a live batch holds is passed over).
+   * In the batch's transaction while this store holds the claim of {@code owner}; otherwise the fenced marks,
+   * which change nothing for a claim that is no longer held (its transaction ended), nor for a row no lease
+   * names. The rows of a held batch are still {@code PENDING} under its locks: no bound by append time is
+   * needed.
    */
-  private int lockNewKey(Connection c, ReadRequest request) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement("SELECT set_config('idle_in_transaction_session_timeout', ?,"
-        + " true), pg_try_advisory_xact_lock(?, ?)")) {
-      ps.setString(1, Long.toString(Math.max(1, request.leaseMicros() / 1000)));
-      ps.setInt(2, lockClass);
-      while (true) {
-        int key = ThreadLocalRandom.current().nextInt();
-        ps.setInt(3, key);
-        try (ResultSet rs = ps.executeQuery()) {
-          if (rs.next() && rs.getBoolean(2)) {
-            return key;
-          }
-        }
-      }
-    }
-  }
-
-  /**
-   * Writes the batch's row of the claim journal, committed at once; {@code false} when a row of an ended batch
-   * has the same key still (one key in 2^32), and the claim must not go on.
-   */
-  private boolean journal(int key, String owner, Collection<UUID> ids) {
-    return access.inAutoCommit(c -> {
-      try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + journal + " (claim_key, claim_owner,"
-          + " event_ids) VALUES (?, ?, ?) ON CONFLICT (claim_key) DO NOTHING")) {
-        ps.setInt(1, key);
-        ps.setString(2, owner);
-        ps.setBytes(3, Ids.bytes(List.copyOf(ids)));
-        return ps.executeUpdate() == 1;
-      }
-    });
-  }
-
-  /**
-   * Counts the attempt of each batch that ended without its outcomes, at most every
-   * {@link #COUNT_EVERY_NANOS}: its journal row's key is free. In one transaction per batch, which deletes the
-   * row, so that two stores count it once, and takes the key's lock first, so that the second passes it by
-   * instead of waiting; a batch whose events another batch holds by now is left for a later look, without
-   * waiting either.
-   */
-  private void countEndedBatches() {
-    long last = lastCount.get();
-    long now = System.nanoTime();
-    if (now - last < countEveryNanos || !lastCount.compareAndSet(last, now)) {
-      return;
-    }
-    Map<Integer, String> ended = access.inAutoCommit(c -> {
-      // in auto-commit, each probe's lock ends with the statement
-      Map<Integer, String> found = new HashMap<>();
-      try (PreparedStatement ps = c.prepareStatement("SELECT claim_key, claim_owner FROM " + journal
-          + " WHERE pg_try_advisory_xact_lock(?, claim_key)")) {
-        ps.setInt(1, lockClass);
-        try (ResultSet rs = ps.executeQuery()) {
-          while (rs.next()) {
-            found.put(rs.getInt(1), rs.getString(2));
-          }
-        }
-      }
-      return found;
-    });
-    ended.forEach((key, owner) -> {
-      int counted;
-      try {
-        counted = access.inTransaction(c -> countAttempt(c, key, owner));
-      } catch (OutboxStoreException e) {
-        if (e.getCause() instanceof SQLException cause && BUSY.equals(cause.getSQLState())) {
-          LOG.debug("outbox table {}: events of ended claim {} are held by another batch now; counted later",
-              table, owner);
-          return;
-        }
-        throw e;
-      }
-      if (counted > 0) {
-        LOG.warn("outbox table {}: claim {} ended without the outcomes of its batch (its process stopped, or its"
-            + " session ended): counted an attempt for its {} events still pending", table, owner, counted);
-      }
-    });
-  }
-
-  /** Sets how often this store looks for ended batches ({@link #COUNT_EVERY_NANOS} by default). For tests. */
-  void countEvery(Duration interval) {
-    countEveryNanos = interval.toNanos();
-  }
-
-  /**
-   * Counts the attempt of ended batch {@code key} in {@code c}'s transaction and deletes its journal row: the
-   * events counted. Throws {@link #BUSY} when one of its events is held by a live batch by now: the row then
-   * stays for a later look, when that batch has ended one way or the other.
-   */
-  private int countAttempt(Connection c, int key, String owner) throws SQLException {
-    try (PreparedStatement lock = c.prepareStatement("SELECT pg_try_advisory_xact_lock(?, ?)")) {
-      lock.setInt(1, lockClass);
-      lock.setInt(2, key);
-      try (ResultSet rs = lock.executeQuery()) {
-        if (!rs.next() || !rs.getBoolean(1)) {
-          return 0; // another store counts it now
-        }
-      }
-    }
-    byte[] ids;
-    try (PreparedStatement delete = c.prepareStatement("DELETE FROM " + journal + " WHERE claim_key = ?"
-        + " RETURNING event_ids")) {
-      delete.setInt(1, key);
-      try (ResultSet rs = delete.executeQuery()) {
-        if (!rs.next()) {
-          return 0; // counted already, or the batch ended with its outcomes after all
-        }
-        ids = rs.getBytes(1);
-      }
-    }
-    String pending = " WHERE id = ANY(" + PostgresDialect.ID_ARRAY + ") AND status = 'PENDING'";
-    try (PreparedStatement free = c.prepareStatement("SELECT 1 FROM " + table + pending + " FOR UPDATE NOWAIT")) {
-      free.setBytes(1, ids);
-      free.executeQuery().close(); // BUSY: the transaction, with the deletion, is rolled back
-    }
-    try (PreparedStatement count = c.prepareStatement("UPDATE " + table + " SET attempts = attempts + 1,"
-        + " last_error = ?" + pending)) {
-      count.setString(1, "claim " + owner + " ended without an outcome for this event: its process stopped or its"
-          + " session ended while publishing it");
-      count.setBytes(2, ids);
-      return count.executeUpdate();
-    }
-  }
-
-  private static boolean journalMissing(SQLException e) {
-    return "42P01".equals(e.getSQLState()) && e.getMessage() != null && e.getMessage().contains("_claims");
-  }
-
-  private OutboxStoreException missingJournal(SQLException e) {
-    return new OutboxStoreException("outbox table " + access.name + ": transactionalClaims(true) needs its claim"
-        + " journal " + access.name.derivedName("claims") + ", which is missing: call createSchema() once as the"
-        + " schema's owner, or apply " + JOURNAL_RESOURCE + " for this table in a migration", e);
-  }
-
-  /** Whether {@code owner} names a batch held here. */
-  boolean holds(String owner) {
-    return owner != null && byOwner.containsKey(owner);
-  }
-
-  /** The rows are still {@code PENDING} under the batch's locks: no bound by append time is needed. */
   @Override
   public Set<UUID> markDispatched(String owner, List<UUID> ids, Instant appendedBy) {
+    Held held = held(owner);
+    if (held == null) {
+      return marks.markDispatched(owner, ids, appendedBy);
+    }
     Sql mark = deleteOnDispatch ? Sql.of("DELETE FROM " + table)
         : Sql.of("UPDATE " + table + " SET status = 'DISPATCHED', dispatched_at = now(), attempts = attempts + 1,"
             + " lease_owner = ?, lease_until = NULL", owner);
-    return settle(owner, ids, open -> mark.plus(" WHERE ").plus(PostgresMarks.among(open)).plus(" RETURNING id"));
+    return held.settle(ids, open -> mark.plus(" WHERE ").plus(PostgresMarks.among(open)).plus(" RETURNING id"));
   }
 
   @Override
   public boolean scheduleRetry(OutboxEvent event, Duration delay, String error) {
-    return !settle(event.leaseOwner(), List.of(event.id()), open -> Sql.of("UPDATE " + table
-        + " SET status = 'PENDING', next_attempt_at = now() + ? * interval '1 microsecond', last_error = ?,"
-        + " attempts = attempts + 1, lease_owner = NULL, lease_until = NULL WHERE id = ? RETURNING id",
-        TableAccess.micros(delay), error, event.id())).isEmpty();
+    Held held = held(event.leaseOwner());
+    return held == null ? marks.scheduleRetry(event, delay, error) : !held.settle(List.of(event.id()),
+        open -> Sql.of("UPDATE " + table + " SET status = 'PENDING', next_attempt_at = now() + ? * interval"
+            + " '1 microsecond', last_error = ?, attempts = attempts + 1, lease_owner = NULL, lease_until = NULL"
+            + " WHERE id = ? RETURNING id", TableAccess.micros(delay), error, event.id())).isEmpty();
   }
 
   @Override
   public boolean markDead(OutboxEvent event, String error) {
-    return !settle(event.leaseOwner(), List.of(event.id()), open -> Sql.of("UPDATE " + table
-        + " SET status = 'DLQ', last_error = ?, attempts = attempts + 1, lease_owner = NULL, lease_until = NULL"
-        + " WHERE id = ? RETURNING id", error, event.id())).isEmpty();
+    Held held = held(event.leaseOwner());
+    return held == null ? marks.markDead(event, error) : !held.settle(List.of(event.id()), open -> Sql.of(
+        "UPDATE " + table + " SET status = 'DLQ', last_error = ?, attempts = attempts + 1, lease_owner = NULL,"
+        + " lease_until = NULL WHERE id = ? RETURNING id", error, event.id())).isEmpty();
   }
 
   /** Back untried, after {@code delay}: no attempt was counted. */
   @Override
   public Set<UUID> release(String owner, List<UUID> ids, Duration delay) {
-    return settle(owner, ids, open -> Sql.of("UPDATE " + table + " SET status = 'PENDING',"
-        + " next_attempt_at = now() + ? * interval '1 microsecond', lease_owner = NULL, lease_until = NULL WHERE ",
-        TableAccess.micros(delay)).plus(PostgresMarks.among(open)).plus(" RETURNING id"));
+    Held held = held(owner);
+    return held == null ? marks.release(owner, ids, delay) : held.settle(ids, open -> Sql.of("UPDATE " + table
+        + " SET status = 'PENDING', next_attempt_at = now() + ? * interval '1 microsecond', lease_owner = NULL,"
+        + " lease_until = NULL WHERE ", TableAccess.micros(delay)).plus(PostgresMarks.among(open))
+        .plus(" RETURNING id"));
   }
 
   /**
@@ -308,8 +162,11 @@ final class HeldClaims implements Outcomes {
    */
   @Override
   public Set<UUID> renew(String owner, List<UUID> ids, Duration leaseTtl) {
-    Held held = byOwner.get(owner);
-    Boolean alive = held == null ? null : held.run(c -> {
+    Held held = held(owner);
+    if (held == null) {
+      return marks.renew(owner, ids, leaseTtl);
+    }
+    Boolean alive = held.run(c -> {
       try (PreparedStatement ps = c.prepareStatement("SELECT 1")) {
         return ps.execute();
       }
@@ -317,14 +174,9 @@ final class HeldClaims implements Outcomes {
     return alive == null ? Set.of() : new HashSet<>(ids);
   }
 
-  /**
-   * Records outcomes in {@code owner}'s transaction with {@code statement} (ending in {@code RETURNING id}) on
-   * those of {@code ids} that have none yet: the ids changed, none when the transaction has ended, by now or
-   * before (the claim is lost, as a lease taken over is).
-   */
-  private Set<UUID> settle(String owner, Collection<UUID> ids, Function<List<UUID>, Sql> statement) {
-    Held held = byOwner.get(owner);
-    return held == null ? Set.of() : held.settle(ids, statement);
+  /** The batch of {@code owner} while this store holds it, or {@code null}. */
+  private Held held(String owner) {
+    return owner == null ? null : byOwner.get(owner);
   }
 
   /**
@@ -414,10 +266,7 @@ final class HeldClaims implements Outcomes {
       }
       try {
         if (journaled) {
-          try (PreparedStatement ps = connection.prepareStatement("DELETE FROM " + journal + " WHERE claim_key = ?")) {
-            ps.setInt(1, key);
-            ps.executeUpdate();
-          }
+          journal.delete(connection, key);
         }
         connection.commit();
       } catch (SQLException e) {

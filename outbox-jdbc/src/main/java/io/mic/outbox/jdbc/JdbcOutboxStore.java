@@ -10,7 +10,6 @@ import io.mic.outbox.OutboxStatus;
 import io.mic.outbox.OutboxStore;
 import io.mic.outbox.PauseState;
 import io.mic.outbox.jdbc.internal.AppendChannel;
-import io.mic.outbox.jdbc.internal.Causes;
 import io.mic.outbox.jdbc.internal.PostgresAppendListener;
 import io.mic.outbox.jdbc.internal.TableName;
 import java.sql.Connection;
@@ -20,14 +19,12 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
-import java.util.function.BiFunction;
 import java.util.function.Function;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
@@ -61,12 +58,8 @@ import org.slf4j.LoggerFactory;
  */
 public final class JdbcOutboxStore implements OutboxStore {
   public static final String DEFAULT_TABLE = "outbox";
-  static final int CONTROL_RECHECK_SECONDS = 30;
 
   private static final Logger LOG = LoggerFactory.getLogger(JdbcOutboxStore.class);
-  /** The columns of the event envelope; a table without them is upgraded by createSchema(). */
-  private static final List<String> ENVELOPE_COLUMNS = List.of("sequence", "schema_version", "occurred_at",
-      "trace_parent");
 
   private final TableName tableName;
   private final boolean lockAggregateOnAppend;
@@ -74,9 +67,6 @@ public final class JdbcOutboxStore implements OutboxStore {
   /** Where appends are announced ({@link Builder#notifyOnAppend}); null when they are not. */
   private final AppendChannel appendChannel;
   private final Binding<Statements> binding;
-  /** While the control table is missing: when to look for it again ({@link System#nanoTime()}). */
-  private volatile long controlMissingUntil;
-  private volatile boolean controlMissingReported;
 
   private JdbcOutboxStore(Builder b) {
     this.tableName = b.tableName;
@@ -136,17 +126,8 @@ public final class JdbcOutboxStore implements OutboxStore {
    * INSERT, UPDATE, DELETE) may call it.
    */
   public void createSchema() {
-    TableAccess access = access();
-    Dialect dialect = access.dialect;
-    boolean created = access.createSchema(dialect.schemaResource(), DEFAULT_TABLE);
-    boolean upgraded = access.upgrade(envelopeUpgrade(dialect), DEFAULT_TABLE, ENVELOPE_COLUMNS);
-    boolean lean = access.upgradeIndexes(DEFAULT_TABLE);
-    createControlSchema(access);
-    if (bind().held() != null) {
-      access.createSchema(HeldClaims.JOURNAL_RESOURCE, DEFAULT_TABLE);
-    }
-    LOG.info("outbox table {} {} ({})", tableName, upgraded ? "upgraded to the event envelope"
-        : lean ? "upgraded to the lean indexes" : created ? "ready" : "found", dialect.name());
+    Statements statements = bind();
+    new OutboxSchema(statements.access()).create(statements.held() != null);
   }
 
   /**
@@ -155,12 +136,7 @@ public final class JdbcOutboxStore implements OutboxStore {
    * {@code -upgrade-envelope.sql}).
    */
   public String upgradeEnvelopeDdl() {
-    TableAccess access = access();
-    return access.ddl(envelopeUpgrade(access.dialect), DEFAULT_TABLE);
-  }
-
-  private static String envelopeUpgrade(Dialect dialect) {
-    return dialect.schemaResource().replace(".sql", "-upgrade-envelope.sql");
+    return new OutboxSchema(access()).envelopeUpgradeDdl();
   }
 
   /**
@@ -168,15 +144,12 @@ public final class JdbcOutboxStore implements OutboxStore {
    * store's table name, comments removed; empty where the database's indexes did not change.
    */
   public String upgradeIndexesDdl() {
-    TableAccess access = access();
-    String resource = Catalog.of(access.dialect).upgradeIndexesResource();
-    return resource == null ? "" : access.ddl(resource, DEFAULT_TABLE);
+    return new OutboxSchema(access()).indexesUpgradeDdl();
   }
 
   /** The DDL of {@link Dialect#schemaResource()} for this store's table name, comments removed. */
   public String schemaDdl() {
-    TableAccess access = access();
-    return access.ddl(access.dialect.schemaResource(), DEFAULT_TABLE);
+    return new OutboxSchema(access()).ddl();
   }
 
   /**
@@ -208,7 +181,7 @@ public final class JdbcOutboxStore implements OutboxStore {
       // with notifyOnAppend, one notification per call, delivered at commit: see Builder#notifyOnAppend
       append.append(connection, events, lockAggregateOnAppend, appendChannel);
     } catch (SQLException e) {
-      throw appendFailed(e, events);
+      throw append.failed(e, events, tableName);
     }
   }
 
@@ -225,7 +198,8 @@ public final class JdbcOutboxStore implements OutboxStore {
   public List<OutboxEvent> fetchPending(int limit, boolean preserveAggregateOrder, Set<String> pausedTopics,
       Set<UUID> inFlight) {
     FetchStatement fetch = bind().fetch();
-    return honouringControl(ReadRequest.fetch(limit, preserveAggregateOrder, pausedTopics, inFlight), fetch::fetch);
+    return bind().control().honouring(ReadRequest.fetch(limit, preserveAggregateOrder, pausedTopics, inFlight),
+        fetch::fetch);
   }
 
   /**
@@ -246,7 +220,7 @@ public final class JdbcOutboxStore implements OutboxStore {
       }
     }
     FetchStatement fetch = bind().fetch();
-    return honouringControl(ReadRequest.fetchAfter(after, limit, pausedTopics, ahead), fetch::fetch);
+    return bind().control().honouring(ReadRequest.fetchAfter(after, limit, pausedTopics, ahead), fetch::fetch);
   }
 
   /**
@@ -262,7 +236,7 @@ public final class JdbcOutboxStore implements OutboxStore {
     Statements statements = bind();
     Function<ReadRequest, List<OutboxEvent>> claim = statements.held() != null ? statements.held()::claim
         : statements.claim()::claim;
-    List<OutboxEvent> claimed = new ArrayList<>(honouringControl(request, claim));
+    List<OutboxEvent> claimed = new ArrayList<>(statements.control().honouring(request, claim));
     if (request.runs()) {
       return DispatchOrder.inWaves(claimed);
     }
@@ -272,57 +246,27 @@ public final class JdbcOutboxStore implements OutboxStore {
 
   @Override
   public Set<UUID> markDispatched(Collection<OutboxEvent> events) {
-    Statements statements = bind();
-    Instant appendedBy = newestAppend(events);
-    return byOwner(events, (owner, ids) -> outcomes(statements, owner).markDispatched(owner, ids,
-        owner == null ? appendedBy : null));
-  }
-
-  /**
-   * The newest {@code created_at} of {@code events}, which bounds an unclaimed mark
-   * ({@link MarkStatements#markDispatched}); {@code null} when an event has none (not read from a store).
-   */
-  private static Instant newestAppend(Collection<OutboxEvent> events) {
-    Instant newest = null;
-    for (OutboxEvent e : events) {
-      if (e.createdAt() == null) {
-        return null;
-      }
-      newest = newest == null || e.createdAt().isAfter(newest) ? e.createdAt() : newest;
-    }
-    return newest;
+    return bind().outcomes().markDispatched(events);
   }
 
   @Override
   public boolean scheduleRetry(OutboxEvent event, Duration delay, String error) {
-    return outcomes(bind(), event.leaseOwner()).scheduleRetry(event, delay, error);
+    return bind().outcomes().scheduleRetry(event, delay, error);
   }
 
   @Override
   public boolean markDead(OutboxEvent event, String error) {
-    return outcomes(bind(), event.leaseOwner()).markDead(event, error);
+    return bind().outcomes().markDead(event, error);
   }
 
   @Override
   public Set<UUID> release(Collection<OutboxEvent> events, Duration delay) {
-    Statements statements = bind();
-    return byOwner(events, (owner, ids) -> outcomes(statements, owner).release(owner, ids, delay));
+    return bind().outcomes().release(events, delay);
   }
 
   @Override
   public Set<UUID> renewLeases(Collection<OutboxEvent> events, Duration leaseTtl) {
-    Statements statements = bind();
-    return byOwner(events, (owner, ids) -> owner == null ? Set.of() // nothing to renew without a claim
-        : outcomes(statements, owner).renew(owner, ids, leaseTtl));
-  }
-
-  /**
-   * Where the outcomes of {@code owner}'s batch go: into the transaction that holds its claim, while one of
-   * this store does ({@link Builder#transactionalClaims}); otherwise the fenced marks, which change nothing for
-   * a claim that is no longer held (its transaction ended, or its lease was taken over).
-   */
-  private static Outcomes outcomes(Statements statements, String owner) {
-    return statements.held() != null && statements.held().holds(owner) ? statements.held() : statements.marks();
+    return bind().outcomes().renew(events, leaseTtl);
   }
 
   @Override
@@ -376,71 +320,15 @@ public final class JdbcOutboxStore implements OutboxStore {
     return Optional.of(PostgresAppendListener.start(dataSource, appendChannel, wakeUp));
   }
 
-  /** Creates the control table of cluster-wide pauses with the outbox table's, see {@link OutboxControl}. */
-  private void createControlSchema(TableAccess access) {
-    try {
-      new OutboxControl(access).createSchema();
-    } catch (OutboxStoreException e) {
-      // a runtime role without DDL rights must still start: pauses are then not honoured, and said so
-      LOG.warn("outbox table {}: cannot create the control table {}, so cluster-wide pauses cannot be honoured"
-          + " by this role; run createSchema() once as the schema's owner and grant SELECT on it: {}", tableName,
-          tableName.derivedName("control"), e.getMessage());
-    }
-  }
-
   /**
    * The pauses in this outbox's control table ({@link OutboxControl}), read with one short query per call.
    * An outbox whose control table does not exist yet, or that this role cannot read, is not paused: that is
-   * logged once at WARN, and the table is looked for again every {@value #CONTROL_RECHECK_SECONDS} seconds.
+   * logged once at WARN, and the table is looked for again every
+   * {@value ControlStatements#RECHECK_SECONDS} seconds.
    */
   @Override
   public PauseState pauseState() {
-    ControlStatements control = bind().control();
-    if (controlUnusableNow()) {
-      return PauseState.NONE;
-    }
-    try {
-      PauseState state = control.state();
-      controlMissingUntil = 0;
-      return state;
-    } catch (OutboxStoreException e) {
-      controlUnusable(e);
-      return PauseState.NONE;
-    }
-  }
-
-  /**
-   * Runs a read that honours the control table's pauses, unless the table is known to be unusable; when the
-   * read finds it missing or unreadable, the read runs again without it (see {@link #pauseState()}).
-   */
-  private List<OutboxEvent> honouringControl(ReadRequest request, Function<ReadRequest, List<OutboxEvent>> read) {
-    if (controlUnusableNow()) {
-      return read.apply(request.withoutControl());
-    }
-    try {
-      return read.apply(request);
-    } catch (OutboxStoreException e) {
-      controlUnusable(e);
-      return read.apply(request.withoutControl());
-    }
-  }
-
-  private boolean controlUnusableNow() {
-    return controlMissingUntil != 0 && System.nanoTime() - controlMissingUntil < 0;
-  }
-
-  /** Rethrows {@code e} unless it says the control table is unusable; else notes it, and warns once. */
-  private void controlUnusable(OutboxStoreException e) {
-    if (!OutboxControl.isUnusable(e)) {
-      throw e;
-    }
-    controlMissingUntil = System.nanoTime() + Duration.ofSeconds(CONTROL_RECHECK_SECONDS).toNanos();
-    if (!controlMissingReported) {
-      controlMissingReported = true;
-      LOG.warn("outbox table {}: the control table {} is missing or not readable by this role, so cluster-wide"
-          + " pauses cannot be honoured; run createSchema() as the schema's owner and grant SELECT on it: {}",
-          tableName, tableName.derivedName("control"), e.getMessage());
-    }
+    return bind().control().pauseState();
   }
 
   /**
@@ -448,46 +336,13 @@ public final class JdbcOutboxStore implements OutboxStore {
    * outcomes ({@link Builder#transactionalClaims}; every 500 ms by default). For tests only.
    */
   void countEndedClaimsEvery(Duration interval) {
-    bind().held().countEvery(interval);
-  }
-
-  // ------------------------------------------------------------------ internals
-
-  /** Runs {@code op} once per lease owner (null: unclaimed events) and collects the ids it changed. */
-  private static Set<UUID> byOwner(Collection<OutboxEvent> events, BiFunction<String, List<UUID>, Set<UUID>> op) {
-    Map<String, List<UUID>> groups = new LinkedHashMap<>();
-    for (OutboxEvent e : events) {
-      groups.computeIfAbsent(e.leaseOwner(), k -> new ArrayList<>()).add(e.id());
-    }
-    Set<UUID> changed = new HashSet<>();
-    groups.forEach((owner, ids) -> changed.addAll(op.apply(owner, ids)));
-    return changed;
+    bind().held().journal.countEvery(interval);
   }
 
   private static void requireTransaction(Connection connection) {
     TableAccess.requireTransaction(connection, "append needs the caller's transaction, but the connection is in"
         + " auto-commit mode: the event would be committed apart from the business change. Call"
         + " connection.setAutoCommit(false), write the business change and the event, then commit");
-  }
-
-  private OutboxException appendFailed(SQLException e, Collection<OutboxEvent> events) {
-    for (SQLException x = e; x != null; x = x.getNextException()) {
-      if (bind().access().dialect.isDuplicateKey(x)) {
-        UUID id = events.size() == 1 ? events.iterator().next().id() : duplicateIn(x, events);
-        if (id != null) {
-          return new DuplicateEventException(id);
-        }
-      }
-    }
-    SQLException refused = Causes.withoutValues(e); // the details may quote the row, payload included
-    return new OutboxException("append of " + events.size() + " event(s) to " + tableName + " failed: "
-        + refused.getMessage() + " (SQLState " + e.getSQLState() + "); roll the transaction back", refused);
-  }
-
-  private static UUID duplicateIn(SQLException e, Collection<OutboxEvent> events) {
-    String text = String.valueOf(e.getMessage());
-    return events.stream().map(OutboxEvent::id).filter(id -> text.contains(id.toString())).findFirst()
-        .orElse(events.iterator().next().id());
   }
 
   /** Builds a {@link JdbcOutboxStore}; {@code dataSource} is required. */

@@ -29,12 +29,11 @@ final class RetentionStatements {
 
   /** At most {@code limit} events dispatched more than {@code olderThanMicros} ago, oldest dispatch first. */
   List<OutboxEvent> oldestDispatched(long olderThanMicros, int limit) {
-    String sql = "SELECT " + Sql.COLUMNS + " FROM " + access.table + " WHERE status = 'DISPATCHED' AND dispatched_at < "
-        + dialect.minusMicros(dialect.now()) + " ORDER BY " + dialect.retentionOrder() + " LIMIT ?";
+    Sql read = Sql.of("SELECT " + Sql.COLUMNS + " FROM " + access.table + " WHERE status = 'DISPATCHED' AND"
+        + " dispatched_at < " + dialect.minusMicros(dialect.now()), olderThanMicros)
+        .plus(" ORDER BY " + dialect.retentionOrder() + " LIMIT ?", limit);
     return access.inTransaction(c -> {
-      try (PreparedStatement ps = c.prepareStatement(sql)) {
-        ps.setLong(1, olderThanMicros);
-        ps.setInt(2, limit);
+      try (PreparedStatement ps = read.prepare(c, dialect)) {
         return EventRows.readAll(ps, dialect);
       }
     });

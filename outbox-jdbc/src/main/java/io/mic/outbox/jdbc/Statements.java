@@ -11,6 +11,14 @@ package io.mic.outbox.jdbc;
 record Statements(TableAccess access, FetchStatement fetch, ClaimStatement claim, MarkStatements marks, AppendStatements append,
     EventQueries queries, ControlStatements control, HeldClaims held) {
 
+  /**
+   * Where the outcomes of a batch are written: the claims held by transactions, which write the others' with
+   * the marks, or the marks.
+   */
+  Outcomes outcomes() {
+    return held != null ? held : marks;
+  }
+
   /** The databases whose statements ship; a dialect of one's own extends the class of one of them. */
   enum Database { POSTGRESQL, MARIADB, H2 }
 
@@ -45,9 +53,9 @@ record Statements(TableAccess access, FetchStatement fetch, ClaimStatement claim
     return switch (database) {
       case POSTGRESQL -> {
         PostgresClaim claim = new PostgresClaim(access, sql);
-        yield new Statements(access, fetch, claim, new PostgresMarks(access, deleteOnDispatch),
-            new PostgresAppend(dialect, tables), queries, control,
-            transactionalClaims ? new HeldClaims(access, claim, deleteOnDispatch) : null);
+        PostgresMarks marks = new PostgresMarks(access, deleteOnDispatch);
+        yield new Statements(access, fetch, claim, marks, new PostgresAppend(dialect, tables), queries, control,
+            transactionalClaims ? new HeldClaims(access, claim, marks, deleteOnDispatch) : null);
       }
       case MARIADB -> new Statements(access, fetch, new LockingClaim(access, sql),
           new LockingMarks(access, deleteOnDispatch), new MariaDbAppend(dialect, tables), queries, control, null);

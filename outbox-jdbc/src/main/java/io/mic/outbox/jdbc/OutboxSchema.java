@@ -1,0 +1,67 @@
+package io.mic.outbox.jdbc;
+
+import java.util.List;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The DDL of one outbox table and the tables beside it, and the upgrades of tables created by earlier
+ * versions: the event envelope's columns, and PostgreSQL's lean indexes ({@link Catalog}).
+ */
+final class OutboxSchema {
+  private static final Logger LOG = LoggerFactory.getLogger(OutboxSchema.class);
+  /** The columns of the event envelope; a table without them is upgraded by createSchema(). */
+  private static final List<String> ENVELOPE_COLUMNS = List.of("sequence", "schema_version", "occurred_at",
+      "trace_parent");
+  private static final String DEFAULT_TABLE = JdbcOutboxStore.DEFAULT_TABLE;
+
+  private final TableAccess access;
+
+  OutboxSchema(TableAccess access) {
+    this.access = access;
+  }
+
+  /** See {@link JdbcOutboxStore#createSchema()}; {@code journal}: the claim journal of held claims too. */
+  void create(boolean journal) {
+    Dialect dialect = access.dialect;
+    boolean created = access.createSchema(dialect.schemaResource(), DEFAULT_TABLE);
+    boolean upgraded = access.upgrade(envelopeUpgrade(), DEFAULT_TABLE, ENVELOPE_COLUMNS);
+    boolean lean = access.upgradeIndexes(DEFAULT_TABLE);
+    createControlTable();
+    if (journal) {
+      access.createSchema(ClaimJournal.JOURNAL_RESOURCE, DEFAULT_TABLE);
+    }
+    LOG.info("outbox table {} {} ({})", access.name, upgraded ? "upgraded to the event envelope"
+        : lean ? "upgraded to the lean indexes" : created ? "ready" : "found", dialect.name());
+  }
+
+  String ddl() {
+    return access.ddl(access.dialect.schemaResource(), DEFAULT_TABLE);
+  }
+
+  String envelopeUpgradeDdl() {
+    return access.ddl(envelopeUpgrade(), DEFAULT_TABLE);
+  }
+
+  String indexesUpgradeDdl() {
+    String resource = Catalog.of(access.dialect).upgradeIndexesResource();
+    return resource == null ? "" : access.ddl(resource, DEFAULT_TABLE);
+  }
+
+  /** The resource beside the dialect's schema that adds the envelope's columns. */
+  private String envelopeUpgrade() {
+    return access.dialect.schemaResource().replace(".sql", "-upgrade-envelope.sql");
+  }
+
+  /** Creates the control table of cluster-wide pauses with the outbox table's, see {@link OutboxControl}. */
+  private void createControlTable() {
+    try {
+      new OutboxControl(access).createSchema();
+    } catch (OutboxStoreException e) {
+      // a runtime role without DDL rights must still start: pauses are then not honoured, and said so
+      LOG.warn("outbox table {}: cannot create the control table {}, so cluster-wide pauses cannot be honoured"
+          + " by this role; run createSchema() once as the schema's owner and grant SELECT on it: {}", access.name,
+          access.name.derivedName("control"), e.getMessage());
+    }
+  }
+}
