@@ -9,11 +9,11 @@ import io.mic.outbox.OutboxDispatcher;
 import io.mic.outbox.OutboxEvent;
 import io.mic.outbox.OutboxHeaders;
 import io.mic.outbox.OutboxStatus;
-import io.mic.outbox.jdbc.archive.ArchiveException;
+import io.mic.outbox.ArchiveException;
 import io.mic.outbox.jdbc.archive.ArchiveResult;
-import io.mic.outbox.jdbc.archive.ArchiveSink;
-import io.mic.outbox.jdbc.archive.ClickHouseArchive;
-import io.mic.outbox.jdbc.archive.JsonLinesArchive;
+import io.mic.outbox.ArchiveSink;
+import io.mic.outbox.archive.ClickHouseArchive;
+import io.mic.outbox.archive.JsonLinesArchive;
 import io.mic.outbox.jdbc.archive.OutboxArchiver;
 import io.mic.replay.ArchivedEvent;
 import io.mic.replay.ClickHouseArchiveSource;
@@ -229,7 +229,7 @@ class ArchiveRoundTripTest {
     assertThat(messages.get(1)).contains("refused the description of table " + chTable + " (HTTP ");
     assertThat(log).contains("WARN io.mic.outbox.jdbc.archive.OutboxArchiver - outbox table " + table
         + ": archive failed after 0 event(s) archived and 0 purged; a page of 1 kept:"
-        + " io.mic.outbox.jdbc.archive.ArchiveException: column payload of ClickHouse table " + chTable + " is UInt64");
+        + " io.mic.outbox.ArchiveException: column payload of ClickHouse table " + chTable + " is UInt64");
     assertThat(String.join("\n", messages) + log).doesNotContain(marker).doesNotContain(secret);
     assertThat(store.countByStatus()).containsEntry(OutboxStatus.DISPATCHED, 1L);
     assertThat(clickHouseCount(chTable)).isZero();

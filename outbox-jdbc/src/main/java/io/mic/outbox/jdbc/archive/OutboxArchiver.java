@@ -1,5 +1,7 @@
 package io.mic.outbox.jdbc.archive;
 
+import io.mic.outbox.ArchiveException;
+import io.mic.outbox.ArchiveSink;
 import io.mic.outbox.InvalidConfigurationException;
 import io.mic.outbox.OutboxEvent;
 import io.mic.outbox.jdbc.DispatchedEvents;
@@ -15,7 +17,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Copies {@code DISPATCHED} events to one or more immutable archives, then deletes them from the outbox:
- * retention that keeps history replayable with {@code mic-events-replay}. Use it <em>instead of</em>
+ * retention that keeps history replayable with {@code mic-events-replay} (the sinks below come from
+ * {@code outbox-archive}, package {@code io.mic.outbox.archive}). Use it <em>instead of</em>
  * {@code OutboxMaintenance.purgeDispatchedOlderThan} (which deletes without archiving).
  *
  * <pre>{@code

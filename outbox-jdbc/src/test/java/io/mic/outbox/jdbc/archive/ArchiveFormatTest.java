@@ -3,9 +3,12 @@ package io.mic.outbox.jdbc.archive;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.mic.outbox.ArchiveException;
 import io.mic.outbox.InvalidConfigurationException;
 import io.mic.outbox.OutboxEvent;
 import io.mic.outbox.OutboxStatus;
+import io.mic.outbox.archive.ClickHouseArchive;
+import io.mic.outbox.archive.JsonLinesArchive;
 import io.mic.outbox.archive.Timestamps;
 import io.mic.replay.ArchivedEvent;
 import io.mic.replay.JsonArchiveSource;

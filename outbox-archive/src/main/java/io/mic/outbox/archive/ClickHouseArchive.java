@@ -1,12 +1,9 @@
-package io.mic.outbox.jdbc.archive;
+package io.mic.outbox.archive;
 
+import io.mic.outbox.ArchiveException;
+import io.mic.outbox.ArchiveSink;
 import io.mic.outbox.InvalidConfigurationException;
 import io.mic.outbox.OutboxEvent;
-import io.mic.outbox.archive.ArchiveAccessException;
-import io.mic.outbox.archive.ClickHouseHttp;
-import io.mic.outbox.archive.ClickHouseSql;
-import io.mic.outbox.archive.ClickHouseUrl;
-import io.mic.outbox.archive.ClickHouseWriter;
 import java.net.URI;
 import java.time.Duration;
 import java.util.List;

@@ -1,9 +1,9 @@
-package io.mic.outbox.jdbc.archive;
+package io.mic.outbox.archive;
 
+import io.mic.outbox.ArchiveException;
+import io.mic.outbox.ArchiveSink;
 import io.mic.outbox.InvalidConfigurationException;
 import io.mic.outbox.OutboxEvent;
-import io.mic.outbox.archive.ArchiveAccessException;
-import io.mic.outbox.archive.JsonLinesWriter;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

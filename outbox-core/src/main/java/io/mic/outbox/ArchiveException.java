@@ -1,4 +1,4 @@
-package io.mic.outbox.jdbc.archive;
+package io.mic.outbox;
 
 import io.mic.outbox.OutboxException;
 
