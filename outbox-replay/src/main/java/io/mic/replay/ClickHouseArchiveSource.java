@@ -2,7 +2,7 @@ package io.mic.replay;
 
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
-import io.mic.outbox.archive.ArchiveAccessException;
+import io.mic.outbox.ArchiveException;
 import io.mic.outbox.archive.ClickHouseHttp;
 import io.mic.outbox.archive.ClickHouseSql;
 import io.mic.outbox.archive.ClickHouseUrl;
@@ -97,7 +97,7 @@ public final class ClickHouseArchiveSource implements ReplaySource {
         }
       }
       return new RowCursor(http.query(sql, "the replay query"), progress, check);
-    } catch (ArchiveAccessException e) {
+    } catch (ArchiveException e) {
       throw new ReplayInputException(e.getMessage(), e);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();

@@ -1,6 +1,6 @@
 package io.mic.replay;
 
-import io.mic.outbox.archive.ArchiveAccessException;
+import io.mic.outbox.ArchiveException;
 import io.mic.outbox.archive.ArchiveRecord;
 import io.mic.outbox.archive.JsonArchiveReader;
 import io.mic.replay.internal.ExternalSorter;
@@ -125,7 +125,7 @@ public final class JsonArchiveSource implements ReplaySource {
       sorter.close();
       throw new ReplayInputException("cannot sort the archive in " + tempDir + ": " + e.getMessage()
           + " (is there room for the selected events? set another directory with --temp-dir)", e);
-    } catch (ArchiveAccessException e) {
+    } catch (ArchiveException e) {
       sorter.close();
       throw new ReplayInputException(e.getMessage(), e);
     } catch (RuntimeException e) {

@@ -75,8 +75,6 @@ public final class ClickHouseArchive implements ArchiveSink {
   private <T> T call(Call<T> call) {
     try {
       return call.run();
-    } catch (ArchiveAccessException e) {
-      throw new ArchiveException(e.getMessage(), e);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new ArchiveException("interrupted while writing to " + writer, e);

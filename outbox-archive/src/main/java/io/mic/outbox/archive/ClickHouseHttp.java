@@ -1,5 +1,6 @@
 package io.mic.outbox.archive;
 
+import io.mic.outbox.ArchiveException;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.JsonToken;
@@ -84,13 +85,13 @@ public final class ClickHouseHttp {
    * Runs {@code sql} and returns the body as it arrives; the caller closes it (which aborts the transfer).
    *
    * @param what what the query is for, e.g. "the description of table t", for error messages
-   * @throws ArchiveAccessException ClickHouse is unreachable or refused the query
+   * @throws ArchiveException ClickHouse is unreachable or refused the query
    */
   public InputStream query(String sql, String what) throws InterruptedException {
     HttpResponse<InputStream> response = send(request(uri)
         .POST(HttpRequest.BodyPublishers.ofString(sql, StandardCharsets.UTF_8)), what);
     if (response.statusCode() != 200) {
-      throw new ArchiveAccessException(explain(response.statusCode(), readError(response.body(), false), what));
+      throw new ArchiveException(explain(response.statusCode(), readError(response.body(), false), what));
     }
     return response.body();
   }
@@ -100,7 +101,7 @@ public final class ClickHouseHttp {
     try (InputStream body = query(sql, what)) {
       return new String(body.readAllBytes(), StandardCharsets.UTF_8);
     } catch (IOException e) {
-      throw new ArchiveAccessException("ClickHouse at " + uri + " broke off the answer to " + what + ": " + e, e);
+      throw new ArchiveException("ClickHouse at " + uri + " broke off the answer to " + what + ": " + e, e);
     }
   }
 
@@ -113,12 +114,12 @@ public final class ClickHouseHttp {
     HttpResponse<InputStream> response = send(request(target).POST(HttpRequest.BodyPublishers.ofByteArray(rows)),
         what);
     if (response.statusCode() != 200) {
-      throw new ArchiveAccessException(explain(response.statusCode(), readError(response.body(), true), what));
+      throw new ArchiveException(explain(response.statusCode(), readError(response.body(), true), what));
     }
     try (InputStream done = response.body()) {
       done.readAllBytes(); // ClickHouse's summary, if any: read so the connection can be reused
     } catch (IOException e) {
-      throw new ArchiveAccessException("ClickHouse at " + uri + " broke off the answer to " + what
+      throw new ArchiveException("ClickHouse at " + uri + " broke off the answer to " + what
           + " (the outcome is unknown): " + e, e);
     }
   }
@@ -155,10 +156,10 @@ public final class ClickHouseHttp {
           columns.put(name, type);
         }
       } catch (JsonProcessingException e) {
-        throw new ArchiveAccessException("ClickHouse sent an unreadable description of table " + table + ": "
+        throw new ArchiveException("ClickHouse sent an unreadable description of table " + table + ": "
             + e.getOriginalMessage());
       } catch (IOException e) {
-        throw new ArchiveAccessException("cannot read the description of ClickHouse table " + table + ": " + e, e);
+        throw new ArchiveException("cannot read the description of ClickHouse table " + table + ": " + e, e);
       }
     }
     return columns;
@@ -178,12 +179,12 @@ public final class ClickHouseHttp {
     try {
       return client.send(request.build(), HttpResponse.BodyHandlers.ofInputStream());
     } catch (HttpConnectTimeoutException | ConnectException e) {
-      throw new ArchiveAccessException("ClickHouse is not reachable at " + uri + " (" + e + "): check the URL"
+      throw new ArchiveException("ClickHouse is not reachable at " + uri + " (" + e + "): check the URL"
           + " and that the server is running", e);
     } catch (HttpTimeoutException e) {
-      throw new ArchiveAccessException("ClickHouse did not answer " + what + " within " + queryTimeout, e);
+      throw new ArchiveException("ClickHouse did not answer " + what + " within " + queryTimeout, e);
     } catch (IOException e) {
-      throw new ArchiveAccessException("ClickHouse at " + uri + " failed while sending " + what + ": " + e, e);
+      throw new ArchiveException("ClickHouse at " + uri + " failed while sending " + what + ": " + e, e);
     }
   }
 

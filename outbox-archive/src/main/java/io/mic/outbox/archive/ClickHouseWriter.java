@@ -1,5 +1,6 @@
 package io.mic.outbox.archive;
 
+import io.mic.outbox.ArchiveException;
 import com.fasterxml.jackson.core.JsonGenerator;
 import io.mic.outbox.OutboxEvent;
 import java.io.ByteArrayOutputStream;
@@ -94,7 +95,7 @@ public final class ClickHouseWriter {
         g.writeRaw('\n');
       }
     } catch (IOException e) {
-      throw new ArchiveAccessException("cannot encode events for ClickHouse: " + e, e);
+      throw new ArchiveException("cannot encode events for ClickHouse: " + e, e);
     }
     http.insert("INSERT INTO " + quotedTable + " FORMAT JSONEachRow", body.toByteArray(),
         "the insert of " + events.size() + " event(s) into table " + table);
@@ -110,7 +111,7 @@ public final class ClickHouseWriter {
     for (String required : List.of("id", "topic", "aggregate_type", "aggregate_id", "created_at", "payload",
         "headers")) {
       if (!columns.containsKey(required)) {
-        throw new ArchiveAccessException("ClickHouse table " + table + " has no column '" + required
+        throw new ArchiveException("ClickHouse table " + table + " has no column '" + required
             + "': create it with ClickHouseArchive.createTable()");
       }
     }
@@ -118,7 +119,7 @@ public final class ClickHouseWriter {
     for (Map.Entry<String, Pattern> text : TEXT_COLUMNS.entrySet()) {
       String name = text.getKey();
       if (!text.getValue().matcher(columns.get(name)).matches()) {
-        throw new ArchiveAccessException("column " + name + " of ClickHouse table " + table + " is "
+        throw new ArchiveException("column " + name + " of ClickHouse table " + table + " is "
             + columns.get(name) + "; expected " + (name.equals("id") ? "String or UUID" : "String")
             + " (the archive writes " + (name.equals("payload") || name.equals("headers") ? "JSON text" : "text")
             + " there): alter the column, or create the table with ClickHouseArchive.createTable()");
@@ -126,7 +127,7 @@ public final class ClickHouseWriter {
     }
     ClickHouseSql.TimeColumn time = ClickHouseSql.timeColumn(columns.get("created_at"));
     if (time == null) {
-      throw new ArchiveAccessException(ClickHouseSql.timeColumnProblem("created_at", table, columns.get("created_at")));
+      throw new ArchiveException(ClickHouseSql.timeColumnProblem("created_at", table, columns.get("created_at")));
     }
     Layout l = new Layout(time == ClickHouseSql.TimeColumn.DATETIME64, envelopeColumns(columns, time));
     layout = l;
@@ -150,7 +151,7 @@ public final class ClickHouseWriter {
         continue;
       }
       if (!column.getValue().matcher(type).matches()) {
-        throw new ArchiveAccessException("column " + column.getKey() + " of ClickHouse table " + table + " is "
+        throw new ArchiveException("column " + column.getKey() + " of ClickHouse table " + table + " is "
             + type + "; expected " + (column.getKey().equals("trace_parent") ? "String"
             : "an integer type such as UInt64") + ": alter the column, or drop it to archive without it");
       }
@@ -160,11 +161,11 @@ public final class ClickHouseWriter {
     if (occurred != null) {
       ClickHouseSql.TimeColumn time = ClickHouseSql.timeColumn(occurred.replaceFirst("^Nullable\\((.*)\\)$", "$1"));
       if (time == null) {
-        throw new ArchiveAccessException(ClickHouseSql.timeColumnProblem("occurred_at", table, occurred)
+        throw new ArchiveException(ClickHouseSql.timeColumnProblem("occurred_at", table, occurred)
             + ", or drop it to archive without it");
       }
       if (time != created) {
-        throw new ArchiveAccessException("column occurred_at of ClickHouse table " + table + " is " + occurred
+        throw new ArchiveException("column occurred_at of ClickHouse table " + table + " is " + occurred
             + " but created_at is " + columns.get("created_at") + "; give both the same time type");
       }
       present.add("occurred_at");

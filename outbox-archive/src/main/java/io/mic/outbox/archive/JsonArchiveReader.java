@@ -1,5 +1,6 @@
 package io.mic.outbox.archive;
 
+import io.mic.outbox.ArchiveException;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.JsonToken;
@@ -66,21 +67,21 @@ public final class JsonArchiveReader implements AutoCloseable {
         parser.nextToken();
       } catch (JsonProcessingException e) {
         parser.close();
-        throw new ArchiveAccessException(problem(name, 1, e));
+        throw new ArchiveException(problem(name, 1, e));
       } catch (RecordBound.TooLong e) {
         parser.close();
-        throw new ArchiveAccessException(tooLong(name, 1, maxRecordBytes));
+        throw new ArchiveException(tooLong(name, 1, maxRecordBytes));
       }
       return new JsonArchiveReader(name, parser, bound);
     } catch (NoSuchFileException e) {
       closeQuietly(in);
-      throw new ArchiveAccessException(name + ": no such file");
+      throw new ArchiveException(name + ": no such file");
     } catch (AccessDeniedException e) {
       closeQuietly(in);
-      throw new ArchiveAccessException(name + ": permission denied");
+      throw new ArchiveException(name + ": permission denied");
     } catch (IOException e) {
       closeQuietly(in);
-      throw new ArchiveAccessException(name + ": cannot read: " + e.getMessage(), e);
+      throw new ArchiveException(name + ": cannot read: " + e.getMessage(), e);
     }
   }
 
@@ -116,13 +117,13 @@ public final class JsonArchiveReader implements AutoCloseable {
       previousEndLine = line();
       return event == null ? OTHER_TOPIC : event;
     } catch (JsonProcessingException e) {
-      throw new ArchiveAccessException(problem(name, recordLine, e));
+      throw new ArchiveException(problem(name, recordLine, e));
     } catch (RecordBound.TooLong e) {
-      throw new ArchiveAccessException(tooLong(name, recordLine, bound.maxRecordBytes()));
+      throw new ArchiveException(tooLong(name, recordLine, bound.maxRecordBytes()));
     } catch (RecordParser.BadRecordException e) {
-      throw new ArchiveAccessException(name + " line " + recordLine + ": " + e.getMessage());
+      throw new ArchiveException(name + " line " + recordLine + ": " + e.getMessage());
     } catch (IOException e) {
-      throw new ArchiveAccessException(name + " line " + line() + ": cannot read: " + e.getMessage(), e);
+      throw new ArchiveException(name + " line " + line() + ": cannot read: " + e.getMessage(), e);
     }
   }
 

@@ -1,6 +1,5 @@
 package io.mic.outbox.archive;
 
-import io.mic.outbox.ArchiveException;
 import io.mic.outbox.ArchiveSink;
 import io.mic.outbox.InvalidConfigurationException;
 import io.mic.outbox.OutboxEvent;
@@ -53,12 +52,8 @@ public final class JsonLinesArchive implements ArchiveSink {
     if (events.isEmpty()) {
       return;
     }
-    try {
-      List<Path> written = JsonLinesWriter.write(directory, events, maxEventsPerFile);
-      LOG.debug("archived {} event(s) to {}", events.size(), written);
-    } catch (ArchiveAccessException e) {
-      throw new ArchiveException(e.getMessage(), e);
-    }
+    List<Path> written = JsonLinesWriter.write(directory, events, maxEventsPerFile);
+    LOG.debug("archived {} event(s) to {}", events.size(), written);
   }
 
   @Override

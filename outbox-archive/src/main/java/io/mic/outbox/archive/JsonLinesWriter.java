@@ -1,5 +1,6 @@
 package io.mic.outbox.archive;
 
+import io.mic.outbox.ArchiveException;
 import com.fasterxml.jackson.core.JsonGenerator;
 import io.mic.outbox.OutboxEvent;
 import java.io.BufferedOutputStream;
@@ -37,7 +38,7 @@ public final class JsonLinesWriter {
    * returns once they are durable.
    *
    * @return the files written
-   * @throws ArchiveAccessException nothing may be assumed written (no partial file is left under its name)
+   * @throws ArchiveException nothing may be assumed written (no partial file is left under its name)
    */
   public static List<Path> write(Path directory, List<OutboxEvent> events, int maxEventsPerFile) {
     List<OutboxEvent> sorted = new ArrayList<>(events);
@@ -80,7 +81,7 @@ public final class JsonLinesWriter {
       } catch (IOException ignored) {
         // the write failed already; a leftover hidden .tmp file is harmless
       }
-      throw new ArchiveAccessException("cannot write archive file " + target + ": " + e, e);
+      throw new ArchiveException("cannot write archive file " + target + ": " + e, e);
     }
   }
 
@@ -90,7 +91,7 @@ public final class JsonLinesWriter {
       dir.force(true);
     } catch (IOException e) {
       if (!Files.isDirectory(directory)) {
-        throw new ArchiveAccessException("archive directory " + directory + " vanished: " + e, e);
+        throw new ArchiveException("archive directory " + directory + " vanished: " + e, e);
       }
       LOG.debug("cannot fsync directory {} ({}); file contents are synced", directory, e.toString());
     }

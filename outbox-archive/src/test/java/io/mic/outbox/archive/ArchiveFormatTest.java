@@ -1,5 +1,6 @@
 package io.mic.outbox.archive;
 
+import io.mic.outbox.ArchiveException;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -113,7 +114,7 @@ class ArchiveFormatTest {
         + "\"payload\":{\"pin\":s3cretPin42}}\n", StandardCharsets.UTF_8);
 
     try (JsonArchiveReader reader = JsonArchiveReader.open(file, 1 << 20)) {
-      assertThatThrownBy(reader::next).isInstanceOf(ArchiveAccessException.class)
+      assertThatThrownBy(reader::next).isInstanceOf(ArchiveException.class)
           .hasMessage(file + " line 1: not valid JSON: Unrecognized token (11 characters): was expecting (JSON String,"
               + " Number, Array, Object or token 'null', 'true' or 'false') (column 77)");
     }

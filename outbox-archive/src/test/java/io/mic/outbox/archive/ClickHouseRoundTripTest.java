@@ -1,5 +1,6 @@
 package io.mic.outbox.archive;
 
+import io.mic.outbox.ArchiveException;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assertions.fail;
@@ -91,7 +92,7 @@ class ClickHouseRoundTripTest {
         + " or DateTime64(p, 'UTC')";
 
     assertThatThrownBy(() -> new ClickHouseWriter(http, table).insert(List.of(event(1, T0))))
-        .isInstanceOf(ArchiveAccessException.class).hasMessage(rule);
+        .isInstanceOf(ArchiveException.class).hasMessage(rule);
     // the replay's check of the same table: the one rule, the one message
     assertThat(ClickHouseSql.timeColumn(http.columns(ClickHouseSql.quotedTable(table), table).get("created_at")))
         .isNull();
@@ -102,7 +103,7 @@ class ClickHouseRoundTripTest {
   void aMissingTableIsNamedWithTheServersAnswer() {
     String missing = "t" + UUID.randomUUID().toString().replace("-", "").substring(0, 16);
     assertThatThrownBy(() -> http.columns(ClickHouseSql.quotedTable(missing), missing))
-        .isInstanceOf(ArchiveAccessException.class)
+        .isInstanceOf(ArchiveException.class)
         .hasMessageStartingWith("ClickHouse at " + http.uri() + " answered HTTP 404 to the description of table "
             + missing + ": Code: 60");
   }
