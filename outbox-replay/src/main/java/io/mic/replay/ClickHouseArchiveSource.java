@@ -1,5 +1,6 @@
 package io.mic.replay;
 
+import io.mic.outbox.archive.ArchivedEvent;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import io.mic.outbox.ArchiveException;
@@ -8,7 +9,6 @@ import io.mic.outbox.archive.ClickHouseSql;
 import io.mic.outbox.archive.ClickHouseUrl;
 import io.mic.outbox.archive.JsonText;
 import io.mic.outbox.archive.RecordParser;
-import io.mic.replay.internal.Records;
 import io.mic.replay.internal.ReplayOrder;
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -164,7 +164,7 @@ public final class ClickHouseArchiveSource implements ReplaySource {
     private ArchivedEvent parse(String line) {
       try (JsonParser p = JsonText.FACTORY.createParser(line)) {
         p.nextToken();
-        return Records.event(RecordParser.CLICKHOUSE.read(p));
+        return RecordParser.CLICKHOUSE.read(p);
       } catch (RecordParser.BadRecordException e) {
         throw new ReplayInputException("ClickHouse table " + table + " row " + rows + ": " + e.getMessage());
       } catch (IOException e) {

@@ -1,5 +1,6 @@
 package io.mic.replay;
 
+import io.mic.outbox.archive.ArchivedEvent;
 import com.fasterxml.jackson.core.JsonGenerator;
 import io.mic.outbox.archive.JsonText;
 import io.mic.outbox.archive.Timestamps;

@@ -1,5 +1,7 @@
 package io.mic.replay;
 
+import io.mic.outbox.archive.ArchivedEvent;
+
 /**
  * A check every selected event must pass before the first publication: a source calls it on each event it
  * selects before it hands out the first one, so an event the destination can never take stops the replay

@@ -1,5 +1,6 @@
 package io.mic.replay;
 
+import io.mic.outbox.archive.ArchivedEvent;
 import io.mic.outbox.archive.Timestamps;
 import java.time.Duration;
 import java.time.Instant;

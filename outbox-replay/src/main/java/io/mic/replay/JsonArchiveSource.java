@@ -1,10 +1,9 @@
 package io.mic.replay;
 
 import io.mic.outbox.ArchiveException;
-import io.mic.outbox.archive.ArchiveRecord;
+import io.mic.outbox.archive.ArchivedEvent;
 import io.mic.outbox.archive.JsonArchiveReader;
 import io.mic.replay.internal.ExternalSorter;
-import io.mic.replay.internal.Records;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -101,10 +100,9 @@ public final class JsonArchiveSource implements ReplaySource {
       long selected = 0;
       for (Path file : files()) { // the sort merges the files into replay order
         try (JsonArchiveReader reader = JsonArchiveReader.open(file, maxRecordBytes)) {
-          for (ArchiveRecord r = reader.next(query.topic()); r != null; r = reader.next(query.topic())) {
+          for (ArchivedEvent e = reader.next(query.topic()); e != null; e = reader.next(query.topic())) {
             read++;
-            if (r != JsonArchiveReader.OTHER_TOPIC && selects(query, r)) {
-              ArchivedEvent e = Records.event(r);
+            if (e != JsonArchiveReader.OTHER_TOPIC && query.matches(e)) {
               selected++;
               try {
                 check.check(e);
@@ -135,11 +133,6 @@ public final class JsonArchiveSource implements ReplaySource {
   }
 
   /** {@link ReplayQuery#matches}, before the record becomes an event. */
-  private static boolean selects(ReplayQuery query, ArchiveRecord r) {
-    return query.topic().equals(r.topic()) && !r.createdAt().isBefore(query.from())
-        && !r.createdAt().isAfter(query.to());
-  }
-
   @Override
   public String toString() {
     return "JSON archive " + path;

@@ -1,5 +1,7 @@
 package io.mic.replay;
 
+import io.mic.outbox.archive.ArchivedEvent;
+
 /**
  * The selected events of a source, in replay order, read one at a time.
  *

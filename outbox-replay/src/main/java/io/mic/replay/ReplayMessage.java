@@ -1,5 +1,6 @@
 package io.mic.replay;
 
+import io.mic.outbox.archive.ArchivedEvent;
 import io.mic.outbox.OutboxHeaders;
 import io.mic.outbox.OutgoingMessage;
 import java.nio.charset.StandardCharsets;

@@ -1,5 +1,6 @@
 package io.mic.replay;
 
+import io.mic.outbox.archive.ArchivedEvent;
 import java.time.Instant;
 
 /**

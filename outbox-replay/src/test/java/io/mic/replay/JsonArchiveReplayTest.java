@@ -1,5 +1,6 @@
 package io.mic.replay;
 
+import io.mic.outbox.archive.ArchivedEvent;
 import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
 

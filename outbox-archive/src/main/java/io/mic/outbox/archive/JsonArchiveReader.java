@@ -27,8 +27,8 @@ public final class JsonArchiveReader implements AutoCloseable {
   private static final int BUFFER = 1 << 16;
 
   /** Stands for a record of another topic, skipped without being read in full. */
-  public static final ArchiveRecord OTHER_TOPIC = new ArchiveRecord("-", "-", null, null, Instant.EPOCH,
-      "null", null, null, null, null, null);
+  public static final ArchivedEvent OTHER_TOPIC = new ArchivedEvent("-", "-", null, null, Instant.EPOCH,
+      "null", null);
 
   private final String name;
   private final JsonParser parser;
@@ -86,7 +86,7 @@ public final class JsonArchiveReader implements AutoCloseable {
   }
 
   /** The next record, or {@code null} at the end of the archive. */
-  public ArchiveRecord next() {
+  public ArchivedEvent next() {
     return next(null);
   }
 
@@ -94,7 +94,7 @@ public final class JsonArchiveReader implements AutoCloseable {
    * The next record, {@link #OTHER_TOPIC} for a record of another topic than {@code topic} (when not
    * {@code null}), or {@code null} at the end of the archive.
    */
-  public ArchiveRecord next(String topic) {
+  public ArchivedEvent next(String topic) {
     if (finished) {
       return null;
     }
@@ -113,7 +113,7 @@ public final class JsonArchiveReader implements AutoCloseable {
       if (!array && recordLine == previousEndLine) {
         throw new RecordParser.BadRecordException("a second record starts on this line: put one record per line");
       }
-      ArchiveRecord event = RecordParser.ARCHIVE.read(parser, topic);
+      ArchivedEvent event = RecordParser.ARCHIVE.read(parser, topic);
       previousEndLine = line();
       return event == null ? OTHER_TOPIC : event;
     } catch (JsonProcessingException e) {

@@ -10,7 +10,7 @@ import java.util.Map;
 import java.util.regex.Pattern;
 
 /**
- * Reads one archive record, a JSON object, into an {@link ArchiveRecord}. Unknown fields are ignored so
+ * Reads one archive record, a JSON object, into an {@link ArchivedEvent}. Unknown fields are ignored so
  * archives may carry more columns (status, attempts).
  *
  * <p>Two layouts: the JSON archive ({@code payload} and {@code headers} are JSON values) and ClickHouse
@@ -51,7 +51,7 @@ public final class RecordParser {
    * @throws BadRecordException a field is missing or has the wrong form
    * @throws IOException the text is not JSON
    */
-  public ArchiveRecord read(JsonParser p) throws IOException, BadRecordException {
+  public ArchivedEvent read(JsonParser p) throws IOException, BadRecordException {
     return read(p, null);
   }
 
@@ -60,11 +60,11 @@ public final class RecordParser {
    * from {@code topic}: the rest of such a record is only checked to be JSON (most archives put the topic
    * before the payload, so the payload is not copied).
    */
-  public ArchiveRecord read(JsonParser p, String topic) throws IOException, BadRecordException {
+  public ArchivedEvent read(JsonParser p, String topic) throws IOException, BadRecordException {
     return readFields(p, topic);
   }
 
-  private ArchiveRecord readFields(JsonParser p, String wanted) throws IOException, BadRecordException {
+  private ArchivedEvent readFields(JsonParser p, String wanted) throws IOException, BadRecordException {
     if (p.currentToken() != JsonToken.START_OBJECT) {
       throw new BadRecordException("expected a JSON object, found " + describe(p.currentToken()));
     }
@@ -121,8 +121,8 @@ public final class RecordParser {
     require(topic, "topic");
     require(createdAt, createdAtField);
     require(payload, "payload");
-    return new ArchiveRecord(id, topic, aggregateType, aggregateId, createdAt, payload, headers, sequence,
-        schemaVersion, occurredAt, traceParent);
+    return new ArchivedEvent(id, topic, aggregateType, aggregateId, createdAt, payload, headers,
+        new ArchivedEvent.Envelope(sequence, schemaVersion, occurredAt, traceParent));
   }
 
   private static final java.util.Set<String> ENVELOPE_FIELDS = java.util.Set.of("sequence", "schema_version",

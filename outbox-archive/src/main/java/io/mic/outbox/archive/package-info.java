@@ -1,13 +1,14 @@
 /**
- * The archive format of MIC Outbox, one home for its writer ({@code outbox-jdbc}'s
- * {@code io.mic.outbox.jdbc.archive.OutboxArchiver}) and its reader ({@code outbox-replay}): the record
- * codec ({@link io.mic.outbox.archive.ArchiveRecords} writes, {@link io.mic.outbox.archive.RecordParser}
- * reads {@link io.mic.outbox.archive.ArchiveRecord}s), JSON Lines files (gzip, JSON arrays:
- * {@link io.mic.outbox.archive.JsonLinesWriter}, {@link io.mic.outbox.archive.JsonArchiveReader}), and
+ * The archive of MIC Outbox, one home for its writers and its reader. The sinks an
+ * {@code io.mic.outbox.jdbc.archive.OutboxArchiver} writes to ({@link io.mic.outbox.archive.JsonLinesArchive},
+ * {@link io.mic.outbox.archive.ClickHouseArchive}); the record type the replay reads
+ * ({@link io.mic.outbox.archive.ArchivedEvent}); the record codec ({@link io.mic.outbox.archive.ArchiveRecords}
+ * writes, {@link io.mic.outbox.archive.RecordParser} reads); JSON Lines files (gzip, JSON arrays:
+ * {@link io.mic.outbox.archive.JsonLinesWriter}, {@link io.mic.outbox.archive.JsonArchiveReader}); and
  * ClickHouse: the HTTP client ({@link io.mic.outbox.archive.ClickHouseHttp}), its URL rules
  * ({@link io.mic.outbox.archive.ClickHouseUrl}), the SQL and time-column rule
  * ({@link io.mic.outbox.archive.ClickHouseSql}) and the table writer
  * ({@link io.mic.outbox.archive.ClickHouseWriter}). Depends on {@code outbox-core} and {@code jackson-core}
- * only; applications use the archiver and the replay rather than this package.
+ * only.
  */
 package io.mic.outbox.archive;

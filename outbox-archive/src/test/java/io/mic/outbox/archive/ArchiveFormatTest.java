@@ -73,24 +73,24 @@ class ArchiveFormatTest {
     try (JsonGenerator g = JsonText.FACTORY.createGenerator(json)) {
       ArchiveRecords.writeJsonRecord(g, e);
     }
-    ArchiveRecord fromJson = read(RecordParser.ARCHIVE, json.toString());
+    ArchivedEvent fromJson = read(RecordParser.ARCHIVE, json.toString());
     assertThat(fromJson.id()).isEqualTo(e.id().toString());
     assertThat(fromJson.createdAt()).isEqualTo(T0);
     assertThat(fromJson.payload()).isEqualTo(e.payload());
     assertThat(fromJson.headers()).isEqualTo(Map.of("tenant", "acme"));
-    assertThat(fromJson.schemaVersion()).isEqualTo(1);
-    assertThat(fromJson.occurredAt()).isEqualTo(T0);
+    assertThat(fromJson.envelope().schemaVersion()).isEqualTo(1);
+    assertThat(fromJson.envelope().occurredAt()).isEqualTo(T0);
 
     // what the replay's SELECT returns for a DateTime64(6, 'UTC') row the archiver wrote
     String row = "{\"original_id\":\"" + e.id() + "\",\"topic\":\"order.created\",\"aggregate_type\":\"order\","
         + "\"aggregate_id\":\"o-3\",\"created_at_utc\":\"" + Timestamps.clickHouseText(T0) + "\","
         + "\"payload\":" + quoted(e.payload()) + ",\"headers\":" + quoted(ArchiveRecords.headersText(e.headers())) + "}";
-    ArchiveRecord fromClickHouse = read(RecordParser.CLICKHOUSE, row);
-    assertThat(fromClickHouse).isEqualTo(new ArchiveRecord(fromJson.id(), fromJson.topic(), "order", "o-3", T0,
-        fromJson.payload(), fromJson.headers(), null, null, null, null));
+    ArchivedEvent fromClickHouse = read(RecordParser.CLICKHOUSE, row);
+    assertThat(fromClickHouse).isEqualTo(new ArchivedEvent(fromJson.id(), fromJson.topic(), "order", "o-3", T0,
+        fromJson.payload(), fromJson.headers(), ArchivedEvent.Envelope.NONE));
   }
 
-  private static ArchiveRecord read(RecordParser parser, String text) throws IOException {
+  private static ArchivedEvent read(RecordParser parser, String text) throws IOException {
     try (JsonParser p = JsonText.FACTORY.createParser(text)) {
       p.nextToken();
       return parser.read(p);

@@ -74,9 +74,9 @@ class ClickHouseRoundTripTest {
       List<OutboxEvent> events = List.of(event(1, T0), event(2, T0.plusSeconds(3600)), event(3, T0.plusSeconds(7)));
       new ClickHouseWriter(http, table).insert(events);
 
-      List<ArchiveRecord> read = select(table);
+      List<ArchivedEvent> read = select(table);
 
-      assertThat(read).as(zone).extracting(ArchiveRecord::createdAt).containsExactly(
+      assertThat(read).as(zone).extracting(ArchivedEvent::createdAt).containsExactly(
           T0.truncatedTo(ChronoUnit.SECONDS), T0.plusSeconds(7).truncatedTo(ChronoUnit.SECONDS),
           T0.plusSeconds(3600).truncatedTo(ChronoUnit.SECONDS));
       assertThat(read.get(0).id()).isEqualTo(events.get(0).id().toString());
@@ -134,12 +134,12 @@ class ClickHouseRoundTripTest {
     return t;
   }
 
-  private List<ArchiveRecord> select(String table) throws Exception {
+  private List<ArchivedEvent> select(String table) throws Exception {
     String quoted = ClickHouseSql.quotedTable(table);
     Map<String, String> columns = http.columns(quoted, table);
     String sql = ClickHouseSql.select(quoted, ClickHouseSql.timeColumn(columns.get("created_at")), TOPIC,
         Instant.EPOCH, Instant.parse("2100-01-01T00:00:00Z"), columns.keySet());
-    List<ArchiveRecord> out = new ArrayList<>();
+    List<ArchivedEvent> out = new ArrayList<>();
     try (InputStream body = http.query(sql, "the test query");
         BufferedReader lines = new BufferedReader(new InputStreamReader(body, StandardCharsets.UTF_8))) {
       for (String line = lines.readLine(); line != null; line = lines.readLine()) {

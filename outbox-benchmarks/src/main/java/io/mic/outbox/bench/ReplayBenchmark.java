@@ -1,7 +1,7 @@
 package io.mic.outbox.bench;
 
+import io.mic.outbox.archive.ArchivedEvent;
 import io.mic.outbox.nats.NatsJetStreamPublisher;
-import io.mic.replay.ArchivedEvent;
 import io.mic.replay.DryRunSink;
 import io.mic.replay.EventReplay;
 import io.mic.replay.JsonArchiveSource;

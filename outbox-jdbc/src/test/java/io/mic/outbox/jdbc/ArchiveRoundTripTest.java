@@ -15,7 +15,7 @@ import io.mic.outbox.ArchiveSink;
 import io.mic.outbox.archive.ClickHouseArchive;
 import io.mic.outbox.archive.JsonLinesArchive;
 import io.mic.outbox.jdbc.archive.OutboxArchiver;
-import io.mic.replay.ArchivedEvent;
+import io.mic.outbox.archive.ArchivedEvent;
 import io.mic.replay.ClickHouseArchiveSource;
 import io.mic.replay.EventReplay;
 import io.mic.replay.JsonArchiveSource;

@@ -1,6 +1,6 @@
 package io.mic.replay.internal;
 
-import io.mic.replay.ArchivedEvent;
+import io.mic.outbox.archive.ArchivedEvent;
 import io.mic.replay.ReplayCursor;
 import io.mic.replay.ReplayInputException;
 import java.io.BufferedReader;

@@ -1,6 +1,6 @@
 package io.mic.replay.internal;
 
-import io.mic.replay.ArchivedEvent;
+import io.mic.outbox.archive.ArchivedEvent;
 import java.util.Comparator;
 
 /** The replay order: {@code created_at}, then the id by code point (= UTF-8 byte order, as ClickHouse sorts). */

@@ -5,7 +5,7 @@ import io.mic.outbox.archive.JsonText;
 import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
-import io.mic.replay.ArchivedEvent;
+import io.mic.outbox.archive.ArchivedEvent;
 import java.io.IOException;
 import java.io.Writer;
 import java.time.Instant;

@@ -2,7 +2,7 @@ package io.mic.replay.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.mic.replay.ArchivedEvent;
+import io.mic.outbox.archive.ArchivedEvent;
 import io.mic.replay.ReplayCursor;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -10,7 +10,7 @@ import io.mic.outbox.OutboxStatus;
 import io.mic.outbox.archive.ClickHouseArchive;
 import io.mic.outbox.archive.JsonLinesArchive;
 import io.mic.outbox.archive.Timestamps;
-import io.mic.replay.ArchivedEvent;
+import io.mic.outbox.archive.ArchivedEvent;
 import io.mic.replay.JsonArchiveSource;
 import io.mic.replay.ReplayCursor;
 import io.mic.replay.ReplayProgress;

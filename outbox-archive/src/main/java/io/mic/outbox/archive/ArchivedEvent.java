@@ -1,4 +1,4 @@
-package io.mic.replay;
+package io.mic.outbox.archive;
 
 import java.time.Instant;
 import java.util.Collections;
@@ -7,7 +7,8 @@ import java.util.Map;
 import java.util.Objects;
 
 /**
- * One record of an archive, as a replay publishes it.
+ * One record of an archive: what the archiver wrote and the replay publishes, read from a JSON archive or a
+ * ClickHouse row by {@link RecordParser} (the one record type of the archive and the replay).
  *
  * <pre>{@code
  * ArchivedEvent e = new ArchivedEvent("0190a1b2-...", "order.created", "order", "42",
@@ -19,7 +20,8 @@ import java.util.Objects;
  * @param aggregateId may be {@code null} when the archive has none
  * @param createdAt when the original event was created, in UTC
  * @param payload the archived JSON value as compact JSON text (meaning unchanged, whitespace removed)
- * @param headers the original event's headers, in archive order
+ * @param headers the original event's headers, in archive order (empty, never {@code null}, when the record has
+ *     none)
  * @param envelope the event's sequence, schema version, business time and trace context, each absent
  *     ({@code null}) in archives written before the envelope
  */
