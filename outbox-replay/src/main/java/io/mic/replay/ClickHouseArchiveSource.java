@@ -1,5 +1,6 @@
 package io.mic.replay;
 
+import io.mic.outbox.archive.ArchiveOrder;
 import io.mic.outbox.archive.ArchivedEvent;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
@@ -9,7 +10,6 @@ import io.mic.outbox.archive.ClickHouseSql;
 import io.mic.outbox.archive.ClickHouseUrl;
 import io.mic.outbox.archive.JsonText;
 import io.mic.outbox.archive.RecordParser;
-import io.mic.replay.internal.ReplayOrder;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStream;
@@ -145,7 +145,7 @@ public final class ClickHouseArchiveSource implements ReplaySource {
             + ": " + line);
       }
       ArchivedEvent event = parse(line);
-      if (previous != null && ReplayOrder.ORDER.compare(previous, event) > 0) {
+      if (previous != null && ArchiveOrder.EVENTS.compare(previous, event) > 0) {
         throw new ReplayInputException("ClickHouse row " + rows + " of table " + table + " (id " + event.id()
             + ") is out of (created_at, id) order: the replay order cannot be guaranteed");
       }

@@ -5,7 +5,6 @@ import io.mic.outbox.OutboxEvent;
 import java.io.IOException;
 import java.io.StringWriter;
 import java.time.Instant;
-import java.util.Comparator;
 import java.util.Map;
 
 /**
@@ -19,10 +18,6 @@ import java.util.Map;
  * }</pre>
  */
 public final class ArchiveRecords {
-  /** The replay order: created_at, then id as text. */
-  public static final Comparator<OutboxEvent> REPLAY_ORDER =
-      Comparator.comparing(OutboxEvent::createdAt).thenComparing(e -> e.id().toString());
-
   private ArchiveRecords() {}
 
   /**

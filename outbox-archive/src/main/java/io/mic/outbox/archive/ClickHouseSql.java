@@ -105,8 +105,9 @@ public final class ClickHouseSql {
   }
 
   /**
-   * The replay query: selected rows in replay order, streamed as JSON lines. The id is compared as text
-   * (a UUID column would otherwise sort by its internal halves) and the time is returned as UTC text.
+   * The replay query: selected rows in replay order ({@link ArchiveOrder}), streamed as JSON lines. The id is
+   * compared as text (a UUID column would otherwise sort by its internal halves) and the time is returned as
+   * UTC text.
    */
   public static String select(String quotedTable, TimeColumn time, String topic, Instant from, Instant to,
       Set<String> columns) {
@@ -123,7 +124,7 @@ public final class ClickHouseSql {
         + " WHERE topic = " + literal(topic)
         + " AND created_at >= " + bound(time, from, true)
         + " AND created_at <= " + bound(time, to, false)
-        + " ORDER BY created_at, original_id"
+        + " ORDER BY " + ArchiveOrder.CLICKHOUSE_ORDER_BY
         + " FORMAT JSONEachRow";
   }
 

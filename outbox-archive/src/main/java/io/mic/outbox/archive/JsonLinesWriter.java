@@ -42,7 +42,7 @@ public final class JsonLinesWriter {
    */
   public static List<Path> write(Path directory, List<OutboxEvent> events, int maxEventsPerFile) {
     List<OutboxEvent> sorted = new ArrayList<>(events);
-    sorted.sort(ArchiveRecords.REPLAY_ORDER);
+    sorted.sort(ArchiveOrder.OUTBOX_EVENTS);
     List<Path> written = new ArrayList<>();
     for (int from = 0; from < sorted.size(); from += maxEventsPerFile) {
       written.add(writeFile(directory, sorted.subList(from, Math.min(sorted.size(), from + maxEventsPerFile))));

@@ -86,6 +86,23 @@ class ClickHouseRoundTripTest {
   }
 
   @Test
+  void clickHouseReturnsRowsInTheOneArchiveOrder() throws Exception {
+    String table = table("created_at DateTime('UTC')");
+    // same second; ids above U+FFFF (surrogates in UTF-16) sort after U+FF21 in UTF-8 bytes, as by code point
+    for (String id : List.of("\uD83D\uDE00", "b", "\uFF21", "a")) {
+      http.execute("INSERT INTO " + table + " VALUES (" + ClickHouseSql.literal(id) + ", '" + TOPIC + "', 'order',"
+          + " '42', toDateTime('2026-09-29 08:00:00', 'UTC'), '{}', '')", "the test row");
+    }
+    http.execute("INSERT INTO " + table + " VALUES ('0', '" + TOPIC + "', 'order', '42',"
+        + " toDateTime('2026-09-29 08:00:01', 'UTC'), '{}', '')", "the test row");
+
+    List<ArchivedEvent> read = select(table);
+
+    assertThat(read).extracting(ArchivedEvent::id).containsExactly("a", "b", "\uFF21", "\uD83D\uDE00", "0");
+    assertThat(read).isSortedAccordingTo(ArchiveOrder.EVENTS);
+  }
+
+  @Test
   void aTimeTypeOutsideTheRuleIsRefusedByTheWriterAndTheReaderAlike() throws Exception {
     String table = table("created_at Date");
     String rule = "column created_at of ClickHouse table " + table + " is Date; expected DateTime (any time zone)"

@@ -15,6 +15,7 @@ import io.mic.outbox.ArchiveSink;
 import io.mic.outbox.archive.ClickHouseArchive;
 import io.mic.outbox.archive.JsonLinesArchive;
 import io.mic.outbox.jdbc.archive.OutboxArchiver;
+import io.mic.outbox.archive.ArchiveOrder;
 import io.mic.outbox.archive.ArchivedEvent;
 import io.mic.replay.ClickHouseArchiveSource;
 import io.mic.replay.EventReplay;
@@ -43,7 +44,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
@@ -69,8 +69,6 @@ import org.junit.jupiter.params.provider.MethodSource;
 class ArchiveRoundTripTest {
   private static final String TOPIC_A = "order.created";
   private static final String TOPIC_B = "order.paid";
-  private static final Comparator<ArchivedEvent> REPLAY_ORDER =
-      Comparator.comparing(ArchivedEvent::createdAt).thenComparing(ArchivedEvent::id);
   private static final String[] PAYLOADS = {
       "{\"n\": %d, \"items\": [1, 2.5, \"x\"], \"note\": \"héllo \\u263a\", \"nested\": {\"ok\": true, \"v\": null}}",
       "[%d, {\"a\": \"b\"}]", "%d", "\"text %d\""};
@@ -393,7 +391,7 @@ class ArchiveRoundTripTest {
     long expectedA = old.stream().filter(e -> e.topic().equals(TOPIC_A)).count();
     long duplicatedA = first.size() - expectedA;
     assertThat(duplicatedA).isPositive(); // the first page (5 events, both topics) was archived twice
-    assertThat(first).isSortedAccordingTo(REPLAY_ORDER);
+    assertThat(first).isSortedAccordingTo(ArchiveOrder.EVENTS);
     List<ArchivedEvent> distinct = first.stream().distinct().toList();
     assertSameEvents(distinct, old, TOPIC_A, false);
   }
@@ -480,7 +478,7 @@ class ArchiveRoundTripTest {
             JsonText.compact(e.payload()), e.headers()));
       }
     }
-    expected.sort(REPLAY_ORDER);
+    expected.sort(ArchiveOrder.EVENTS);
     assertThat(expected).isNotEmpty();
     assertThat(replayed).hasSize(expected.size());
     for (int i = 0; i < expected.size(); i++) {

@@ -1,5 +1,6 @@
 package io.mic.replay.internal;
 
+import io.mic.outbox.archive.ArchiveOrder;
 import io.mic.outbox.archive.ArchivedEvent;
 import io.mic.replay.ReplayCursor;
 import io.mic.replay.ReplayInputException;
@@ -56,7 +57,7 @@ public final class ExternalSorter implements AutoCloseable {
   /** The events in replay order; closing the cursor deletes the temporary files. */
   public ReplayCursor sorted() throws IOException {
     if (runs.isEmpty()) {
-      buffer.sort(ReplayOrder.ORDER);
+      buffer.sort(ArchiveOrder.EVENTS);
       Iterator<ArchivedEvent> it = new ArrayList<>(buffer).iterator();
       buffer.clear();
       return new ReplayCursor() {
@@ -89,7 +90,7 @@ public final class ExternalSorter implements AutoCloseable {
   }
 
   private void spill() throws IOException {
-    buffer.sort(ReplayOrder.ORDER);
+    buffer.sort(ArchiveOrder.EVENTS);
     Path run = newRunFile();
     try (BufferedWriter out = writer(run)) {
       for (ArchivedEvent e : buffer) {
@@ -144,7 +145,7 @@ public final class ExternalSorter implements AutoCloseable {
     private final List<Path> files;
     private final List<BufferedReader> readers = new ArrayList<>();
     private final PriorityQueue<Head> heads = new PriorityQueue<>(
-        (a, b) -> ReplayOrder.ORDER.compare(a.event, b.event));
+        (a, b) -> ArchiveOrder.EVENTS.compare(a.event, b.event));
 
     Merge(List<Path> files) throws IOException {
       this.files = files;
