@@ -9,7 +9,8 @@ import java.util.Map;
 
 /**
  * Writes outbox events as archive records, in the format {@code mic-events-replay} reads (CONTRACT section
- * 7); {@link RecordParser} reads them back.
+ * 7); {@link RecordParser} reads them back. The replay writes its sorted runs (temporary files) with
+ * {@link #writeJsonRecord(JsonGenerator, ArchivedEvent)} in the same format: one codec.
  *
  * <pre>{@code
  * try (JsonGenerator g = JsonText.FACTORY.createGenerator(out)) {
@@ -31,6 +32,41 @@ public final class ArchiveRecords {
     writeEnvelope(g, e, true, null);
     g.writeFieldName("payload");
     g.writeRawValue(e.payload()); // validated JSON when the event was appended, read back from a JSON column
+    g.writeFieldName("headers");
+    writeHeaders(g, e.headers());
+    g.writeEndObject();
+  }
+
+  /**
+   * An archived event as a JSON archive record again, losing nothing {@link RecordParser#ARCHIVE} reads back
+   * (the time keeps its nanoseconds; an absent aggregate or envelope field stays absent).
+   */
+  public static void writeJsonRecord(JsonGenerator g, ArchivedEvent e) throws IOException {
+    g.writeStartObject();
+    g.writeStringField("id", e.id());
+    g.writeStringField("topic", e.topic());
+    if (e.aggregateType() != null) {
+      g.writeStringField("aggregate_type", e.aggregateType());
+    }
+    if (e.aggregateId() != null) {
+      g.writeStringField("aggregate_id", e.aggregateId());
+    }
+    g.writeStringField("created_at", Timestamps.format(e.createdAt()));
+    ArchivedEvent.Envelope v = e.envelope();
+    if (v.sequence() != null) {
+      g.writeNumberField("sequence", v.sequence());
+    }
+    if (v.schemaVersion() != null) {
+      g.writeNumberField("schema_version", v.schemaVersion());
+    }
+    if (v.occurredAt() != null) {
+      g.writeStringField("occurred_at", Timestamps.format(v.occurredAt()));
+    }
+    if (v.traceParent() != null) {
+      g.writeStringField("trace_parent", v.traceParent());
+    }
+    g.writeFieldName("payload");
+    g.writeRawValue(e.payload()); // compact JSON text, as the parser returned it
     g.writeFieldName("headers");
     writeHeaders(g, e.headers());
     g.writeEndObject();

@@ -1,7 +1,12 @@
 package io.mic.replay.internal;
 
+import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.core.JsonParser;
 import io.mic.outbox.archive.ArchiveOrder;
+import io.mic.outbox.archive.ArchiveRecords;
 import io.mic.outbox.archive.ArchivedEvent;
+import io.mic.outbox.archive.JsonText;
+import io.mic.outbox.archive.RecordParser;
 import io.mic.replay.ReplayCursor;
 import io.mic.replay.ReplayInputException;
 import java.io.BufferedReader;
@@ -19,7 +24,7 @@ import java.util.PriorityQueue;
 
 /**
  * Sorts events in replay order within a memory budget: events are buffered until their estimated size
- * reaches the budget, then sorted and written to a temporary file (a run) as compact JSON lines; at the
+ * reaches the budget, then sorted and written to a temporary file (a run) in the JSON archive format; at the
  * end the runs are merged, at most {@code fanIn} at a time. Memory stays near the budget plus
  * {@code fanIn} read buffers whatever the archive's size; the temporary files take about the size of the
  * selected events. Everything fits in one run: no file is written at all.
@@ -77,9 +82,9 @@ public final class ExternalSorter implements AutoCloseable {
       List<Path> group = new ArrayList<>(runs.subList(0, fanIn));
       runs.subList(0, fanIn).clear();
       Path merged = newRunFile();
-      try (Merge merge = new Merge(group); BufferedWriter out = writer(merged)) {
+      try (Merge merge = new Merge(group); JsonGenerator out = writer(merged)) {
         for (ArchivedEvent e = merge.next(); e != null; e = merge.next()) {
-          SpillCodec.write(e, out);
+          write(e, out);
         }
       }
       runs.add(merged);
@@ -92,9 +97,9 @@ public final class ExternalSorter implements AutoCloseable {
   private void spill() throws IOException {
     buffer.sort(ArchiveOrder.EVENTS);
     Path run = newRunFile();
-    try (BufferedWriter out = writer(run)) {
+    try (JsonGenerator out = writer(run)) {
       for (ArchivedEvent e : buffer) {
-        SpillCodec.write(e, out);
+        write(e, out);
       }
     }
     runs.add(run);
@@ -109,8 +114,15 @@ public final class ExternalSorter implements AutoCloseable {
     return file;
   }
 
-  private static BufferedWriter writer(Path file) throws IOException {
-    return new BufferedWriter(Files.newBufferedWriter(file, StandardCharsets.UTF_8), IO_BUFFER);
+  /** A run is a JSON Lines archive, written and read with the archive's own codec. */
+  private static JsonGenerator writer(Path file) throws IOException {
+    return JsonText.FACTORY.createGenerator(
+        new BufferedWriter(Files.newBufferedWriter(file, StandardCharsets.UTF_8), IO_BUFFER));
+  }
+
+  private static void write(ArchivedEvent e, JsonGenerator out) throws IOException {
+    ArchiveRecords.writeJsonRecord(out, e);
+    out.writeRaw('\n');
   }
 
   /** A deliberately generous estimate of the heap an event takes (headers, strings, object overhead). */
@@ -164,7 +176,7 @@ public final class ExternalSorter implements AutoCloseable {
     private void advance(BufferedReader reader) throws IOException {
       String line = reader.readLine();
       if (line != null) {
-        heads.add(new Head(SpillCodec.read(line), reader));
+        heads.add(new Head(read(line), reader));
       }
     }
 
@@ -192,6 +204,15 @@ public final class ExternalSorter implements AutoCloseable {
         }
       }
       files.forEach(ExternalSorter::delete);
+    }
+
+    private static ArchivedEvent read(String line) throws IOException {
+      try (JsonParser p = JsonText.FACTORY.createParser(line)) {
+        p.nextToken();
+        return RecordParser.ARCHIVE.read(p);
+      } catch (RecordParser.BadRecordException e) {
+        throw new IOException("a line of a sorted run is not an archive record: " + e.getMessage(), e);
+      }
     }
 
     private record Head(ArchivedEvent event, BufferedReader reader) {}
