@@ -5,16 +5,15 @@ import io.mic.outbox.archive.ArchivedEvent;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import io.mic.outbox.ArchiveException;
+import io.mic.outbox.archive.ClickHouseConnectionBuilder;
 import io.mic.outbox.archive.ClickHouseHttp;
 import io.mic.outbox.archive.ClickHouseSql;
-import io.mic.outbox.archive.ClickHouseUrl;
 import io.mic.outbox.archive.JsonText;
 import io.mic.outbox.archive.RecordParser;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.InputStreamReader;
-import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Map;
@@ -45,23 +44,21 @@ import java.util.TreeSet;
  * the second pass publishes. The archive is immutable, so both passes see the same rows.
  */
 public final class ClickHouseArchiveSource implements ReplaySource {
-  public static final String DEFAULT_TABLE = "outbox_archive";
+  public static final String DEFAULT_TABLE = ClickHouseConnectionBuilder.DEFAULT_TABLE;
   public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(10);
   public static final Duration DEFAULT_QUERY_TIMEOUT = Duration.ofMinutes(10);
 
   private static final String CREDENTIALS = "--clickhouse-user/--clickhouse-password or"
       + " CLICKHOUSE_USER/CLICKHOUSE_PASSWORD";
 
-  private final URI uri;
   private final String table;
   private final String quotedTable;
   private final ClickHouseHttp http;
 
-  private ClickHouseArchiveSource(Builder b, URI uri, String quotedTable) {
-    this.uri = uri;
-    this.table = b.table;
+  private ClickHouseArchiveSource(ClickHouseHttp http, String table, String quotedTable) {
+    this.table = table;
     this.quotedTable = quotedTable;
-    this.http = new ClickHouseHttp(uri, b.user, b.password, b.connectTimeout, b.queryTimeout, CREDENTIALS);
+    this.http = http;
   }
 
   public static Builder builder() {
@@ -107,7 +104,7 @@ public final class ClickHouseArchiveSource implements ReplaySource {
 
   @Override
   public String toString() {
-    return "ClickHouse table " + table + " at " + uri;
+    return "ClickHouse table " + table + " at " + http.uri();
   }
 
   /** Rows as they stream in; checks the order ClickHouse promised, as the replay relies on it. */
@@ -184,82 +181,24 @@ public final class ClickHouseArchiveSource implements ReplaySource {
     }
   }
 
-  /** Options of a {@link ClickHouseArchiveSource}; {@link #build()} validates them. */
-  public static final class Builder {
-    private String url;
-    private String table = DEFAULT_TABLE;
-    private String user;
-    private String password;
-    private Duration connectTimeout = DEFAULT_CONNECT_TIMEOUT;
-    private Duration queryTimeout = DEFAULT_QUERY_TIMEOUT;
-
-    private Builder() {}
-
-    /** Required: the HTTP interface, e.g. {@code http://clickhouse.svc:8123}; no credentials in it. */
-    public Builder url(String url) {
-      this.url = url;
-      return this;
+  /**
+   * Options of a {@link ClickHouseArchiveSource}, named as on the archive sink ({@link ClickHouseConnectionBuilder});
+   * {@link #build()} validates them.
+   */
+  public static final class Builder extends ClickHouseConnectionBuilder<Builder> {
+    private Builder() {
+      super(DEFAULT_CONNECT_TIMEOUT, DEFAULT_QUERY_TIMEOUT);
     }
 
-    /** The archive table, {@code name} or {@code database.name} (default {@code outbox_archive}). */
-    public Builder table(String table) {
-      this.table = table;
-      return this;
-    }
-
-    /** The ClickHouse user and password; {@code null} user: the server's default user. */
-    public Builder credentials(String user, String password) {
-      this.user = user;
-      this.password = password;
-      return this;
-    }
-
-    /** How long connecting may take (default 10 s). */
-    public Builder connectTimeout(Duration connectTimeout) {
-      this.connectTimeout = connectTimeout;
-      return this;
-    }
-
-    /** How long ClickHouse may take to start answering, sort included (default 10 min). */
-    public Builder queryTimeout(Duration queryTimeout) {
-      this.queryTimeout = queryTimeout;
-      return this;
+    @Override
+    protected RuntimeException invalid(String option, String message) {
+      return new ReplayConfigurationException(option, message);
     }
 
     /** @throws ReplayConfigurationException naming the option that is wrong */
     public ClickHouseArchiveSource build() {
-      URI uri = validUrl();
-      if (table == null) {
-        throw new ReplayConfigurationException("table", "table is required, e.g. outbox_archive");
-      }
-      String quoted;
-      try {
-        quoted = ClickHouseSql.quotedTable(table);
-      } catch (IllegalArgumentException e) {
-        throw new ReplayConfigurationException("table", "table " + e.getMessage());
-      }
-      try {
-        ClickHouseHttp.checkCredentials(user, password);
-      } catch (IllegalArgumentException e) {
-        throw new ReplayConfigurationException(e.getMessage().split(" ", 2)[0], e.getMessage());
-      }
-      requirePositive("connectTimeout", connectTimeout);
-      requirePositive("queryTimeout", queryTimeout);
-      return new ClickHouseArchiveSource(this, uri, quoted);
-    }
-
-    private URI validUrl() {
-      try {
-        return ClickHouseUrl.parse(url, CREDENTIALS);
-      } catch (IllegalArgumentException e) {
-        throw new ReplayConfigurationException("url", e.getMessage());
-      }
-    }
-
-    private static void requirePositive(String option, Duration d) {
-      if (d == null || d.isNegative() || d.isZero()) {
-        throw new ReplayConfigurationException(option, option + " must be > 0, was " + d);
-      }
+      ClickHouseHttp http = connect(CREDENTIALS);
+      return new ClickHouseArchiveSource(http, table(), ClickHouseSql.quotedTable(table()));
     }
   }
 }

@@ -4,7 +4,6 @@ import io.mic.outbox.ArchiveException;
 import io.mic.outbox.ArchiveSink;
 import io.mic.outbox.InvalidConfigurationException;
 import io.mic.outbox.OutboxEvent;
-import java.net.URI;
 import java.time.Duration;
 import java.util.List;
 import org.slf4j.Logger;
@@ -30,7 +29,10 @@ import org.slf4j.LoggerFactory;
  * {@code X-ClickHouse-Key} headers and are never logged.
  */
 public final class ClickHouseArchive implements ArchiveSink {
-  public static final String DEFAULT_TABLE = "outbox_archive";
+  public static final String DEFAULT_TABLE = ClickHouseConnectionBuilder.DEFAULT_TABLE;
+  /** Connecting, and each insert's answer: 30 s each. */
+  public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(30);
+  public static final Duration DEFAULT_QUERY_TIMEOUT = Duration.ofSeconds(30);
 
   private static final Logger LOG = LoggerFactory.getLogger(ClickHouseArchive.class);
   private static final String CREDENTIALS = ".credentials(user, password)";
@@ -86,70 +88,35 @@ public final class ClickHouseArchive implements ArchiveSink {
     return writer.toString();
   }
 
-  /** Options of a {@link ClickHouseArchive}; {@link #build()} validates them. */
-  public static final class Builder {
-    private String url;
-    private String table = DEFAULT_TABLE;
-    private String user;
-    private String password;
-    private Duration timeout = Duration.ofSeconds(30);
-
-    private Builder() {}
-
-    /** Required: the HTTP interface, e.g. {@code http://clickhouse.svc:8123}; no credentials in it. */
-    public Builder url(String url) {
-      this.url = url;
-      return this;
-    }
-
-    /** The table, {@code name} or {@code database.name} (default {@code outbox_archive}). */
-    public Builder table(String table) {
-      this.table = table;
-      return this;
-    }
-
-    /** The ClickHouse user and password; {@code null} user: the server's default user. Never logged. */
-    public Builder credentials(String user, String password) {
-      this.user = user;
-      this.password = password;
-      return this;
-    }
-
-    /** Connect and request timeout (default 30 s). */
-    public Builder timeout(Duration timeout) {
-      this.timeout = timeout;
-      return this;
+  /**
+   * Options of a {@link ClickHouseArchive}, named as on the replay's source ({@link ClickHouseConnectionBuilder});
+   * {@link #build()} validates them.
+   */
+  public static final class Builder extends ClickHouseConnectionBuilder<Builder> {
+    private Builder() {
+      super(DEFAULT_CONNECT_TIMEOUT, DEFAULT_QUERY_TIMEOUT);
     }
 
     /**
-     * The URL follows the replay's rules ({@link ClickHouseUrl}): a message shows at most its host and port.
+     * Sets {@link #connectTimeout} and {@link #queryTimeout} to the same value.
      *
-     * @throws InvalidConfigurationException naming the option that is wrong
+     * @deprecated the option names of the replay's source are the archive's too: use {@link #connectTimeout}
+     *     and {@link #queryTimeout}
      */
+    @Deprecated
+    public Builder timeout(Duration timeout) {
+      return connectTimeout(timeout).queryTimeout(timeout);
+    }
+
+    @Override
+    protected RuntimeException invalid(String option, String message) {
+      return new InvalidConfigurationException(message);
+    }
+
+    /** @throws InvalidConfigurationException naming the option that is wrong */
     public ClickHouseArchive build() {
-      URI uri;
-      try {
-        uri = ClickHouseUrl.parse(url, CREDENTIALS);
-      } catch (IllegalArgumentException e) {
-        throw new InvalidConfigurationException(e.getMessage());
-      }
-      if (table == null) {
-        throw new InvalidConfigurationException("table is required, e.g. outbox_archive");
-      }
-      try {
-        ClickHouseHttp.checkCredentials(user, password);
-      } catch (IllegalArgumentException e) {
-        throw new InvalidConfigurationException(e.getMessage());
-      }
-      if (timeout == null || timeout.isNegative() || timeout.isZero()) {
-        throw new InvalidConfigurationException("timeout must be > 0, was " + timeout);
-      }
-      ClickHouseHttp http = new ClickHouseHttp(uri, user, password, timeout, timeout, CREDENTIALS);
-      try {
-        return new ClickHouseArchive(table, new ClickHouseWriter(http, table));
-      } catch (IllegalArgumentException e) {
-        throw new InvalidConfigurationException("table " + e.getMessage());
-      }
+      ClickHouseHttp http = connect(CREDENTIALS);
+      return new ClickHouseArchive(table(), new ClickHouseWriter(http, table()));
     }
   }
 }

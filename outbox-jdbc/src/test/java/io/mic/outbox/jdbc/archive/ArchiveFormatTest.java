@@ -113,7 +113,7 @@ class ArchiveFormatTest {
 
   @Test
   void unreachableClickHouseIsAnArchiveException() {
-    ClickHouseArchive ch = ClickHouseArchive.builder().url("http://127.0.0.1:1").timeout(java.time.Duration.ofSeconds(2))
+    ClickHouseArchive ch = ClickHouseArchive.builder().url("http://127.0.0.1:1").connectTimeout(java.time.Duration.ofSeconds(2))
         .credentials("archiver", "s3cret").build();
     assertThatThrownBy(() -> ch.archive(List.of(event(1, T0)))).isInstanceOf(ArchiveException.class)
         .hasMessageContaining("not reachable").hasMessageNotContaining("s3cret");
