@@ -1,11 +1,11 @@
 package io.mic.outbox.cli;
 
+import io.mic.outbox.InvalidConfigurationException;
 import io.mic.outbox.jdbc.Dialect;
 import io.mic.outbox.jdbc.JdbcOutboxStore;
 import io.mic.outbox.jdbc.OutboxControl;
+import io.mic.outbox.jdbc.OutboxMaintenance;
 import io.mic.outbox.jdbc.OutboxStoreException;
-import io.mic.outbox.jdbc.internal.Causes;
-import io.mic.outbox.jdbc.internal.TableName;
 import java.io.PrintWriter;
 import java.sql.Connection;
 import java.sql.DriverManager;
@@ -33,7 +33,11 @@ final class Database {
   }
 
   static Database connect(String url, String user, String password, String table) {
-    TableName.parse("--table", table); // a bad name is a usage error before any connection
+    try {
+      JdbcOutboxStore.builder().table(table); // a bad name is a usage error before any connection
+    } catch (InvalidConfigurationException e) {
+      throw new UsageException("--" + e.getMessage()); // "table 'a;b' is invalid: …"
+    }
     if (!url.startsWith("jdbc:")) {
       throw new UsageException("--jdbc-url '" + url + "' is not a JDBC URL: use e.g."
           + " jdbc:postgresql://host:5432/db, jdbc:mariadb://host:3306/db or jdbc:h2:./data/app");
@@ -56,12 +60,16 @@ final class Database {
         && s.getMessage().startsWith("No suitable driver")
         ? "use a jdbc:postgresql:, jdbc:mariadb:, jdbc:mysql: or jdbc:h2: URL"
         : "check --jdbc-url, --user and the password (--password or " + MicOutbox.PASSWORD_ENV + ")";
-    return new DatabaseException("cannot connect to " + Causes.redact(url) + ": " + Causes.describe(e) + "; "
+    return new DatabaseException("cannot connect to " + OutboxStoreException.redact(url) + ": " + OutboxStoreException.describe(e) + "; "
         + hint, e);
   }
 
   JdbcOutboxStore store() {
     return store;
+  }
+
+  OutboxMaintenance maintenance() {
+    return OutboxMaintenance.builder().store(store).build();
   }
 
   OutboxControl control() {
@@ -76,15 +84,10 @@ final class Database {
     return dataSource;
   }
 
-  /** The outbox table quoted for SQL. */
-  String quotedTable() {
-    return TableName.parse("--table", store.table()).quoted(store.dialect().identifierQuote());
-  }
-
   /** A database failure in the middle of a command, with what it was doing. */
   DatabaseException failed(String doing, Exception e) {
-    return new DatabaseException("cannot " + doing + " in table " + store.table() + " at " + Causes.redact(url)
-        + ": " + Causes.describe(e) + "; check --table and the user's rights", e);
+    return new DatabaseException("cannot " + doing + " in table " + store.table() + " at " + OutboxStoreException.redact(url)
+        + ": " + OutboxStoreException.describe(e) + "; check --table and the user's rights", e);
   }
 
   /** Connections from {@link DriverManager}, with a login timeout so an unreachable host fails in seconds. */
@@ -140,7 +143,7 @@ final class Database {
 
     @Override
     public String toString() {
-      return "DriverManagerDataSource[" + Causes.redact(url) + "]"; // never the password
+      return "DriverManagerDataSource[" + OutboxStoreException.redact(url) + "]"; // never the password
     }
   }
 }

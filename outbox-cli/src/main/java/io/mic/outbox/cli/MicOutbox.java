@@ -1,6 +1,6 @@
 package io.mic.outbox.cli;
 
-import io.mic.outbox.jdbc.internal.Causes;
+import io.mic.outbox.jdbc.OutboxStoreException;
 import java.io.OutputStreamWriter;
 import java.io.PrintStream;
 import java.io.PrintWriter;
@@ -135,8 +135,8 @@ public final class MicOutbox implements Callable<Integer> {
   /** What went wrong, without a stack trace and with any password in a URL masked. */
   static String message(Throwable e) {
     if (e instanceof UsageException || e instanceof CheckFailedException || e instanceof DatabaseException) {
-      return Causes.redact(e.getMessage());
+      return OutboxStoreException.redact(e.getMessage());
     }
-    return Causes.describe(e);
+    return OutboxStoreException.describe(e);
   }
 }

@@ -5,7 +5,7 @@ import io.mic.outbox.cli.reconcile.KafkaScan;
 import io.mic.outbox.cli.reconcile.ReconcileReport;
 import io.mic.outbox.cli.reconcile.Reconciliation;
 import io.mic.outbox.jdbc.JdbcInbox;
-import io.mic.outbox.jdbc.internal.Causes;
+import io.mic.outbox.jdbc.OutboxStoreException;
 import io.nats.client.Connection;
 import io.nats.client.Nats;
 import io.nats.client.Options;
@@ -128,7 +128,7 @@ final class ReconcileCommand implements Callable<Integer> {
         b.broker(new KafkaScan(kafkaBootstrap, kafkaTopic != null ? kafkaTopic : topic, kafkaProperties));
       }
       report = b.build().run();
-    } catch (SQLException e) {
+    } catch (SQLException | OutboxStoreException e) {
       throw db.failed("reconcile", e);
     } catch (KafkaScan.KafkaScanException | JetStreamScan.JetStreamScanException e) {
       throw new DatabaseException(e.getMessage(), e); // exit 2: the broker cannot be reached or read
@@ -153,7 +153,8 @@ final class ReconcileCommand implements Callable<Integer> {
       if (e instanceof InterruptedException) {
         Thread.currentThread().interrupt();
       }
-      throw new DatabaseException("cannot connect to NATS at " + Causes.redact(natsUrl) + ": " + Causes.describe(e)
+      throw new DatabaseException("cannot connect to NATS at " + OutboxStoreException.redact(natsUrl) + ": "
+          + OutboxStoreException.describe(e)
           + "; check --nats-url", e);
     }
   }

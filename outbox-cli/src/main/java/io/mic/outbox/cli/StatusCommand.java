@@ -6,16 +6,11 @@ import io.mic.outbox.jdbc.JdbcOutboxStore;
 import io.mic.outbox.jdbc.OutboxControl;
 import io.mic.outbox.jdbc.OutboxStoreException;
 import java.io.PrintWriter;
-import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
-import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.UUID;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -58,7 +53,7 @@ final class StatusCommand implements Callable<Integer> {
       counts = store.countByStatus();
       lag = store.oldestPendingAge();
       oldestTransaction = store.oldestTransactionAge();
-      oldest = oldestLive(db);
+      oldest = db.maintenance().oldestLiveEvent();
       pauses = db.control().pauses();
     } catch (OutboxStoreException e) {
       throw db.failed("read the status", e);
@@ -88,24 +83,6 @@ final class StatusCommand implements Callable<Integer> {
   /** What one run read, and the checks it failed. */
   private record Status(Map<OutboxStatus, Long> counts, Optional<Duration> lag, Optional<Duration> oldestTransaction,
       Optional<OutboxEvent> oldest, List<OutboxControl.Pause> pauses, List<String> failed) {}
-
-  private static Optional<OutboxEvent> oldestLive(Database db) {
-    String sql = "SELECT id FROM " + db.quotedTable() + " WHERE status IN ('PENDING', 'PROCESSING')"
-        + " ORDER BY created_at, id";
-    UUID id;
-    try (Connection c = db.dataSource().getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
-      ps.setMaxRows(1);
-      try (ResultSet rs = ps.executeQuery()) {
-        if (!rs.next()) {
-          return Optional.empty();
-        }
-        id = db.dialect().getId(rs, 1);
-      }
-    } catch (SQLException e) {
-      throw db.failed("find the oldest live event", e);
-    }
-    return db.store().find(id);
-  }
 
   private void text(Database db, Status st) {
     PrintWriter out = root.out;

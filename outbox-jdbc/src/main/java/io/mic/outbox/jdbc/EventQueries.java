@@ -7,8 +7,11 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.time.Instant;
 import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
 import java.util.EnumMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
@@ -36,6 +39,38 @@ final class EventQueries {
       try (PreparedStatement ps = Sql.of("SELECT " + Sql.COLUMNS + " FROM " + table + " WHERE id = ?", id)
           .prepare(c, dialect)) {
         return EventRows.readAllForOperators(ps, dialect).stream().findFirst();
+      }
+    });
+  }
+
+  /** The oldest live event, first by {@code (created_at, id)}; empty when none is live. */
+  Optional<OutboxEvent> oldestLive() {
+    return access.inAutoCommit(c -> {
+      try (PreparedStatement ps = c.prepareStatement("SELECT " + Sql.COLUMNS + " FROM " + table
+          + " WHERE status IN ('PENDING', 'PROCESSING') ORDER BY created_at, id")) {
+        ps.setMaxRows(1);
+        return EventRows.readAllForOperators(ps, dialect).stream().findFirst();
+      }
+    });
+  }
+
+  /** The events of {@code topic} created in {@code [from, to]}, each with its age by the database clock. */
+  List<OutboxMaintenance.EventState> createdBetween(String topic, Instant from, Instant to) {
+    return access.inAutoCommit(c -> {
+      try (PreparedStatement ps = c.prepareStatement("SELECT id, aggregate_id, status, "
+          + dialect.microsSince("created_at") + " FROM " + table
+          + " WHERE topic = ? AND created_at >= ? AND created_at <= ?")) {
+        ps.setString(1, topic);
+        dialect.setInstant(ps, 2, from);
+        dialect.setInstant(ps, 3, to);
+        List<OutboxMaintenance.EventState> events = new ArrayList<>();
+        try (ResultSet rs = ps.executeQuery()) {
+          while (rs.next()) {
+            events.add(new OutboxMaintenance.EventState(dialect.getId(rs, 1), rs.getString(2),
+                OutboxStatus.valueOf(rs.getString(3)), Duration.of(rs.getLong(4), ChronoUnit.MICROS)));
+          }
+        }
+        return events;
       }
     });
   }

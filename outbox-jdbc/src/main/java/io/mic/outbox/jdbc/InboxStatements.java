@@ -5,6 +5,8 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.SQLWarning;
+import java.util.HashSet;
+import java.util.Set;
 
 /**
  * The statements of {@link JdbcInbox}: the record of a processed event and the ordering guard, in the
@@ -50,6 +52,20 @@ class InboxStatements {
         return false; // only the failed statement was rolled back
       }
       throw e;
+    }
+  }
+
+  /** The ids of the events {@code consumer} recorded. */
+  Set<String> eventIds(Connection c, String consumer) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement("SELECT event_id FROM " + table + " WHERE consumer = ?")) {
+      ps.setString(1, consumer);
+      Set<String> ids = new HashSet<>();
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          ids.add(rs.getString(1));
+        }
+      }
+      return ids;
     }
   }
 

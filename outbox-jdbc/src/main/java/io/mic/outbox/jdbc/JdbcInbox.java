@@ -377,6 +377,11 @@ public final class JdbcInbox {
     return total;
   }
 
+  /** The ids of every event {@code consumer} recorded, e.g. to compare with what a broker delivered. */
+  public java.util.Set<String> recordedEventIds(String consumer) {
+    return access().inAutoCommit(c -> statements().eventIds(c, Objects.requireNonNull(consumer, "consumer")));
+  }
+
   /** One purge statement: at most {@code purgeBatchSize} rows. */
   int purgeBatch(long retentionMicros) {
     return statements().purge(retentionMicros, purgeBatchSize);

@@ -1,9 +1,14 @@
 package io.mic.outbox.jdbc;
 
 import io.mic.outbox.InvalidConfigurationException;
+import io.mic.outbox.OutboxEvent;
+import io.mic.outbox.OutboxStatus;
 import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.UUID;
 import java.util.function.LongConsumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -36,12 +41,14 @@ public final class OutboxMaintenance {
   private final JdbcOutboxStore store;
   private final TableAccess access;
   private final RetentionStatements statements;
+  private final EventQueries queries;
   private final int batchSize;
 
   private OutboxMaintenance(JdbcOutboxStore store, TableAccess access, int batchSize) {
     this.store = store;
     this.access = access;
     this.statements = new RetentionStatements(access);
+    this.queries = new EventQueries(access);
     this.batchSize = batchSize;
   }
 
@@ -91,6 +98,30 @@ public final class OutboxMaintenance {
   public Optional<Duration> oldestTransactionAge() {
     return store.oldestTransactionAge();
   }
+
+  /**
+   * The oldest live event ({@code PENDING} or {@code PROCESSING}, first by {@code (created_at, id)}): the
+   * head of the queue, whose age is the lag; empty when none is live.
+   */
+  public Optional<OutboxEvent> oldestLiveEvent() {
+    return queries.oldestLive();
+  }
+
+  /**
+   * The events of {@code topic} created in {@code [from, to]} (both included), ids and states only: what
+   * {@code mic-outbox reconcile} compares with a broker and an inbox. The whole range is read into memory.
+   */
+  public List<EventState> eventsCreatedBetween(String topic, Instant from, Instant to) {
+    return queries.createdBetween(Objects.requireNonNull(topic, "topic"), Objects.requireNonNull(from, "from"),
+        Objects.requireNonNull(to, "to"));
+  }
+
+  /**
+   * One event of {@link #eventsCreatedBetween}.
+   *
+   * @param age since its {@code created_at}, by the database clock
+   */
+  public record EventState(UUID id, String aggregateId, OutboxStatus status, Duration age) {}
 
   /** One purge statement: at most {@code batchSize} rows. */
   int purgeDispatchedBatch(long retentionMicros) {

@@ -95,6 +95,8 @@ abstract class JdbcInboxTest {
       assertThat(c.getAutoCommit()).isFalse();
     }
     assertThat(records()).containsExactly("analytics/e-1", "billing/E-1", "billing/e-1");
+    assertThat(inbox.recordedEventIds("billing")).containsExactlyInAnyOrder("e-1", "E-1");
+    assertThat(inbox.recordedEventIds("nobody")).isEmpty();
   }
 
   @Test

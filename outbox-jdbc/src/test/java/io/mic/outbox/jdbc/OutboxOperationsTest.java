@@ -112,6 +112,34 @@ abstract class OutboxOperationsTest {
    * H2 cannot tell.
    */
   @Test
+  void operatorReadsShowTheHeadOfTheQueueAndATopicsEventsOfARange() {
+    OutboxMaintenance maintenance = OutboxMaintenance.builder().store(store).build();
+    assertThat(maintenance.oldestLiveEvent()).isEmpty();
+    List<OutboxEvent> done = events(1, "order.created", null);
+    appendAndDispatchWithFailures(done);
+    List<OutboxEvent> older = events(1, "order.created", null);
+    append(older);
+    store.shiftTimesForTesting(Duration.ofHours(1));
+    List<OutboxEvent> newer = events(2, "order.created", null);
+    append(newer);
+    append(events(1, "other.topic", null));
+
+    assertThat(maintenance.oldestLiveEvent()).map(OutboxEvent::id).contains(older.get(0).id());
+    Instant now = Instant.now();
+    List<OutboxMaintenance.EventState> states =
+        maintenance.eventsCreatedBetween("order.created", now.minus(Duration.ofDays(1)), now.plus(Duration.ofDays(1)));
+    assertThat(states).extracting(OutboxMaintenance.EventState::id)
+        .containsExactlyInAnyOrderElementsOf(ids(concat(concat(done, older), newer)));
+    assertThat(states).filteredOn(s -> s.id().equals(done.get(0).id()))
+        .extracting(OutboxMaintenance.EventState::status).containsExactly(OutboxStatus.DISPATCHED);
+    assertThat(states).filteredOn(s -> s.age().compareTo(Duration.ofMinutes(59)) > 0)
+        .extracting(OutboxMaintenance.EventState::id).containsExactlyInAnyOrder(done.get(0).id(), older.get(0).id());
+    assertThat(states).extracting(OutboxMaintenance.EventState::aggregateId).contains("e0", "e1");
+    assertThat(maintenance.eventsCreatedBetween("order.created", now.plus(Duration.ofHours(1)),
+        now.plus(Duration.ofHours(2)))).isEmpty();
+  }
+
+  @Test
   void oldestTransactionAgeShowsATransactionLeftOpen() throws SQLException {
     OutboxMaintenance maintenance = OutboxMaintenance.builder().store(store).build();
     if (database() == TestDatabase.H2) {

@@ -1,11 +1,9 @@
 package io.mic.outbox.cli.reconcile;
 
-import io.mic.outbox.jdbc.Dialect;
 import io.mic.outbox.jdbc.JdbcInbox;
 import io.mic.outbox.jdbc.JdbcOutboxStore;
-import io.mic.outbox.jdbc.internal.TableName;
+import io.mic.outbox.jdbc.OutboxMaintenance;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
@@ -115,46 +113,18 @@ public final class Reconciliation {
         List.copyOf(differences), List.copyOf(notes));
   }
 
-  private List<Row> outboxRows() throws SQLException {
-    Dialect d = store.dialect();
-    String table = TableName.parse("table", store.table()).quoted(d.identifierQuote());
-    try (Connection c = dataSource.getConnection()) {
-      Instant now;
-      try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SELECT " + d.now())) {
-        rs.next();
-        now = d.getInstant(rs, 1);
-      }
-      Instant oldBefore = now.minus(liveThreshold);
-      List<Row> rows = new ArrayList<>();
-      try (PreparedStatement ps = c.prepareStatement("SELECT id, status, aggregate_id, created_at FROM " + table
-          + " WHERE topic = ? AND created_at >= ? AND created_at <= ?")) {
-        ps.setString(1, topic);
-        d.setInstant(ps, 2, from);
-        d.setInstant(ps, 3, to);
-        try (ResultSet rs = ps.executeQuery()) {
-          while (rs.next()) {
-            rows.add(new Row(d.getId(rs, 1).toString(), rs.getString(2), rs.getString(3),
-                d.getInstant(rs, 4).isBefore(oldBefore)));
-          }
-        }
-      }
-      return rows;
+  private List<Row> outboxRows() {
+    List<Row> rows = new ArrayList<>();
+    for (OutboxMaintenance.EventState e : OutboxMaintenance.builder().store(store).build()
+        .eventsCreatedBetween(topic, from, to)) {
+      rows.add(new Row(e.id().toString(), e.status().name(), e.aggregateId(), e.age().compareTo(liveThreshold) > 0));
     }
+    return rows;
   }
 
-  private Set<String> inboxIds() throws SQLException {
-    String table = TableName.parse("inbox table", inboxTable).quoted(store.dialect().identifierQuote());
-    Set<String> ids = new HashSet<>();
-    try (Connection c = dataSource.getConnection();
-        PreparedStatement ps = c.prepareStatement("SELECT event_id FROM " + table + " WHERE consumer = ?")) {
-      ps.setString(1, consumer);
-      try (ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          ids.add(rs.getString(1));
-        }
-      }
-    }
-    return ids;
+  private Set<String> inboxIds() {
+    return JdbcInbox.builder().dataSource(dataSource).table(inboxTable).dialect(store.dialect()).build()
+        .recordedEventIds(consumer);
   }
 
   private Set<String> domainIds() throws SQLException {
