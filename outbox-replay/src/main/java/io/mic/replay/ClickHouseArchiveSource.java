@@ -1,10 +1,10 @@
 package io.mic.replay;
 
-import io.mic.outbox.archive.ArchiveOrder;
-import io.mic.outbox.archive.ArchivedEvent;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import io.mic.outbox.ArchiveException;
+import io.mic.outbox.archive.ArchiveOrder;
+import io.mic.outbox.archive.ArchivedEvent;
 import io.mic.outbox.archive.ClickHouseConnectionBuilder;
 import io.mic.outbox.archive.ClickHouseHttp;
 import io.mic.outbox.archive.ClickHouseSql;

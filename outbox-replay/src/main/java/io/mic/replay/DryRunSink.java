@@ -1,7 +1,8 @@
 package io.mic.replay;
 
-import io.mic.outbox.archive.ArchivedEvent;
 import com.fasterxml.jackson.core.JsonGenerator;
+import io.mic.outbox.archive.ArchiveRecords;
+import io.mic.outbox.archive.ArchivedEvent;
 import io.mic.outbox.archive.JsonText;
 import io.mic.outbox.archive.Timestamps;
 import java.io.IOException;
@@ -46,19 +47,7 @@ public final class DryRunSink implements ReplaySink {
         json.writeStringField("created_at", Timestamps.format(e.createdAt()));
         json.writeStringField("aggregate_type", e.aggregateType());
         json.writeStringField("aggregate_id", e.aggregateId());
-        ArchivedEvent.Envelope v = e.envelope();
-        if (v.sequence() != null) {
-          json.writeNumberField("sequence", v.sequence());
-        }
-        if (v.schemaVersion() != null) {
-          json.writeNumberField("schema_version", v.schemaVersion());
-        }
-        if (v.occurredAt() != null) {
-          json.writeStringField("occurred_at", Timestamps.format(v.occurredAt()));
-        }
-        if (v.traceParent() != null) {
-          json.writeStringField("trace_parent", v.traceParent());
-        }
+        ArchiveRecords.writeJsonEnvelope(json, e.envelope());
         json.writeStringField("batch_id", m.batchId());
         json.writeStringField("nats_msg_id", m.msgId());
         json.writeNumberField("payload_bytes", m.payloadBytes().length);

@@ -1,8 +1,8 @@
 package io.mic.replay;
 
-import io.mic.outbox.archive.ArchivedEvent;
 import io.mic.outbox.OutboxHeaders;
 import io.mic.outbox.OutgoingMessage;
+import io.mic.outbox.archive.ArchivedEvent;
 import java.nio.charset.StandardCharsets;
 import java.util.Collections;
 import java.util.LinkedHashMap;

@@ -1,9 +1,9 @@
 package io.mic.replay;
 
-import io.mic.outbox.archive.ArchivedEvent;
 import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.mic.outbox.archive.ArchivedEvent;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.file.Files;

@@ -52,7 +52,16 @@ public final class ArchiveRecords {
       g.writeStringField("aggregate_id", e.aggregateId());
     }
     g.writeStringField("created_at", Timestamps.format(e.createdAt()));
-    ArchivedEvent.Envelope v = e.envelope();
+    writeJsonEnvelope(g, e.envelope());
+    g.writeFieldName("payload");
+    g.writeRawValue(e.payload()); // compact JSON text, as the parser returned it
+    g.writeFieldName("headers");
+    writeHeaders(g, e.headers());
+    g.writeEndObject();
+  }
+
+  /** The envelope's fields as a JSON record has them: those the event has, {@code occurred_at} as ISO text. */
+  public static void writeJsonEnvelope(JsonGenerator g, ArchivedEvent.Envelope v) throws IOException {
     if (v.sequence() != null) {
       g.writeNumberField("sequence", v.sequence());
     }
@@ -65,11 +74,6 @@ public final class ArchiveRecords {
     if (v.traceParent() != null) {
       g.writeStringField("trace_parent", v.traceParent());
     }
-    g.writeFieldName("payload");
-    g.writeRawValue(e.payload()); // compact JSON text, as the parser returned it
-    g.writeFieldName("headers");
-    writeHeaders(g, e.headers());
-    g.writeEndObject();
   }
 
   /**

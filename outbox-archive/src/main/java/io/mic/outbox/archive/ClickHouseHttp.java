@@ -1,9 +1,9 @@
 package io.mic.outbox.archive;
 
-import io.mic.outbox.ArchiveException;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.JsonToken;
+import io.mic.outbox.ArchiveException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.ConnectException;

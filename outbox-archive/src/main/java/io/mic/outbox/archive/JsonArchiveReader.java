@@ -1,10 +1,10 @@
 package io.mic.outbox.archive;
 
-import io.mic.outbox.ArchiveException;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.core.exc.StreamConstraintsException;
+import io.mic.outbox.ArchiveException;
 import java.io.BufferedInputStream;
 import java.io.IOException;
 import java.io.InputStream;

@@ -1,7 +1,7 @@
 package io.mic.outbox.archive;
 
-import io.mic.outbox.ArchiveException;
 import com.fasterxml.jackson.core.JsonGenerator;
+import io.mic.outbox.ArchiveException;
 import io.mic.outbox.OutboxEvent;
 import java.io.BufferedOutputStream;
 import java.io.IOException;

@@ -1,11 +1,11 @@
 package io.mic.outbox.archive;
 
-import io.mic.outbox.ArchiveException;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.core.JsonParser;
+import io.mic.outbox.ArchiveException;
 import io.mic.outbox.OutboxEvent;
 import io.mic.outbox.OutboxStatus;
 import java.io.ByteArrayOutputStream;

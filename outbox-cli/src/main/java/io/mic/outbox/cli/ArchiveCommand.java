@@ -1,9 +1,9 @@
 package io.mic.outbox.cli;
 
-import io.mic.outbox.jdbc.OutboxStoreException;
-import io.mic.outbox.jdbc.archive.ArchiveResult;
 import io.mic.outbox.archive.ClickHouseArchive;
 import io.mic.outbox.archive.JsonLinesArchive;
+import io.mic.outbox.jdbc.OutboxStoreException;
+import io.mic.outbox.jdbc.archive.ArchiveResult;
 import io.mic.outbox.jdbc.archive.OutboxArchiver;
 import java.nio.file.Path;
 import java.time.Duration;
