@@ -1,6 +1,5 @@
 package io.mic.outbox;
 
-import io.mic.outbox.internal.Backoff;
 import io.mic.outbox.internal.ErrorText;
 import java.time.Duration;
 import org.slf4j.Logger;

@@ -1,6 +1,5 @@
 package io.mic.outbox;
 
-import io.mic.outbox.internal.Backoff;
 import java.time.Duration;
 
 /**

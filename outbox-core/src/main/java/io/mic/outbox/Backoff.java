@@ -1,9 +1,16 @@
-package io.mic.outbox.internal;
+package io.mic.outbox;
 
 import java.time.Duration;
 import java.util.concurrent.ThreadLocalRandom;
 
-/** Exponential backoff: {@code initial × 2^(attempt-1)}, ±20 % jitter, never above {@code max}. */
+/**
+ * Exponential backoff: {@code initial × 2^(attempt-1)}, ±20 % jitter, never above {@code max}. The dispatchers'
+ * retries follow it ({@code retryBackoff(initial, max)}), and so do the library's reconnect loops.
+ *
+ * <pre>{@code
+ * Duration wait = new Backoff(Duration.ofSeconds(1), Duration.ofMinutes(5)).delay(3);  // about 4 s
+ * }</pre>
+ */
 public record Backoff(Duration initial, Duration max) {
 
   public static final double JITTER = 0.20;

@@ -1,4 +1,4 @@
-package io.mic.outbox.internal;
+package io.mic.outbox;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
