@@ -29,13 +29,6 @@ class ModuleBoundariesTest {
    * Files allowed to cross a boundary, each with its reason. Keep it empty; an entry is a debt, not a rule.
    */
   private static final Set<String> ALLOWED = Set.of(
-      // TEMPORARY, until the branch that moves the replay sinks into the broker modules is merged (issue 48
-      // section 1); the lead empties these two entries at that merge:
-      "outbox-replay/src/main/java/io/mic/replay/NatsReplaySink.java",
-      "outbox-replay/src/main/java/io/mic/replay/ReplayCommand.java",
-      // core's internal Backoff, used by the PostgreSQL LISTEN reconnect: to be made public in core or
-      // replaced (core's owner decides)
-      "outbox-jdbc/src/main/java/io/mic/outbox/jdbc/internal/PostgresAppendListener.java",
       // a micro-benchmark of jdbc's internal header codec; the benchmarks are a harness, not the library
       "outbox-benchmarks/src/main/java/io/mic/outbox/bench/micro/HeadersJsonBenchmark.java");
 

@@ -119,7 +119,7 @@ abstract class OutboxOperationsTest {
     appendAndDispatchWithFailures(done);
     List<OutboxEvent> older = events(1, "order.created", null);
     append(older);
-    store.shiftTimesForTesting(Duration.ofHours(1));
+    StoredTimes.shift(dataSource, store, Duration.ofHours(1));
     List<OutboxEvent> newer = events(2, "order.created", null);
     append(newer);
     append(events(1, "other.topic", null));

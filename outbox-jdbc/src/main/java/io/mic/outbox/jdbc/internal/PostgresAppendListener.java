@@ -1,7 +1,7 @@
 package io.mic.outbox.jdbc.internal;
 
 import io.mic.outbox.OutboxStore;
-import io.mic.outbox.internal.Backoff;
+import io.mic.outbox.Backoff;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
