@@ -13,11 +13,16 @@ import io.mic.outbox.DispatchResult;
 import io.mic.outbox.InMemoryOutboxStore;
 import io.mic.outbox.OutboxDispatcher;
 import io.mic.outbox.OutboxEvent;
+import io.mic.outbox.OutboxHeaders;
 import io.mic.outbox.OutboxListener;
 import io.mic.outbox.OutboxStatus;
+import io.mic.outbox.OutgoingMessage;
 import io.mic.outbox.PublishRejectedException;
 import io.mic.outbox.PublishUnavailableException;
+import io.mic.outbox.ReleaseReason;
+import io.mic.outbox.SendOutcome;
 import java.time.Duration;
+import java.util.AbstractList;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -232,9 +237,10 @@ class BrokerControlTest {
 
   /**
    * Publishes a batch of 10 during which the broker blocks the connection (its third message meets a memory
-   * alarm), then closes the connection while the batch waits for its confirms; every event has a failure or
+   * alarm), then closes the connection while the batch waits for its confirms; every message has a failure or
    * is in the queue either way. Returns whether the batch waited for the confirms of messages the blocked
-   * connection held (false: the broker confirmed all it read, and the batch failed the rest unsent).
+   * connection held (false: the broker confirmed all it read, and the batch failed the rest unsent). The steps
+   * run as the publisher's one send path takes each message from the list, right before it sends it.
    */
   private boolean blockMidBatchThenClose() throws Exception {
     String exchange = declareExchange();
@@ -244,37 +250,45 @@ class BrokerControlTest {
     for (int i = 0; i < 10; i++) {
       batch.add(event("agg-" + i, "{\"n\":" + i + "}"));
     }
-    // the routing key is asked again for the text of a failure: each step happens on the first ask only
+    // a message is asked for again for the text of a failure: each step happens on the first ask only
     AtomicBoolean alarmRaised = new AtomicBoolean();
-    AtomicBoolean fourthKeyed = new AtomicBoolean();
+    AtomicBoolean fourthTaken = new AtomicBoolean();
     AtomicReference<Thread> publishing = new AtomicReference<>();
     AtomicBoolean inStep = new AtomicBoolean(); // the publishing thread waits in a step of this test
+    List<OutgoingMessage> messages = new AbstractList<>() {
+      @Override
+      public OutgoingMessage get(int index) {
+        inStep.set(true);
+        try {
+          if (index == 2 && alarmRaised.compareAndSet(false, true)) {
+            // the alarm goes off: the broker tells the connection, and stops reading it once it publishes
+            publishing.set(Thread.currentThread());
+            TestRabbit.rabbitmqctl("set_vm_memory_high_watermark", "0");
+            awaitState(name, "blocking", "blocked"); // in force before this message goes
+          } else if (index == 3 && fourthTaken.compareAndSet(false, true)) {
+            awaitState(name, "blocked"); // the third message made the broker block the connection
+          }
+        } catch (Exception x) {
+          throw new IllegalStateException(x);
+        } finally {
+          inStep.set(false);
+        }
+        return OutboxHeaders.messageOf(batch.get(index));
+      }
+
+      @Override
+      public int size() {
+        return batch.size();
+      }
+    };
     ExecutorService caller = Executors.newSingleThreadExecutor();
     boolean held;
     try (RabbitMqPublisher publisher = RabbitMqPublisher.builder().uri(TestRabbit.uri()).exchange(exchange)
-        .connectionName(name).confirmTimeout(Duration.ofSeconds(60)).routingKey(e -> {
-          int index = batch.indexOf(e);
-          inStep.set(true);
-          try {
-            if (index == 2 && alarmRaised.compareAndSet(false, true)) {
-              // the alarm goes off: the broker tells the connection, and stops reading it once it publishes
-              publishing.set(Thread.currentThread());
-              TestRabbit.rabbitmqctl("set_vm_memory_high_watermark", "0");
-              awaitState(name, "blocking", "blocked"); // in force before this message goes
-            } else if (index == 3 && fourthKeyed.compareAndSet(false, true)) {
-              awaitState(name, "blocked"); // the third message made the broker block the connection
-            }
-          } catch (Exception x) {
-            throw new IllegalStateException(x);
-          } finally {
-            inStep.set(false);
-          }
-          return e.topic();
-        }).build()) {
+        .connectionName(name).confirmTimeout(Duration.ofSeconds(60)).build()) {
       publisher.dispatch(event("warm-up", "{}")); // a publishing connection: the alarm's notice reaches it
-      Map<UUID, Exception> failures;
+      List<SendOutcome> outcomes;
       try {
-        Future<Map<UUID, Exception>> result = caller.submit(() -> publisher.dispatchBatch(batch));
+        Future<List<SendOutcome>> result = caller.submit(() -> publisher.send(messages, false));
         awaitState(name, "blocked");
         // the publisher saw the block, sends nothing more, and waits for the confirms of what it sent (the
         // third message, or the fourth too when it went out before the broker's notice came in); or nothing
@@ -285,18 +299,21 @@ class BrokerControlTest {
         if (held) {
           TestRabbit.rabbitmqctl("close_connection", connection(name)[0], "closed by the test");
         }
-        failures = result.get(60, TimeUnit.SECONDS);
+        outcomes = result.get(60, TimeUnit.SECONDS);
       } finally {
         caller.shutdownNow();
         assertThat(caller.awaitTermination(60, TimeUnit.SECONDS)).as("the batch ended").isTrue();
         TestRabbit.rabbitmqctl("set_vm_memory_high_watermark", watermark);
       }
       Set<String> queued = messageIds(exchange + "-q");
-      for (OutboxEvent e : batch) {
-        assertThat(failures.containsKey(e.id()) || queued.contains(e.id().toString()))
-            .as("event %d has no failure, so it must be in the queue", batch.indexOf(e)).isTrue();
+      for (int i = 0; i < batch.size(); i++) {
+        SendOutcome outcome = outcomes.get(i);
+        assertThat(outcome.failure() != null || queued.contains(batch.get(i).id().toString()))
+            .as("message %d has no failure, so it must be in the queue", i).isTrue();
+        if (outcome.failure() != null) {
+          assertThat(outcome.failure()).isInstanceOf(PublishUnavailableException.class);
+        }
       }
-      assertThat(failures.values()).allMatch(PublishUnavailableException.class::isInstance);
     } finally {
       delete(exchange);
     }

@@ -117,7 +117,6 @@ public final class RabbitSender implements AutoCloseable {
       boolean failed = false;
       for (; next < todo.size(); next++) {
         int i = todo.get(next);
-        OutgoingMessage m = messages.get(i);
         while (window.size() >= confirmWindow) {
           failed |= !(window.poll().await() instanceof ConfirmChannel.Acked);
         }
@@ -128,6 +127,7 @@ public final class RabbitSender implements AutoCloseable {
         if (blocked != null) {
           break;
         }
+        OutgoingMessage m = messages.get(i); // taken when it goes: a caller's list may make it as late as that
         if (m.destination().getBytes(StandardCharsets.UTF_8).length > MAX_SHORT_STRING) {
           failures[i] = RabbitErrors.refusedByClient(describe(m), "a routing key must be 0 to 255 bytes of UTF-8",
               null);
