@@ -290,12 +290,15 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
     /**
      * Let each worker claim (or, without claims, read) its next batch and mark its last one in the background
      * while it publishes the current one (default {@value AsyncOutboxDispatcher#DEFAULT_PIPELINED}): database
-     * and broker round trips overlap. A crash then republishes at most two batches per worker instead of one;
-     * three in throughput mode through a publisher whose {@link BatchChannel} overlaps batches (NATS's), where
-     * a worker sends its next batch while the last one's acknowledgements arrive.
-     * Without claims the read and the mark run at once, on connections of their own; the read leaves out the
-     * events still being published or marked, which are {@code PENDING} until their mark, and the batch is
-     * marked at its end as in claim mode.
+     * and broker round trips overlap. Without claims the read and the mark run at once, on connections of their
+     * own; the read leaves out the events still being published or marked, which are {@code PENDING} until
+     * their mark, and the batch is marked at its end as in claim mode.
+     *
+     * <p>It stays an option because it is a trade a deployment makes, not a strategy the library could pick: a
+     * crash republishes at most two batches per worker instead of one (three in throughput mode through a
+     * publisher that sends its next batch while the last one's acknowledgements arrive, NATS's), and a worker
+     * holds up to two database connections instead of one. {@code false} suits a small connection pool or
+     * consumers that pay for each duplicate more than for the throughput.
      */
     public Builder pipelined(boolean pipelined) {
       this.pipelined = pipelined;

@@ -1,6 +1,7 @@
 package io.mic.outbox;
 
 import io.mic.outbox.WorkerChannel.Publication;
+import io.mic.outbox.spi.BatchChannel;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;

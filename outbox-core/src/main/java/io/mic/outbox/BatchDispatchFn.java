@@ -16,6 +16,10 @@ import java.util.UUID;
  * <pre>{@code
  * Map<UUID, Exception> failures = publisher.dispatchBatch(events);  // empty: all acknowledged
  * }</pre>
+ *
+ * <p>To wrap a publisher (tracing, metrics), build the wrapper with
+ * {@link io.mic.outbox.spi.DispatchDecorator}: it keeps what the wrapped publisher can do, such as NATS's
+ * publisher letting a worker send its next batch before the last one's acknowledgements are in.
  */
 public interface BatchDispatchFn extends DispatchFn {
 
@@ -28,18 +32,4 @@ public interface BatchDispatchFn extends DispatchFn {
    * @throws Exception a failure that applies to every event of the batch
    */
   Map<UUID, Exception> dispatchBatch(List<OutboxEvent> events) throws Exception;
-
-  /**
-   * A channel for one worker, which each dispatcher worker asks for once ({@link AsyncOutboxDispatcher}
-   * closes it when the worker ends). In throughput mode a pipelined worker sends its next batch through it
-   * before the last one's outcomes are all in ({@link BatchChannel}). This default sends each batch with
-   * {@link #dispatchBatch} and has its outcomes at once: override it where the broker's acknowledgements
-   * arrive asynchronously, and forward it in a wrapper, which otherwise hides the channel it wraps.
-   */
-  default BatchChannel channel() {
-    return events -> {
-      Map<UUID, Exception> failures = dispatchBatch(events);
-      return () -> failures;
-    };
-  }
 }

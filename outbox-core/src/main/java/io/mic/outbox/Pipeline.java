@@ -1,5 +1,6 @@
 package io.mic.outbox;
 
+import io.mic.outbox.spi.BatchChannel;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;

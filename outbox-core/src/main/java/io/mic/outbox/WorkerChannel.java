@@ -1,5 +1,7 @@
 package io.mic.outbox;
 
+import io.mic.outbox.internal.Channels;
+import io.mic.outbox.spi.BatchChannel;
 import java.util.List;
 import java.util.Map;
 import org.slf4j.Logger;
@@ -40,7 +42,7 @@ final class WorkerChannel {
   BatchChannel.Sent send(List<OutboxEvent> chunk) throws Exception {
     if (dispatchFn instanceof BatchDispatchFn batchFn) {
       if (channel == null) {
-        channel = batchFn.channel();
+        channel = Channels.open(batchFn);
       }
       return channel.send(List.copyOf(chunk));
     }

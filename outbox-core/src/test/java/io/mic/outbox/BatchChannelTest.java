@@ -3,6 +3,10 @@ package io.mic.outbox;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.mic.outbox.internal.Channels;
+import io.mic.outbox.spi.BatchChannel;
+import io.mic.outbox.spi.ChannelDispatchFn;
+import io.mic.outbox.spi.DispatchDecorator;
 import io.mic.outbox.testkit.OffsetClock;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -45,21 +49,16 @@ class BatchChannelTest {
    * A publisher whose channel returns from {@code send} at once and hands over the outcomes when asked: the
    * events of {@code failing} fail, with an exception naming the batch they were sent in.
    */
-  private BatchDispatchFn publisher(boolean overlapping, Set<UUID> failing) {
+  private ChannelDispatchFn publisher(boolean overlapping, Set<UUID> failing) {
     return publisher(overlapping, failing, 0);
   }
 
   /** {@link #publisher(boolean, Set)} whose send of batch {@code downAt} finds the broker unreachable. */
-  private BatchDispatchFn publisher(boolean overlapping, Set<UUID> failing, int downAt) {
-    return new BatchDispatchFn() {
+  private ChannelDispatchFn publisher(boolean overlapping, Set<UUID> failing, int downAt) {
+    return new ChannelDispatchFn() {
       @Override
       public void dispatch(OutboxEvent event) {
         throw new AssertionError("the worker publishes whole batches");
-      }
-
-      @Override
-      public Map<UUID, Exception> dispatchBatch(List<OutboxEvent> events) {
-        throw new AssertionError("the worker publishes through its channel");
       }
 
       @Override
@@ -181,7 +180,7 @@ class BatchChannelTest {
   }
 
   @Test
-  void theDefaultChannelPublishesEachBatchWithDispatchBatch() throws Exception {
+  void aBatchPublisherWithoutAChannelIsSentEachBatchWithDispatchBatch() throws Exception {
     List<List<OutboxEvent>> batches = new CopyOnWriteArrayList<>();
     BatchDispatchFn publisher = new BatchDispatchFn() {
       @Override
@@ -194,11 +193,58 @@ class BatchChannelTest {
       }
     };
     List<OutboxEvent> events = appendBatches(1);
-    try (BatchChannel channel = publisher.channel()) {
+    try (BatchChannel channel = Channels.open(publisher)) {
       BatchChannel.Sent sent = channel.send(events);
       assertThat(batches).containsExactly(events);
       assertThat(sent.outcomes()).containsOnlyKeys(events.get(0).id());
       assertThat(channel.overlapping()).isFalse();
     }
+  }
+
+  /**
+   * A wrapper written by hand that forwards {@code dispatchBatch} but not the channel hides it: the worker settles
+   * each batch before sending the next, and a warning names the wrapper and the fix.
+   */
+  @Test
+  void aWrapperThatHidesAnOverlappingChannelIsReported() {
+    List<OutboxEvent> events = appendBatches(2);
+    ChannelDispatchFn inner = publisher(true, Set.of());
+    BatchDispatchFn hiding = new BatchDispatchFn() {
+      @Override
+      public void dispatch(OutboxEvent event) throws Exception {
+        inner.dispatch(event);
+      }
+
+      @Override
+      public Map<UUID, Exception> dispatchBatch(List<OutboxEvent> batch) throws Exception {
+        return inner.dispatchBatch(batch);
+      }
+    };
+    String stderr = StandardErr.during(() -> drain(AsyncOutboxDispatcher.builder().dispatchFn(hiding), events.size()));
+
+    assertThat(log).as("each batch through a channel of its own").containsExactly("send 1", "settle 1", "send 1",
+        "settle 1");
+    assertThat(stderr).containsOnlyOnce(" WARN ").contains(hiding.getClass().getName() + " wraps "
+        + inner.getClass().getName() + " but not its channel").contains("io.mic.outbox.spi.DispatchDecorator.wrap");
+  }
+
+  /** The same wrapper built with a {@link DispatchDecorator} is a channel publisher too: its batches overlap. */
+  @Test
+  void aWrapperBuiltWithADecoratorKeepsTheChannel() {
+    List<OutboxEvent> events = appendBatches(4);
+    List<Integer> decorated = new CopyOnWriteArrayList<>();
+    DispatchDecorator counting = (batch, next) -> {
+      decorated.add(batch.size());
+      return next.send(batch);
+    };
+    DispatchFn wrapped = counting.wrap(publisher(true, Set.of()));
+    String stderr = StandardErr.during(() -> drain(AsyncOutboxDispatcher.builder().dispatchFn(wrapped),
+        events.size()));
+
+    assertThat(wrapped).isInstanceOf(ChannelDispatchFn.class);
+    assertThat(log).containsExactly("send 1", "send 2", "settle 1", "send 3", "settle 2", "send 4", "settle 3",
+        "settle 4");
+    assertThat(decorated).containsExactly(BATCH, BATCH, BATCH, BATCH);
+    assertThat(stderr).doesNotContain(" WARN ");
   }
 }

@@ -72,13 +72,13 @@ public final class WorkerMain {
       } else if (sink.startsWith("nats:")) {
         NatsJetStreamPublisher nats = NatsJetStreamPublisher.builder().url(sink.substring("nats:".length()))
             .subjectPrefix(a.get("stream")).ackTimeout(Duration.ofSeconds(2)).build();
-        publish = new ParkingPublisher(nats);
+        publish = new ParkingPublisher().wrap(nats);
         closeSink = nats;
       } else if (sink.startsWith("rabbitmq:")) {
         RabbitMqPublisher rabbit = RabbitMqPublisher.builder().uri(sink.substring("rabbitmq:".length()))
             .exchange(a.get("stream")).confirmTimeout(Duration.ofSeconds(2)).connectTimeout(Duration.ofSeconds(2))
             .build();
-        publish = new ParkingPublisher(rabbit);
+        publish = new ParkingPublisher().wrap(rabbit);
         closeSink = rabbit;
       } else if (sink.startsWith("kafka:")) {
         String topic = a.get("stream");
@@ -86,7 +86,7 @@ public final class WorkerMain {
         KafkaPublisher kafka = KafkaPublisher.builder().bootstrapServers(sink.substring("kafka:".length()))
             .topicOf(e -> topic).deliveryTimeout(Duration.ofSeconds(3)).requestTimeout(Duration.ofSeconds(1))
             .maxBlock(Duration.ofSeconds(1)).build();
-        publish = new ParkingPublisher(kafka);
+        publish = new ParkingPublisher().wrap(kafka);
         closeSink = kafka;
       } else {
         throw new IllegalArgumentException("sink must be record:<file>, nats:<url>, rabbitmq:<uri> or"

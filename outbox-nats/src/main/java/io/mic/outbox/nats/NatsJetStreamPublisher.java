@@ -1,7 +1,5 @@
 package io.mic.outbox.nats;
 
-import io.mic.outbox.BatchChannel;
-import io.mic.outbox.BatchDispatchFn;
 import io.mic.outbox.InvalidConfigurationException;
 import io.mic.outbox.MessagePublisher;
 import io.mic.outbox.OutboxEvent;
@@ -15,6 +13,8 @@ import io.mic.outbox.nats.internal.ConnectionSource;
 import io.mic.outbox.nats.internal.JetStreamChannel;
 import io.mic.outbox.nats.internal.JetStreamSender;
 import io.mic.outbox.nats.internal.Urls;
+import io.mic.outbox.spi.BatchChannel;
+import io.mic.outbox.spi.ChannelDispatchFn;
 import io.nats.client.Connection;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -68,7 +68,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Thread-safe. {@link #close()} closes only the connections this publisher opened.
  */
-public final class NatsJetStreamPublisher implements BatchDispatchFn, MessagePublisher {
+public final class NatsJetStreamPublisher implements ChannelDispatchFn, MessagePublisher {
   public static final Duration DEFAULT_ACK_TIMEOUT = Duration.ofSeconds(5);
   public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(2);
   public static final int DEFAULT_MAX_PENDING_ACKS = 256;
@@ -127,6 +127,7 @@ public final class NatsJetStreamPublisher implements BatchDispatchFn, MessagePub
    */
   @Override
   public Map<UUID, Exception> dispatchBatch(List<OutboxEvent> events) throws InterruptedException {
+    ChannelDispatchFn.reportIfHidden(this);
     try (JetStreamChannel channel = sender.channel()) {
       return failures(events, channel.send(messagesOf(events), false).outcomes());
     }

@@ -2,9 +2,11 @@ package io.mic.outbox.nats;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.mic.outbox.BatchChannel;
 import io.mic.outbox.OutboxEvent;
 import io.mic.outbox.PublishUnavailableException;
+import io.mic.outbox.spi.BatchChannel;
+import io.mic.outbox.spi.ChannelDispatchFn;
+import io.mic.outbox.spi.DispatchDecorator;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -107,5 +109,27 @@ class NatsChannelTest {
       assertThat(sentSecond.outcomes()).containsOnlyKeys(second.get(20).id());
     }
     assertThat(stream.messages()).isEqualTo(98);
+  }
+
+  /** A wrapper built with a {@link DispatchDecorator} forwards the channel: its batches still overlap. */
+  @Test
+  void aDecoratedPublisherKeepsItsOverlappingChannel() throws Exception {
+    List<Integer> decorated = new ArrayList<>();
+    DispatchDecorator counting = (events, next) -> {
+      decorated.add(events.size());
+      return next.send(events);
+    };
+    try (NatsJetStreamPublisher publisher = NatsJetStreamPublisher.builder().url(NatsTestServer.url()).build()) {
+      ChannelDispatchFn wrapped = (ChannelDispatchFn) counting.wrap(publisher);
+      try (BatchChannel channel = wrapped.channel()) {
+        assertThat(channel.overlapping()).isTrue();
+        BatchChannel.Sent sentFirst = channel.send(events(30));
+        BatchChannel.Sent sentSecond = channel.send(events(20));
+        assertThat(sentFirst.outcomes()).isEmpty();
+        assertThat(sentSecond.outcomes()).isEmpty();
+      }
+    }
+    assertThat(decorated).containsExactly(30, 20);
+    assertThat(stream.messages()).isEqualTo(50);
   }
 }

@@ -1,6 +1,5 @@
 package io.mic.outbox.opentelemetry;
 
-import io.mic.outbox.BatchDispatchFn;
 import io.mic.outbox.DispatchFn;
 import io.mic.outbox.InvalidConfigurationException;
 import io.mic.outbox.OutboxEvent;
@@ -121,13 +120,11 @@ public final class OutboxTracing {
 
   /**
    * Wraps a publisher so that every publication runs in a {@code PRODUCER} span; a
-   * {@link BatchDispatchFn} stays a batch publisher. See {@link TracingDispatchFn}.
+   * batch publisher stays a batch publisher, whose batches still overlap. See {@link TracingDecorator}.
    */
   public DispatchFn wrap(DispatchFn publisher) {
     Objects.requireNonNull(publisher, "publisher");
-    return publisher instanceof BatchDispatchFn batch
-        ? new TracingBatchDispatchFn(this, batch)
-        : new TracingDispatchFn(this, publisher);
+    return new TracingDecorator(this).wrap(publisher);
   }
 
   /**

@@ -3,7 +3,6 @@ package io.mic.outbox.opentelemetry;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.mic.outbox.BatchChannel;
 import io.mic.outbox.BatchDispatchFn;
 import io.mic.outbox.DispatchFn;
 import io.mic.outbox.DispatchResult;
@@ -13,6 +12,8 @@ import io.mic.outbox.OutboxDispatcher;
 import io.mic.outbox.OutboxEvent;
 import io.mic.outbox.OutboxStatus;
 import io.mic.outbox.PublishUnavailableException;
+import io.mic.outbox.spi.BatchChannel;
+import io.mic.outbox.spi.ChannelDispatchFn;
 import io.opentelemetry.api.OpenTelemetry;
 import io.opentelemetry.api.common.Attributes;
 import io.opentelemetry.api.trace.Span;
@@ -177,7 +178,7 @@ class OutboxTracingTest {
     OutboxEvent good = event("1");
     OutboxEvent bad = event("2");
     List<List<OutboxEvent>> sentThroughChannel = new CopyOnWriteArrayList<>();
-    BatchDispatchFn publisher = new BatchDispatchFn() {
+    ChannelDispatchFn publisher = new ChannelDispatchFn() {
       @Override
       public void dispatch(OutboxEvent event) {
         throw new AssertionError("a batch publisher must get batches");
@@ -204,7 +205,7 @@ class OutboxTracingTest {
         };
       }
     };
-    BatchDispatchFn wrapped = (BatchDispatchFn) tracing.wrap(publisher);
+    ChannelDispatchFn wrapped = (ChannelDispatchFn) tracing.wrap(publisher);
 
     try (BatchChannel channel = wrapped.channel()) {
       assertThat(channel.overlapping()).isTrue();

@@ -1,11 +1,14 @@
-package io.mic.outbox;
+package io.mic.outbox.spi;
 
+import io.mic.outbox.BatchDispatchFn;
+import io.mic.outbox.OutboxEvent;
+import io.mic.outbox.PublishUnavailableException;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 
 /**
- * One dispatcher worker's way to the broker ({@link BatchDispatchFn#channel()}): it sends a batch and returns
+ * One dispatcher worker's way to the broker ({@link ChannelDispatchFn#channel()}): it sends a batch and returns
  * before the batch's acknowledgements are all in, so that the worker can send its next batch meanwhile and
  * the publisher's window of unacknowledged publications stays full from one batch to the next, as it does
  * for a client publishing one endless stream.
@@ -44,34 +47,6 @@ public interface BatchChannel extends AutoCloseable {
   /** Lets go of what the channel holds; every batch sent was settled before. */
   @Override
   default void close() {}
-
-  /**
-   * A channel for a wrapper of a publisher: it sends through {@code send}, which wraps {@code inner}'s send, is
-   * as {@link #overlapping()} as {@code inner}, and closes it.
-   *
-   * <pre>{@code
-   * BatchChannel inner = publisher.channel();
-   * return BatchChannel.forwarding(inner, events -> inner.send(withHeaders(events)));
-   * }</pre>
-   */
-  static BatchChannel forwarding(BatchChannel inner, BatchChannel send) {
-    return new BatchChannel() {
-      @Override
-      public Sent send(List<OutboxEvent> events) throws Exception {
-        return send.send(events);
-      }
-
-      @Override
-      public boolean overlapping() {
-        return inner.overlapping();
-      }
-
-      @Override
-      public void close() {
-        inner.close();
-      }
-    };
-  }
 
   /** A batch sent through a {@link BatchChannel}, whose acknowledgements may still be arriving. */
   @FunctionalInterface

@@ -3,15 +3,22 @@ package io.mic.outbox.opentelemetry;
 import io.mic.outbox.DispatchFn;
 import io.mic.outbox.OutboxEvent;
 import io.mic.outbox.OutboxHeaders;
+import io.mic.outbox.spi.BatchChannel;
+import io.mic.outbox.spi.DispatchDecorator;
 import io.opentelemetry.api.trace.Span;
 import io.opentelemetry.api.trace.SpanKind;
 import io.opentelemetry.api.trace.StatusCode;
 import io.opentelemetry.context.Context;
 import io.opentelemetry.context.Scope;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
 
 /**
- * A publisher that runs every publication in a {@code PRODUCER} span, built by
- * {@link OutboxTracing#wrap(DispatchFn)}.
+ * Runs every publication in a {@code PRODUCER} span; {@link OutboxTracing#wrap(DispatchFn)} wraps a publisher
+ * with it.
  *
  * <p>The span is named {@code publish <destination>} and carries {@code messaging.system},
  * {@code messaging.destination.name}, {@code messaging.message.id} (the event id),
@@ -25,21 +32,23 @@ import io.opentelemetry.context.Scope;
  * {@code traceparent} header on the broker makes the consumer's span a child of the publication, not a
  * sibling: request → publish → process, which is how the messaging conventions link a message's
  * creation to its processing. The stored event keeps the appending context.
+ *
+ * <p>A batch publisher still gets whole batches, through its channel too, so that tracing keeps a worker's
+ * batches overlapping. Each event of a batch gets its own span, which lasts as long as the batch: the spans of
+ * one batch start together and end when its outcomes are in.
  */
-class TracingDispatchFn implements DispatchFn {
-  final OutboxTracing tracing;
-  private final DispatchFn delegate;
+final class TracingDecorator implements DispatchDecorator {
+  private final OutboxTracing tracing;
 
-  TracingDispatchFn(OutboxTracing tracing, DispatchFn delegate) {
+  TracingDecorator(OutboxTracing tracing) {
     this.tracing = tracing;
-    this.delegate = delegate;
   }
 
   @Override
-  public void dispatch(OutboxEvent event) throws Exception {
+  public void dispatch(OutboxEvent event, DispatchFn next) throws Exception {
     Span span = start(event);
     try (Scope ignored = span.makeCurrent()) {
-      delegate.dispatch(carrying(event, span));
+      next.dispatch(carrying(event, span));
     } catch (Exception | Error e) {
       failed(span, e);
       throw e;
@@ -48,7 +57,53 @@ class TracingDispatchFn implements DispatchFn {
     }
   }
 
-  final Span start(OutboxEvent event) {
+  /**
+   * Starts the span of each event and sends those whose span started through {@code next}; an event whose span
+   * cannot start (the destination function fails for it) fails alone, unsent. The spans end with the outcomes.
+   */
+  @Override
+  public BatchChannel.Sent send(List<OutboxEvent> events, BatchChannel next) throws Exception {
+    Map<UUID, Exception> failures = new LinkedHashMap<>();
+    List<Span> spans = new ArrayList<>(events.size());
+    List<OutboxEvent> sent = new ArrayList<>(events.size());
+    for (OutboxEvent event : events) {
+      Span span;
+      try {
+        span = start(event);
+      } catch (RuntimeException e) {
+        failures.put(event.id(), e);
+        continue;
+      }
+      spans.add(span);
+      sent.add(carrying(event, span));
+    }
+    if (sent.isEmpty()) {
+      return () -> failures;
+    }
+    BatchChannel.Sent pending;
+    try {
+      pending = next.send(sent);
+    } catch (Exception | Error e) {
+      spans.forEach(span -> end(span, e));
+      throw e;
+    }
+    return () -> {
+      Map<UUID, Exception> published;
+      try {
+        published = pending.outcomes();
+      } catch (Exception | Error e) {
+        spans.forEach(span -> end(span, e));
+        throw e;
+      }
+      for (int i = 0; i < sent.size(); i++) {
+        end(spans.get(i), published.get(sent.get(i).id()));
+      }
+      failures.putAll(published);
+      return failures;
+    };
+  }
+
+  private Span start(OutboxEvent event) {
     String destination = tracing.destinationOf(event);
     return tracing.tracer().spanBuilder(MessagingAttributes.PUBLISH + " " + destination)
         .setSpanKind(SpanKind.PRODUCER)
@@ -72,16 +127,23 @@ class TracingDispatchFn implements DispatchFn {
   }
 
   /** The event as the publisher sends it: with the PRODUCER span's traceparent, when the span has one. */
-  static OutboxEvent carrying(OutboxEvent event, Span span) {
+  private static OutboxEvent carrying(OutboxEvent event, Span span) {
     String traceParent = OutboxTracing.traceParentOf(span.getSpanContext());
     return traceParent == null || traceParent.equals(event.traceParent())
         ? event
         : event.toStored().traceParent(traceParent).build();
   }
 
-  static void failed(Span span, Throwable error) {
+  private static void failed(Span span, Throwable error) {
     span.setStatus(StatusCode.ERROR);
     span.setAttribute(MessagingAttributes.ERROR_TYPE, error.getClass().getName());
     span.recordException(error);
+  }
+
+  private static void end(Span span, Throwable error) {
+    if (error != null) {
+      failed(span, error);
+    }
+    span.end();
   }
 }

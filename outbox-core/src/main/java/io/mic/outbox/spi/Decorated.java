@@ -1,0 +1,79 @@
+package io.mic.outbox.spi;
+
+import io.mic.outbox.BatchDispatchFn;
+import io.mic.outbox.DispatchFn;
+import io.mic.outbox.OutboxEvent;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.UUID;
+
+/** The publishers {@link DispatchDecorator#wrap} builds: one per kind, so a wrapper never hides what it wraps. */
+final class Decorated {
+  private Decorated() {}
+
+  static DispatchFn of(DispatchFn publisher, DispatchDecorator decorator) {
+    Objects.requireNonNull(publisher, "publisher");
+    if (publisher instanceof ChannelDispatchFn channels) {
+      return new Channels(channels, decorator);
+    }
+    if (publisher instanceof BatchDispatchFn batches) {
+      return new Batches(batches, decorator);
+    }
+    return event -> decorator.dispatch(event, publisher);
+  }
+
+  private static class Batches implements BatchDispatchFn {
+    final DispatchDecorator decorator;
+    private final BatchDispatchFn publisher;
+
+    Batches(BatchDispatchFn publisher, DispatchDecorator decorator) {
+      this.publisher = publisher;
+      this.decorator = decorator;
+    }
+
+    @Override
+    public void dispatch(OutboxEvent event) throws Exception {
+      decorator.dispatch(event, publisher);
+    }
+
+    @Override
+    public Map<UUID, Exception> dispatchBatch(List<OutboxEvent> events) throws Exception {
+      return decorator.send(events, batch -> {
+        Map<UUID, Exception> failures = publisher.dispatchBatch(batch);
+        return () -> failures;
+      }).outcomes();
+    }
+  }
+
+  /** Its channel is the wrapped publisher's, as overlapping, closed with it, each send decorated. */
+  private static final class Channels extends Batches implements ChannelDispatchFn {
+    private final ChannelDispatchFn publisher;
+
+    Channels(ChannelDispatchFn publisher, DispatchDecorator decorator) {
+      super(publisher, decorator);
+      this.publisher = publisher;
+    }
+
+    @Override
+    public BatchChannel channel() {
+      BatchChannel inner = publisher.channel();
+      return new BatchChannel() {
+        @Override
+        public Sent send(List<OutboxEvent> events) throws Exception {
+          return decorator.send(events, inner);
+        }
+
+        @Override
+        public boolean overlapping() {
+          return inner.overlapping();
+        }
+
+        @Override
+        public void close() {
+          inner.close();
+        }
+      };
+    }
+  }
+}
