@@ -7,6 +7,7 @@ import io.mic.outbox.internal.Channels;
 import io.mic.outbox.spi.BatchChannel;
 import io.mic.outbox.spi.ChannelDispatchFn;
 import io.mic.outbox.spi.DispatchDecorator;
+import io.mic.outbox.testkit.CapturedStderr;
 import io.mic.outbox.testkit.OffsetClock;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -206,7 +207,7 @@ class BatchChannelTest {
    * each batch before sending the next, and a warning names the wrapper and the fix.
    */
   @Test
-  void aWrapperThatHidesAnOverlappingChannelIsReported() {
+  void aWrapperThatHidesAnOverlappingChannelIsReported() throws Exception {
     List<OutboxEvent> events = appendBatches(2);
     ChannelDispatchFn inner = publisher(true, Set.of());
     BatchDispatchFn hiding = new BatchDispatchFn() {
@@ -220,7 +221,7 @@ class BatchChannelTest {
         return inner.dispatchBatch(batch);
       }
     };
-    String stderr = StandardErr.during(() -> drain(AsyncOutboxDispatcher.builder().dispatchFn(hiding), events.size()));
+    String stderr = CapturedStderr.during(() -> drain(AsyncOutboxDispatcher.builder().dispatchFn(hiding), events.size()));
 
     assertThat(log).as("each batch through a channel of its own").containsExactly("send 1", "settle 1", "send 1",
         "settle 1");
@@ -230,7 +231,7 @@ class BatchChannelTest {
 
   /** The same wrapper built with a {@link DispatchDecorator} is a channel publisher too: its batches overlap. */
   @Test
-  void aWrapperBuiltWithADecoratorKeepsTheChannel() {
+  void aWrapperBuiltWithADecoratorKeepsTheChannel() throws Exception {
     List<OutboxEvent> events = appendBatches(4);
     List<Integer> decorated = new CopyOnWriteArrayList<>();
     DispatchDecorator counting = (batch, next) -> {
@@ -238,7 +239,7 @@ class BatchChannelTest {
       return next.send(batch);
     };
     DispatchFn wrapped = counting.wrap(publisher(true, Set.of()));
-    String stderr = StandardErr.during(() -> drain(AsyncOutboxDispatcher.builder().dispatchFn(wrapped),
+    String stderr = CapturedStderr.during(() -> drain(AsyncOutboxDispatcher.builder().dispatchFn(wrapped),
         events.size()));
 
     assertThat(wrapped).isInstanceOf(ChannelDispatchFn.class);

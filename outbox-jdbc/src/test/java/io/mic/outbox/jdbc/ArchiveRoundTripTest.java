@@ -18,6 +18,7 @@ import io.mic.outbox.archive.JsonLinesArchive;
 import io.mic.outbox.archive.JsonText;
 import io.mic.outbox.jdbc.archive.ArchiveResult;
 import io.mic.outbox.jdbc.archive.OutboxArchiver;
+import io.mic.outbox.testkit.CapturedStderr;
 import io.mic.replay.ClickHouseArchiveSource;
 import io.mic.replay.EventReplay;
 import io.mic.replay.JsonArchiveSource;

@@ -1,4 +1,4 @@
-package io.mic.outbox.jdbc;
+package io.mic.outbox.testkit;
 
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
@@ -8,14 +8,15 @@ import java.nio.charset.StandardCharsets;
  * What the library logged while a piece of code ran: the tests log through slf4j-simple, which writes every
  * line to the current {@code System.err}.
  */
-final class CapturedStderr {
+public final class CapturedStderr {
   private CapturedStderr() {}
 
-  interface Body {
+  /** Code that may throw, run while standard error is captured. */
+  public interface Body {
     void run() throws Exception;
   }
 
-  static synchronized String during(Body body) throws Exception {
+  public static synchronized String during(Body body) throws Exception {
     PrintStream original = System.err;
     ByteArrayOutputStream captured = new ByteArrayOutputStream();
     System.setErr(new PrintStream(captured, true, StandardCharsets.UTF_8));
