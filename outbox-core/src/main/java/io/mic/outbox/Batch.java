@@ -24,6 +24,8 @@ final class Batch {
 
   private final DispatchSettings s;
   private final WorkerChannel channel;
+  /** The batch's events and where their outcomes go, ended by {@link #finish()}. */
+  private final ClaimedBatch claimed;
   private final List<OutboxEvent> events;
   private final long startNanos;
   /** Whether the batch was read or claimed going on after the last one. */
@@ -38,15 +40,16 @@ final class Batch {
   /** A chunk sent through the worker's channel, and its outcomes to come. */
   private record InFlight(List<OutboxEvent> events, BatchChannel.Sent sent) {}
 
-  Batch(DispatchSettings s, WorkerChannel channel, List<OutboxEvent> events, long startNanos, boolean goingOn,
+  Batch(DispatchSettings s, WorkerChannel channel, ClaimedBatch claimed, long startNanos, boolean goingOn,
       LeaseKeeper.Lease lease) {
     this.s = s;
     this.channel = channel;
-    this.events = events;
+    this.claimed = claimed;
+    this.events = claimed.events();
     this.startNanos = startNanos;
     this.goingOn = goingOn;
     this.lease = lease;
-    this.settlement = new Settlement(s, lease);
+    this.settlement = new Settlement(s, claimed, lease);
   }
 
   List<OutboxEvent> events() {
@@ -114,7 +117,7 @@ final class Batch {
     settlement.reportTo(channel.outage());
   }
 
-  /** Marks the successes, stops keeping the leases and reports the batch; once, on any thread. */
+  /** Marks the successes, stops keeping the leases, ends the claim and reports the batch; once, on any thread. */
   DispatchResult finish() {
     try {
       settlement.flush();
@@ -122,6 +125,7 @@ final class Batch {
       if (lease != null) {
         lease.close();
       }
+      claimed.close();
     }
     DispatchResult result = settlement.result(events.size());
     s.listener().onBatch(result, Duration.ofNanos(System.nanoTime() - startNanos));

@@ -45,32 +45,34 @@ final class BatchReader {
    */
   Batch next(Collection<Batch> inFlight, OutboxEvent after) {
     long start = System.nanoTime();
-    List<OutboxEvent> events = fetch(inFlight, after);
-    if (events.isEmpty()) {
+    ClaimedBatch claimed = fetch(inFlight, after);
+    if (claimed.events().isEmpty()) {
+      claimed.close();
       LOG.trace("{}: nothing due", s.worker());
       return null;
     }
-    LeaseKeeper.Lease lease = s.useClaim() ? LeaseKeeper.keep(s.store(), events, s.leaseTtl(), s.worker(), start)
-        : null;
-    return new Batch(s, channel, events, start, after != null, lease);
+    LeaseKeeper.Lease lease = s.useClaim() ? LeaseKeeper.keep(claimed, s.leaseTtl(), s.worker(), start) : null;
+    return new Batch(s, channel, claimed, start, after != null, lease);
   }
 
-  private List<OutboxEvent> fetch(Collection<Batch> inFlight, OutboxEvent after) {
+  /** The batch claimed, or read without a claim, whose outcomes are then the store's own methods. */
+  private ClaimedBatch fetch(Collection<Batch> inFlight, OutboxEvent after) {
     OutboxStore store = s.store();
     PauseState shared = store.pauseState(); // the cluster-wide pauses, read at every poll
     if (shared.all()) {
       LOG.trace("{}: every topic paused in the store", s.worker());
-      return List.of();
+      return new StoreBatch(store, List.of());
     }
     Set<String> paused = shared.topics().isEmpty() ? Set.copyOf(pausedTopics)
         : union(pausedTopics, shared.topics());
     if (!s.useClaim()) {
-      return after == null ? store.fetchPending(s.batchSize(), s.ordered(), paused, idsOf(inFlight))
-          : store.fetchPendingAfter(after, s.batchSize(), paused, eventsOf(inFlight));
+      return new StoreBatch(store, after == null
+          ? store.fetchPending(s.batchSize(), s.ordered(), paused, idsOf(inFlight))
+          : store.fetchPendingAfter(after, s.batchSize(), paused, eventsOf(inFlight)));
     }
     String owner = ownerPrefix + claims.incrementAndGet();
     ClaimRequest request = ClaimRequest.of(owner, s.batchSize(), s.leaseTtl()).skipping(paused);
-    return store.claim(s.ordered() ? request.inRuns(s.aggregateRun()) : request.after(after));
+    return store.claimBatch(s.ordered() ? request.inRuns(s.aggregateRun()) : request.after(after));
   }
 
   private static Set<String> union(Set<String> a, Set<String> b) {

@@ -30,14 +30,13 @@ final class LeaseKeeper {
   private LeaseKeeper() {}
 
   /**
-   * Starts renewing the leases of {@code claimed}; close the returned lease when the batch is done.
+   * Starts renewing the leases of the events {@code claimed}; close the returned lease when the batch is done.
    *
    * @param claimedAtNanos {@link System#nanoTime()} when the claim was sent: the leases run from then, not
    *     from when the answer arrived, which may be a lease later (a process frozen while the answer waited)
    */
-  static Lease keep(OutboxStore store, List<OutboxEvent> claimed, Duration leaseTtl, String worker,
-      long claimedAtNanos) {
-    Lease lease = new Lease(store, claimed, leaseTtl, worker, claimedAtNanos);
+  static Lease keep(ClaimedBatch claimed, Duration leaseTtl, String worker, long claimedAtNanos) {
+    Lease lease = new Lease(claimed, leaseTtl, worker, claimedAtNanos);
     long period = Math.max(1, leaseTtl.toMillis() / 3);
     long sinceClaim = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - claimedAtNanos);
     lease.task = TIMER.scheduleWithFixedDelay(lease::renew, Math.max(0, period - sinceClaim), period,
@@ -56,7 +55,7 @@ final class LeaseKeeper {
 
   /** The leases of one batch: events the worker still holds, and those another worker took over. */
   static final class Lease implements AutoCloseable {
-    private final OutboxStore store;
+    private final ClaimedBatch claimed;
     private final Duration leaseTtl;
     private final String worker;
     private final Map<UUID, OutboxEvent> held = new LinkedHashMap<>();
@@ -74,13 +73,12 @@ final class LeaseKeeper {
     private volatile long confirmedNanos;
     private ScheduledFuture<?> task;
 
-    private Lease(OutboxStore store, List<OutboxEvent> claimed, Duration leaseTtl, String worker,
-        long claimedAtNanos) {
-      this.store = store;
+    private Lease(ClaimedBatch claimed, Duration leaseTtl, String worker, long claimedAtNanos) {
+      this.claimed = claimed;
       this.leaseTtl = leaseTtl;
       this.worker = worker;
       this.confirmedNanos = claimedAtNanos;
-      claimed.forEach(e -> held.put(e.id(), e));
+      claimed.events().forEach(e -> held.put(e.id(), e));
     }
 
     /** The worker is about to record these events' outcome: stop renewing them. */
@@ -135,7 +133,7 @@ final class LeaseKeeper {
         return;
       }
       try {
-        Set<UUID> renewed = store.renewLeases(snapshot, leaseTtl);
+        Set<UUID> renewed = claimed.renewLeases(snapshot, leaseTtl);
         synchronized (held) {
           for (OutboxEvent e : snapshot) {
             if (!renewed.contains(e.id()) && held.remove(e.id()) != null) {

@@ -26,12 +26,14 @@ final class MarkRetry {
   private static final Logger LOG = LoggerFactory.getLogger(OutboxDispatcher.class);
 
   private final OutboxStore store;
+  private final ClaimedBatch batch;
   private final String worker;
   private final Duration leaseTtl;
   private final boolean leased;
 
-  MarkRetry(DispatchSettings s, boolean leased) {
+  MarkRetry(DispatchSettings s, ClaimedBatch batch, boolean leased) {
     this.store = s.store();
+    this.batch = batch;
     this.worker = s.worker();
     this.leaseTtl = s.leaseTtl();
     this.leased = leased;
@@ -43,7 +45,7 @@ final class MarkRetry {
     RuntimeException failure = null;
     for (int attempt = 0; ; attempt++) {
       try {
-        Set<UUID> marked = store.markDispatched(events);
+        Set<UUID> marked = batch.markDispatched(events);
         return attempt == 0 ? marked : withEarlierTries(events, marked);
       } catch (RuntimeException e) {
         if (failure == null) {
@@ -99,7 +101,7 @@ final class MarkRetry {
 
   private void renewQuietly(List<OutboxEvent> events) {
     try {
-      store.renewLeases(events, leaseTtl); // one taken over meanwhile fails its mark's fence: lease lost
+      batch.renewLeases(events, leaseTtl); // one taken over meanwhile fails its mark's fence: lease lost
     } catch (RuntimeException e) {
       LOG.debug("{}: renewing the leases of the events to mark failed too", worker, e);
     }

@@ -112,6 +112,16 @@ public interface OutboxStore {
    */
   List<OutboxEvent> claim(ClaimRequest request);
 
+  /**
+   * {@link #claim(ClaimRequest)}, as a handle that records the batch's outcomes and ends its claim: the way a
+   * dispatcher claims. This default hands the outcomes to this store's methods, which find a claim by the lease
+   * owner in its rows; a store that holds something per claim overrides it (the JDBC store with
+   * {@code transactionalClaims(true)}: the claim's transaction).
+   */
+  default ClaimedBatch claimBatch(ClaimRequest request) {
+    return new StoreBatch(this, claim(request));
+  }
+
   /** {@link #claim(ClaimRequest)} of heads or any events, without runs, with nothing paused. */
   default List<OutboxEvent> claim(String owner, int limit, Duration leaseTtl, boolean preserveAggregateOrder) {
     return claim(ClaimRequest.of(owner, limit, leaseTtl).ordered(preserveAggregateOrder));

@@ -23,6 +23,8 @@ final class Settlement {
   private static final Logger LOG = LoggerFactory.getLogger(OutboxDispatcher.class);
 
   private final DispatchSettings s;
+  /** Where the outcomes go: the batch's claim, or the store for a batch read without one. */
+  private final ClaimedBatch batch;
   /** The batch's leases; {@code null} without claims. */
   private final LeaseKeeper.Lease lease;
   private final MarkRetry marks;
@@ -41,10 +43,11 @@ final class Settlement {
   private int unavailable;
   private Exception unavailableCause;
 
-  Settlement(DispatchSettings s, LeaseKeeper.Lease lease) {
+  Settlement(DispatchSettings s, ClaimedBatch batch, LeaseKeeper.Lease lease) {
     this.s = s;
+    this.batch = batch;
     this.lease = lease;
-    this.marks = new MarkRetry(s, lease != null);
+    this.marks = new MarkRetry(s, batch, lease != null);
   }
 
   /**
@@ -134,7 +137,7 @@ final class Settlement {
       return;
     }
     settling(ours);
-    Set<UUID> ids = s.store().release(ours, s.backoff().initial());
+    Set<UUID> ids = batch.release(ours, s.backoff().initial());
     for (OutboxEvent e : ours) {
       if (ids.contains(e.id())) {
         released++;
@@ -200,7 +203,7 @@ final class Settlement {
     Duration delay = s.backoff().delay(attempt);
     stop(event); // a retry-waiting head blocks the rest of its aggregate
     settling(List.of(event));
-    if (s.store().scheduleRetry(event, delay, text)) {
+    if (batch.scheduleRetry(event, delay, text)) {
       retried++;
       LOG.debug("{}: event {} failed (attempt {}/{}), retry in {}: {}", s.worker(), event.id(), attempt,
           s.maxAttempts(), delay, text);
@@ -212,7 +215,7 @@ final class Settlement {
 
   private void dead(OutboxEvent event, String error) {
     settling(List.of(event));
-    if (s.store().markDead(event, error)) {
+    if (batch.markDead(event, error)) {
       dead++;
       LOG.warn("{}: event {} (topic {}, aggregate {}/{}) moved to the DLQ after {} attempts: {}", s.worker(),
           event.id(), event.topic(), event.aggregateType(), event.aggregateId(),

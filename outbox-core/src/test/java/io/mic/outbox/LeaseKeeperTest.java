@@ -53,7 +53,7 @@ class LeaseKeeperTest {
     SlowRenewals store = new SlowRenewals();
     // claimed a lease ago by the monotonic clock: the timer renews at once, and confirm() wants to renew too
     long claimedAt = System.nanoTime() - ttl.toNanos();
-    try (LeaseKeeper.Lease lease = LeaseKeeper.keep(store, claimed, ttl, "w", claimedAt)) {
+    try (LeaseKeeper.Lease lease = LeaseKeeper.keep(new StoreBatch(store, claimed), ttl, "w", claimedAt)) {
       assertThat(store.firstEntered.await(5, TimeUnit.SECONDS)).isTrue();
       lease.confirm(); // on the worker's thread, while the timer's renewal waits for the store
       assertThat(store.mostAtOnce.get()).as("renewals of one batch running at once").isEqualTo(1);
