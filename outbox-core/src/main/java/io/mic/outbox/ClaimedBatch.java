@@ -40,9 +40,8 @@ public interface ClaimedBatch extends AutoCloseable {
   Set<UUID> renewLeases(Collection<OutboxEvent> events, Duration leaseTtl);
 
   /**
-   * Ends the claim: no outcome follows. An event left without one goes back as its process's death would give
-   * it back: when its lease runs out, or at once where the claim is a transaction (it rolls back). Throws
-   * nothing.
+   * Ends the claim: no outcome follows. An event left without one goes back as if its process had died (with a
+   * lease, once the lease runs out). Throws nothing.
    */
   @Override
   void close();
