@@ -1,19 +1,19 @@
 package io.mic.outbox.cli;
 
-import io.mic.outbox.cli.reconcile.JetStreamScan;
-import io.mic.outbox.cli.reconcile.KafkaScan;
+import io.mic.outbox.BrokerScan;
+import io.mic.outbox.InvalidConfigurationException;
 import io.mic.outbox.cli.reconcile.ReconcileReport;
 import io.mic.outbox.cli.reconcile.Reconciliation;
 import io.mic.outbox.jdbc.JdbcInbox;
 import io.mic.outbox.jdbc.OutboxStoreException;
-import io.nats.client.Connection;
-import io.nats.client.Nats;
-import io.nats.client.Options;
+import io.mic.outbox.kafka.KafkaTopicScan;
+import io.mic.outbox.nats.JetStreamScan;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -119,23 +119,19 @@ final class ReconcileCommand implements Callable<Integer> {
     }
     root.err.println("reconciling topic " + topic + " from " + from + " to " + to + " …");
     ReconcileReport report;
-    Connection nats = natsUrl == null ? null : connectNats();
-    try {
+    JetStreamScan nats = natsUrl == null ? null : connectNats();
+    try (nats) {
       if (nats != null) {
-        b.broker(new JetStreamScan(nats, natsStream, natsPrefix));
+        b.broker(nats);
       }
       if (kafkaBootstrap != null) {
-        b.broker(new KafkaScan(kafkaBootstrap, kafkaTopic != null ? kafkaTopic : topic, kafkaProperties));
+        b.broker(kafkaScan());
       }
       report = b.build().run();
     } catch (SQLException | OutboxStoreException e) {
       throw db.failed("reconcile", e);
-    } catch (KafkaScan.KafkaScanException | JetStreamScan.JetStreamScanException e) {
+    } catch (BrokerScan.ScanFailedException e) {
       throw new DatabaseException(e.getMessage(), e); // exit 2: the broker cannot be reached or read
-    } finally {
-      if (nats != null) {
-        nats.close();
-      }
     }
     if (root.json || jsonFlag.json) {
       json(report);
@@ -145,18 +141,37 @@ final class ReconcileCommand implements Callable<Integer> {
     return report.over(tolerance).isEmpty() ? MicOutbox.OK : MicOutbox.CHECK_FAILED;
   }
 
-  private Connection connectNats() {
+  private JetStreamScan connectNats() throws InterruptedException {
     try {
-      return Nats.connect(new Options.Builder().server(natsUrl).connectionTimeout(Duration.ofSeconds(5))
-          .maxReconnects(0).errorListener(new io.nats.client.ErrorListener() {}).build());
-    } catch (Exception e) {
-      if (e instanceof InterruptedException) {
-        Thread.currentThread().interrupt();
-      }
-      throw new DatabaseException("cannot connect to NATS at " + OutboxStoreException.redact(natsUrl) + ": "
-          + OutboxStoreException.describe(e)
-          + "; check --nats-url", e);
+      return JetStreamScan.connect(natsUrl, natsStream, natsPrefix);
+    } catch (BrokerScan.ScanFailedException e) {
+      throw new DatabaseException(e.getMessage() + "; check --nats-url", e);
     }
+  }
+
+  /** The Kafka scan, its failures naming the options to check. */
+  private BrokerScan kafkaScan() {
+    KafkaTopicScan scan = new KafkaTopicScan(kafkaBootstrap, kafkaTopic != null ? kafkaTopic : topic,
+        kafkaProperties);
+    return new BrokerScan() {
+      @Override
+      public Set<String> eventIds(String eventTopic, Instant since) {
+        try {
+          return scan.eventIds(eventTopic, since);
+        } catch (InvalidConfigurationException e) { // the topic does not exist
+          throw new DatabaseException(e.getMessage() + ": check --kafka-topic (the topic the publisher writes to)",
+              e);
+        } catch (ScanFailedException e) {
+          throw new DatabaseException(e.getMessage() + "; check --kafka-bootstrap, and --kafka-property for a"
+              + " secured cluster", e);
+        }
+      }
+
+      @Override
+      public String toString() {
+        return scan.toString();
+      }
+    };
   }
 
   private void text(ReconcileReport r) {

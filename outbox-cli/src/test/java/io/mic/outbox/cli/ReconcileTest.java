@@ -145,4 +145,13 @@ class ReconcileTest {
     assertThat(narrow.stdout().lines().skip(1).limit(2).collect(Collectors.joining("\n")))
         .isEqualTo("outbox: 4 dispatched, 1 live, 0 in the DLQ\nbroker: 4 message(s) of these events");
   }
+
+  @Test
+  void anUnreachableNatsServerIsExit2WithoutItsPassword() {
+    Run run = Run.on(postgres, table, "reconcile", "--topic", topic, "--from", "2026-01-01T00:00:00Z",
+        "--to", "2026-01-02T00:00:00Z", "--nats-url", "nats://ops:s3cret@127.0.0.1:1", "--nats-stream", stream);
+    assertThat(run.exitCode()).isEqualTo(2);
+    assertThat(run.stderr()).contains("mic-outbox: cannot connect to NATS at nats://***@127.0.0.1:1: ")
+        .endsWith("; check --nats-url\n").doesNotContain("s3cret");
+  }
 }

@@ -1,5 +1,6 @@
 package io.mic.outbox.cli.reconcile;
 
+import io.mic.outbox.BrokerScan;
 import io.mic.outbox.jdbc.JdbcInbox;
 import io.mic.outbox.jdbc.JdbcOutboxStore;
 import io.mic.outbox.jdbc.OutboxMaintenance;
@@ -25,7 +26,7 @@ import javax.sql.DataSource;
  * <pre>{@code
  * ReconcileReport report = Reconciliation.builder().dataSource(ds).store(store)
  *     .topic("order.created").range(from, to)
- *     .broker(new JetStreamScan(nats, "ORDERS", null))   // or new KafkaScan("kafka:9092", "order.created", Map.of())
+ *     .broker(new JetStreamScan(nats, "ORDERS", null))   // or new KafkaTopicScan("kafka:9092", null, Map.of())
  *     .inbox("outbox_inbox", "billing-service")
  *     .domainSql("SELECT id FROM orders WHERE created_at BETWEEN '2026-09-29 08:00' AND '2026-09-29 10:00'")
  *     .build().run();

@@ -197,14 +197,9 @@ public final class ConnectionSource implements AutoCloseable {
       LOG.info("connected to NATS at {}", displayUrl);
       return c;
     } catch (IOException e) {
-      // the client's message and exception quote the URL with its password: report the root cause only
-      Throwable root = e;
-      while (root.getCause() != null && root.getCause() != root) {
-        root = root.getCause();
-      }
-      String reason = root == e ? "no server answered" : root.toString();
-      throw new PublishUnavailableException("cannot connect to NATS at " + displayUrl + " (" + reason
-          + "); events wait without counting attempts until it is reachable", root == e ? null : root);
+      Throwable root = NatsErrors.rootOfConnectFailure(e);
+      throw new PublishUnavailableException("cannot connect to NATS at " + displayUrl + " ("
+          + NatsErrors.connectFailure(e) + "); events wait without counting attempts until it is reachable", root);
     }
   }
 

@@ -94,6 +94,24 @@ public final class NatsErrors {
     return message != null && message.contains("503") && message.contains("No Responders");
   }
 
+  /**
+   * Why {@code Nats.connect} failed, without the URL: the client's message and exception quote the URL with
+   * its password, so only the root cause is reported ("no server answered" when there is none).
+   */
+  public static String connectFailure(IOException e) {
+    Throwable root = rootOfConnectFailure(e);
+    return root == null ? "no server answered" : root.toString();
+  }
+
+  /** The root cause of a failed {@code Nats.connect}, or {@code null} when the client gives none. */
+  public static Throwable rootOfConnectFailure(IOException e) {
+    Throwable root = e;
+    while (root.getCause() != null && root.getCause() != root) {
+      root = root.getCause();
+    }
+    return root == e ? null : root;
+  }
+
   /** The client wraps the real cause in execution and runtime exceptions; peel them off. */
   private static Throwable unwrap(Throwable error) {
     Throwable t = error;

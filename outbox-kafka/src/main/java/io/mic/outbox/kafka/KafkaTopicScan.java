@@ -1,5 +1,7 @@
-package io.mic.outbox.cli.reconcile;
+package io.mic.outbox.kafka;
 
+import io.mic.outbox.BrokerScan;
+import io.mic.outbox.InvalidConfigurationException;
 import io.mic.outbox.OutboxHeaders;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -26,8 +28,13 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
  *
  * <p>Record timestamps come from the producer's clock while {@code created_at} comes from the database's,
  * so the scan starts {@link BrokerScan#CLOCK_MARGIN} early.
+ *
+ * <pre>{@code
+ * Set<String> ids = new KafkaTopicScan("kafka:9092", null, Map.of("security.protocol", "SSL"))
+ *     .eventIds("order.created", from);
+ * }</pre>
  */
-public final class KafkaScan implements BrokerScan {
+public final class KafkaTopicScan implements BrokerScan {
   /** How long a metadata or offsets request may take ({@code default.api.timeout.ms}, unless given). */
   public static final Duration DEFAULT_API_TIMEOUT = Duration.ofSeconds(30);
   private static final Duration STALLED = Duration.ofSeconds(30);
@@ -40,29 +47,24 @@ public final class KafkaScan implements BrokerScan {
    * @param kafkaTopic the Kafka topic, or {@code null} when it is the event topic (the publisher's default)
    * @param properties more consumer settings (security, timeouts), may be empty
    */
-  public KafkaScan(String bootstrap, String kafkaTopic, Map<String, String> properties) {
+  public KafkaTopicScan(String bootstrap, String kafkaTopic, Map<String, String> properties) {
     this.bootstrap = bootstrap;
     this.kafkaTopic = kafkaTopic;
     this.properties = Map.copyOf(properties);
   }
 
+  /**
+   * @throws InvalidConfigurationException the topic does not exist
+   * @throws ScanFailedException the cluster could not be read: the client's reason, or no progress for 30 s
+   */
   @Override
   public Set<String> eventIds(String topic, Instant from) {
     String name = kafkaTopic != null ? kafkaTopic : topic;
     try {
       return scan(name, from);
     } catch (KafkaException e) {
-      throw new KafkaScanException("cannot read Kafka topic " + name + " at " + bootstrap + ": " + e.getMessage()
-          + "; check --kafka-bootstrap, and --kafka-property for a secured cluster", e);
-    }
-  }
-
-  /** The broker could not be read; the message names the topic, the servers and what to check. */
-  public static final class KafkaScanException extends RuntimeException {
-    private static final long serialVersionUID = 1L;
-
-    KafkaScanException(String message, Throwable cause) {
-      super(message, cause);
+      throw new ScanFailedException("cannot read Kafka topic " + name + " at " + bootstrap + ": " + e.getMessage(),
+          e);
     }
   }
 
@@ -70,8 +72,7 @@ public final class KafkaScan implements BrokerScan {
     try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(settings())) {
       List<PartitionInfo> infos = consumer.partitionsFor(name);
       if (infos == null || infos.isEmpty()) {
-        throw new KafkaScanException("Kafka topic " + name + " does not exist on " + bootstrap
-            + ": check --kafka-topic (the topic the publisher writes to)", null);
+        throw new InvalidConfigurationException("Kafka topic " + name + " does not exist on " + bootstrap);
       }
       List<TopicPartition> partitions = infos.stream().map(p -> new TopicPartition(name, p.partition())).toList();
       Map<TopicPartition, Long> end = consumer.endOffsets(partitions);
@@ -111,8 +112,8 @@ public final class KafkaScan implements BrokerScan {
         if (progress) {
           lastProgress = System.nanoTime();
         } else if (System.nanoTime() - lastProgress > STALLED.toNanos()) {
-          throw new KafkaScanException("the scan of Kafka topic " + name + " made no progress for " + STALLED
-              + " with " + remaining.size() + " partition(s) unread: is " + bootstrap + " reachable?", null);
+          throw new ScanFailedException("cannot read Kafka topic " + name + " at " + bootstrap + ": the scan made no"
+              + " progress for " + STALLED.toSeconds() + " s with " + remaining.size() + " partition(s) unread", null);
         }
       }
       return ids;

@@ -1,14 +1,21 @@
-package io.mic.outbox.cli.reconcile;
+package io.mic.outbox.nats;
 
+import io.mic.outbox.BrokerScan;
 import io.mic.outbox.OutboxHeaders;
+import io.mic.outbox.nats.internal.NatsErrors;
+import io.mic.outbox.nats.internal.Urls;
 import io.nats.client.Connection;
+import io.nats.client.ErrorListener;
 import io.nats.client.JetStreamApiException;
 import io.nats.client.JetStreamSubscription;
 import io.nats.client.Message;
+import io.nats.client.Nats;
+import io.nats.client.Options;
 import io.nats.client.PushSubscribeOptions;
 import io.nats.client.api.ConsumerConfiguration;
 import io.nats.client.api.DeliverPolicy;
 import io.nats.client.api.MessageInfo;
+import java.io.IOException;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneOffset;
@@ -26,8 +33,16 @@ import java.util.function.UnaryOperator;
  * deleted meanwhile), never at a pause in the delivery. A server that holds messages back for longer than the
  * stall limit fails the scan, rather than leave events out of it (they would be reported as missing on the
  * broker).
+ *
+ * <pre>{@code
+ * try (JetStreamScan scan = JetStreamScan.connect("nats://127.0.0.1:4222", "ORDERS", null)) {
+ *   Set<String> ids = scan.eventIds("order.created", from);
+ * }
+ * }</pre>
  */
-public final class JetStreamScan implements BrokerScan {
+public final class JetStreamScan implements BrokerScan, AutoCloseable {
+  /** How long {@link #connect} waits for the server. */
+  public static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(5);
   /** How long the scan waits for a message before it checks that the message it ends at still exists. */
   private static final Duration POLL = Duration.ofMillis(500);
   /** How long the scan waits without a message while the server still holds some. */
@@ -35,24 +50,54 @@ public final class JetStreamScan implements BrokerScan {
   private static final int NO_MESSAGE_FOUND = io.nats.client.api.Error.JsNoMessageFoundErr.getApiErrorCode();
 
   private final Connection connection;
+  private final boolean owned;
   private final String stream;
   private final String subjectPrefix;
   private final Duration stallLimit;
   private final UnaryOperator<ConsumerConfiguration.Builder> consumer;
 
-  /** @param subjectPrefix the publisher's subject prefix, or {@code null} */
+  /**
+   * Scans over the application's connection, which {@link #close()} leaves open.
+   *
+   * @param subjectPrefix the publisher's subject prefix, or {@code null}
+   */
   public JetStreamScan(Connection connection, String stream, String subjectPrefix) {
-    this(connection, stream, subjectPrefix, STALL_LIMIT, b -> b);
+    this(connection, false, stream, subjectPrefix, STALL_LIMIT, b -> b);
   }
 
   /** With another stall limit, and settings added to the scan's consumer (a consumer that delivers slowly). */
   JetStreamScan(Connection connection, String stream, String subjectPrefix, Duration stallLimit,
       UnaryOperator<ConsumerConfiguration.Builder> consumer) {
+    this(connection, false, stream, subjectPrefix, stallLimit, consumer);
+  }
+
+  private JetStreamScan(Connection connection, boolean owned, String stream, String subjectPrefix,
+      Duration stallLimit, UnaryOperator<ConsumerConfiguration.Builder> consumer) {
     this.connection = connection;
+    this.owned = owned;
     this.stream = stream;
     this.subjectPrefix = subjectPrefix == null ? "" : subjectPrefix + ".";
     this.stallLimit = stallLimit;
     this.consumer = consumer;
+  }
+
+  /**
+   * Connects to {@code url} (one attempt, no reconnection: a scan that loses its server fails) for a scan
+   * that {@link #close()} disconnects.
+   *
+   * @param subjectPrefix the publisher's subject prefix, or {@code null}
+   * @throws ScanFailedException no server answered; the message shows the URL without its credentials
+   */
+  public static JetStreamScan connect(String url, String stream, String subjectPrefix) throws InterruptedException {
+    Options options = new Options.Builder().server(url).connectionTimeout(CONNECT_TIMEOUT).maxReconnects(0)
+        .errorListener(new ErrorListener() {}) // the client's default prints on stderr; a failure is thrown
+        .build();
+    try {
+      return new JetStreamScan(Nats.connect(options), true, stream, subjectPrefix, STALL_LIMIT, b -> b);
+    } catch (IOException e) {
+      throw new ScanFailedException("cannot connect to NATS at " + Urls.redact(url) + ": "
+          + NatsErrors.connectFailure(e), NatsErrors.rootOfConnectFailure(e));
+    }
   }
 
   @Override
@@ -76,9 +121,9 @@ public final class JetStreamScan implements BrokerScan {
             last = lastOf(subject, start);
             quietSince = System.nanoTime();
           } else if (System.nanoTime() - quietSince > stallLimit.toNanos()) {
-            throw new JetStreamScanException("the scan of JetStream stream " + stream + " stalled: "
+            throw new ScanFailedException("the scan of JetStream stream " + stream + " stalled: "
                 + pending(sub) + " message(s) of " + subject + " still on the server, none delivered for "
-                + stallLimit.toSeconds() + " s; check the server's health and run reconcile again");
+                + stallLimit.toSeconds() + " s; check the server's health and run reconcile again", null);
           }
           continue; // a pause in the delivery, not the end
         }
@@ -134,12 +179,11 @@ public final class JetStreamScan implements BrokerScan {
     return "JetStream stream " + stream;
   }
 
-  /** The stream could not be read to its end; the message names the stream, the subject and what to do. */
-  public static final class JetStreamScanException extends RuntimeException {
-    private static final long serialVersionUID = 1L;
-
-    JetStreamScanException(String message) {
-      super(message);
+  /** Disconnects the connection {@link #connect} opened; leaves the application's open. */
+  @Override
+  public void close() throws InterruptedException {
+    if (owned) {
+      connection.close();
     }
   }
 }

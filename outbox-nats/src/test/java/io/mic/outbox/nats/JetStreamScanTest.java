@@ -1,9 +1,10 @@
-package io.mic.outbox.cli.reconcile;
+package io.mic.outbox.nats;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import io.mic.outbox.BrokerScan;
 import io.mic.outbox.OutboxHeaders;
 import io.nats.client.Connection;
 import io.nats.client.JetStreamManagement;
@@ -105,7 +106,7 @@ class JetStreamScanTest {
     // 8 bytes a second: after the first message the next waits about a minute, far beyond a 2 s stall limit
     JetStreamScan scan = new JetStreamScan(nats, stream, null, Duration.ofSeconds(2), c -> c.rateLimit(64));
     assertThatThrownBy(() -> scan.eventIds(topic, from))
-        .isInstanceOf(JetStreamScan.JetStreamScanException.class)
+        .isInstanceOf(BrokerScan.ScanFailedException.class)
         .hasMessageStartingWith("the scan of JetStream stream " + stream + " stalled: ")
         .hasMessageContaining("message(s) of " + topic + " still on the server, none delivered for 2 s")
         .hasMessageEndingWith("; check the server's health and run reconcile again");
@@ -139,6 +140,25 @@ class JetStreamScanTest {
     // the scan has read where it ends: publish more while it runs
     Set<String> later = publish(2);
     assertThat(scanned.get(30, TimeUnit.SECONDS)).isEqualTo(published).doesNotContainAnyElementsOf(later);
+  }
+
+  @Test
+  void aScanThatConnectsItselfReadsTheStreamAndClosesItsConnection() throws Exception {
+    Set<String> published = publish(2);
+    JetStreamScan scan = JetStreamScan.connect(NATS, stream, null);
+    try (scan) {
+      assertThat(scan.eventIds(topic, from)).isEqualTo(published);
+    }
+    assertThatThrownBy(() -> scan.eventIds(topic, from)).as("its connection is closed")
+        .isInstanceOf(java.io.IOException.class).hasMessageContaining("close");
+  }
+
+  @Test
+  void anUnreachableServerFailsTheConnectWithoutItsPassword() {
+    assertThatThrownBy(() -> JetStreamScan.connect("nats://ops:s3cret@127.0.0.1:1", stream, null))
+        .isInstanceOf(BrokerScan.ScanFailedException.class)
+        .hasMessageStartingWith("cannot connect to NATS at nats://***@127.0.0.1:1: ")
+        .hasMessageNotContaining("s3cret");
   }
 
   /** Publishes {@code n} messages of about 400 bytes, each with its event id, and returns the ids. */
