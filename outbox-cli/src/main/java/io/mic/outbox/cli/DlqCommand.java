@@ -10,17 +10,13 @@ import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
-import picocli.CommandLine.Option;
-import picocli.CommandLine.ParentCommand;
-import picocli.CommandLine.Spec;
 import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
 @Command(name = "dlq", description = "Dead letters: list, redrive (back to PENDING with fresh attempts) or purge.",
     subcommands = {DlqCommand.ListDeadLetters.class, DlqCommand.Redrive.class, DlqCommand.Purge.class})
 final class DlqCommand implements Callable<Integer> {
-  @ParentCommand
-  MicOutbox root;
-
   @Spec
   private CommandSpec spec;
 
@@ -29,20 +25,14 @@ final class DlqCommand implements Callable<Integer> {
     throw new CommandLine.ParameterException(spec.commandLine(), "dlq needs a command: list, redrive or purge");
   }
 
-  OutboxDeadLetters deadLetters() {
-    return OutboxDeadLetters.builder().store(root.database().store()).build();
+  private static OutboxDeadLetters deadLetters(Database db) {
+    return OutboxDeadLetters.builder().store(db.store()).build();
   }
 
   @Command(name = "list", sortOptions = false, description = "Lists dead letters, oldest first.")
-  static final class ListDeadLetters implements Callable<Integer> {
-    @ParentCommand
-    private DlqCommand dlq;
-
+  static final class ListDeadLetters extends OutboxCommand {
     @Mixin
     private DlqFilter filter;
-
-    @Mixin
-    private JsonFlag jsonFlag;
 
     @Option(names = "--limit", paramLabel = "N", defaultValue = "" + DeadLetterQuery.DEFAULT_LIST_LIMIT,
         description = "at most N events (default: ${DEFAULT-VALUE})")
@@ -50,15 +40,15 @@ final class DlqCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-      Database db = dlq.root.database();
+      Database db = database();
       List<OutboxEvent> events;
       try {
-        events = dlq.deadLetters().listDeadLetters(filter.query().limit(limit).build());
+        events = deadLetters(db).listDeadLetters(filter.query().limit(limit).build());
       } catch (OutboxStoreException e) {
         throw db.failed("list the dead letters", e);
       }
-      if (dlq.root.json || jsonFlag.json) {
-        try (Json j = new Json(dlq.root.out)) {
+      if (json()) {
+        try (Json j = new Json(out())) {
           j.begin().beginArray("deadLetters");
           for (OutboxEvent e : events) {
             j.begin().field("id", e.id().toString()).field("topic", e.topic()).field("aggregateType", e.aggregateType())
@@ -69,11 +59,11 @@ final class DlqCommand implements Callable<Integer> {
         }
       } else {
         for (OutboxEvent e : events) {
-          dlq.root.out.println(e.id() + "  " + e.topic() + "  " + e.aggregateType() + "/" + e.aggregateId()
+          out().println(e.id() + "  " + e.topic() + "  " + e.aggregateType() + "/" + e.aggregateId()
               + "  attempts " + e.attempts() + "  created " + e.createdAt() + "  "
               + (e.lastError() == null ? "" : StatusCommand.firstLine(e.lastError())));
         }
-        dlq.root.err.println(events.size() + " dead letter(s)" + (events.size() == limit ? " (--limit reached)" : ""));
+        err().println(events.size() + " dead letter(s)" + (events.size() == limit ? " (--limit reached)" : ""));
       }
       return MicOutbox.OK;
     }
@@ -82,29 +72,20 @@ final class DlqCommand implements Callable<Integer> {
   @Command(name = "redrive", sortOptions = false,
       description = {"Puts dead letters back to PENDING with their attempts reset: one (--id), those matching the",
           "filters, or every one (--all --yes)."})
-  static final class Redrive implements Callable<Integer> {
-    @ParentCommand
-    private DlqCommand dlq;
-
+  static final class Redrive extends OutboxCommand {
     @Option(names = "--id", paramLabel = "UUID", description = "the one dead letter to redrive")
     private UUID id;
 
     @Mixin
-    private DlqFilter filter;
-
-    @Mixin
     private Selection selection;
-
-    @Mixin
-    private JsonFlag jsonFlag;
 
     @Override
     public Integer call() {
-      selection.check("redrive", id != null, filter.any());
-      Database db = dlq.root.database();
+      selection.check("redrive", id != null);
+      Database db = database();
       long redriven;
       try {
-        OutboxDeadLetters letters = dlq.deadLetters();
+        OutboxDeadLetters letters = deadLetters(db);
         if (id != null) {
           if (!letters.redrive(id)) {
             throw new CheckFailedException("no dead letter " + id + ": it does not exist or is not in the DLQ"
@@ -112,72 +93,54 @@ final class DlqCommand implements Callable<Integer> {
           }
           redriven = 1;
         } else {
-          redriven = selection.all ? letters.redriveAll() : letters.redrive(filter.query().build());
+          redriven = selection.all ? letters.redriveAll() : letters.redrive(selection.filter.query().build());
         }
       } catch (OutboxStoreException e) {
         throw db.failed("redrive dead letters", e);
       }
-      if (dlq.root.json || jsonFlag.json) {
-        try (Json j = new Json(dlq.root.out)) {
-          j.begin().field("redriven", redriven).end();
-        }
-      } else {
-        dlq.root.out.println("redriven: " + redriven + " dead letter(s), PENDING again with their attempts reset");
-      }
+      print("redriven", redriven, "redriven: " + redriven + " dead letter(s), PENDING again with their attempts reset");
       return MicOutbox.OK;
     }
   }
 
   @Command(name = "purge", sortOptions = false,
       description = "Deletes dead letters for good: those matching the filters, or every one (--all --yes).")
-  static final class Purge implements Callable<Integer> {
-    @ParentCommand
-    private DlqCommand dlq;
-
-    @Mixin
-    private DlqFilter filter;
-
+  static final class Purge extends OutboxCommand {
     @Mixin
     private Selection selection;
 
-    @Mixin
-    private JsonFlag jsonFlag;
-
     @Override
     public Integer call() {
-      selection.check("purge", false, filter.any());
-      Database db = dlq.root.database();
+      selection.check("purge", false);
+      Database db = database();
       long purged;
       try {
-        DeadLetterQuery which = selection.all ? DeadLetterQuery.all() : filter.query().build();
-        purged = dlq.deadLetters().purgeDeadLetters(which);
+        DeadLetterQuery which = selection.all ? DeadLetterQuery.all() : selection.filter.query().build();
+        purged = deadLetters(db).purgeDeadLetters(which);
       } catch (OutboxStoreException e) {
         throw db.failed("purge dead letters", e);
       }
-      if (dlq.root.json || jsonFlag.json) {
-        try (Json j = new Json(dlq.root.out)) {
-          j.begin().field("purged", purged).end();
-        }
-      } else {
-        dlq.root.out.println("purged: " + purged + " dead letter(s)");
-      }
+      print("purged", purged, "purged: " + purged + " dead letter(s)");
       return MicOutbox.OK;
     }
   }
 
   /**
-   * Which dead letters a change applies to: exactly one of an id, filters, or every one with a confirmation
-   * ({@code --all --yes}, the options this mixin adds).
+   * Which dead letters a change applies to: exactly one of an id, the filters, or every one with a
+   * confirmation ({@code --all --yes}); this mixin adds the filters and {@code --all --yes}.
    */
   static final class Selection {
+    @Mixin
+    DlqFilter filter;
+
     @Option(names = "--all", description = "every dead letter; needs --yes as well")
     boolean all;
 
     @Option(names = "--yes", description = "confirms --all")
     boolean yes;
 
-    void check(String verb, boolean id, boolean filters) {
-      int chosen = (id ? 1 : 0) + (filters ? 1 : 0) + (all ? 1 : 0);
+    void check(String verb, boolean id) {
+      int chosen = (id ? 1 : 0) + (filter.any() ? 1 : 0) + (all ? 1 : 0);
       String how = (verb.equals("redrive") ? "--id UUID, " : "") + "filters (--topic, --aggregate-type, …)";
       if (chosen == 0) {
         throw new UsageException("dlq " + verb + " needs " + (verb.equals("redrive") ? "--id UUID, " : "")

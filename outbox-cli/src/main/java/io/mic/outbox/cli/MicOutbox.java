@@ -67,7 +67,8 @@ public final class MicOutbox implements Callable<Integer> {
           + " <table>_control")
   String table;
 
-  @Option(names = "--json", description = "machine-readable output: one JSON document on stdout")
+  @Option(names = "--json", scope = CommandLine.ScopeType.INHERIT, // after the command's name too
+      description = "machine-readable output: one JSON document on stdout")
   boolean json;
 
   PrintWriter out;

@@ -2,20 +2,14 @@ package io.mic.outbox.cli;
 
 import io.mic.outbox.jdbc.OutboxControl;
 import io.mic.outbox.jdbc.OutboxStoreException;
-import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.ParentCommand;
 
 @Command(name = "pause", sortOptions = false,
     description = {"Pauses dispatching for every dispatcher process of the outbox, within one poll interval:",
         "every topic, or one with --topic. Committed events stay in the outbox; in ordered mode a paused event",
         "at the head of its aggregate holds the aggregate's later events. Lift it with resume."})
-final class PauseCommand implements Callable<Integer> {
-  @ParentCommand
-  private MicOutbox root;
-
+final class PauseCommand extends OutboxCommand {
   @Option(names = "--topic", paramLabel = "TOPIC", description = "pause this topic only (default: every topic)")
   private String topic;
 
@@ -23,12 +17,9 @@ final class PauseCommand implements Callable<Integer> {
       description = "why, and who to ask; shown by status")
   private String reason;
 
-  @Mixin
-  private JsonFlag jsonFlag;
-
   @Override
   public Integer call() {
-    Database db = root.database();
+    Database db = database();
     OutboxControl control = db.control();
     boolean paused;
     OutboxControl.Pause pause;
@@ -41,16 +32,9 @@ final class PauseCommand implements Callable<Integer> {
       throw db.failed("store the pause", e);
     }
     String what = topic == null ? "every topic" : "topic " + topic;
-    if (root.json || jsonFlag.json) {
-      try (Json j = new Json(root.out)) {
-        j.begin().field("paused", paused).field("topic", topic).field("reason", pause.reason())
-            .field("pausedAt", pause.pausedAt()).end();
-      }
-    } else if (paused) {
-      root.out.println("paused " + what + " at " + pause.pausedAt() + ": " + pause.reason());
-    } else {
-      root.out.println(what + " was paused already, since " + pause.pausedAt() + ": " + pause.reason());
-    }
+    print(j -> j.begin().field("paused", paused).field("topic", topic).field("reason", pause.reason())
+        .field("pausedAt", pause.pausedAt()).end(), paused ? "paused " + what + " at " + pause.pausedAt() + ": "
+        + pause.reason() : what + " was paused already, since " + pause.pausedAt() + ": " + pause.reason());
     return MicOutbox.OK;
   }
 }

@@ -14,20 +14,14 @@ import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.ParentCommand;
 
 @Command(name = "reconcile", sortOptions = false,
     description = {"Compares, for one topic and an inclusive range of creation times, the outbox with the broker",
         "(NATS JetStream or Kafka), a consumer's inbox and the domain, and reports each difference with a count and",
         "sample ids. Exit 1 when a difference is over --tolerance. RabbitMQ keeps no log, so it cannot be scanned."})
-final class ReconcileCommand implements Callable<Integer> {
-  @ParentCommand
-  private MicOutbox root;
-
+final class ReconcileCommand extends OutboxCommand {
   @Option(names = "--topic", required = true, paramLabel = "TOPIC", description = "the topic to reconcile")
   private String topic;
 
@@ -83,9 +77,6 @@ final class ReconcileCommand implements Callable<Integer> {
       description = "differences up to N are not a failure (default: ${DEFAULT-VALUE})")
   private long tolerance;
 
-  @Mixin
-  private JsonFlag jsonFlag;
-
   @Override
   public Integer call() throws Exception {
     if (from.isAfter(to)) {
@@ -104,7 +95,7 @@ final class ReconcileCommand implements Callable<Integer> {
     if (tolerance < 0) {
       throw new UsageException("--tolerance must be >= 0, was " + tolerance);
     }
-    Database db = root.database();
+    Database db = database();
     Reconciliation.Builder b = Reconciliation.builder().dataSource(db.dataSource()).store(db.store()).topic(topic)
         .range(from, to).liveThreshold(liveThreshold);
     if (consumer != null) {
@@ -117,7 +108,7 @@ final class ReconcileCommand implements Callable<Integer> {
       b.brokerUnavailable("RabbitMQ keeps no log of published messages, so the broker was not compared: check"
           + " the consumer's inbox (--consumer) instead");
     }
-    root.err.println("reconciling topic " + topic + " from " + from + " to " + to + " …");
+    err().println("reconciling topic " + topic + " from " + from + " to " + to + " …");
     ReconcileReport report;
     JetStreamScan nats = natsUrl == null ? null : connectNats();
     try (nats) {
@@ -133,7 +124,7 @@ final class ReconcileCommand implements Callable<Integer> {
     } catch (BrokerScan.ScanFailedException e) {
       throw new DatabaseException(e.getMessage(), e); // exit 2: the broker cannot be reached or read
     }
-    if (root.json || jsonFlag.json) {
+    if (json()) {
       json(report);
     } else {
       text(report);
@@ -175,7 +166,7 @@ final class ReconcileCommand implements Callable<Integer> {
   }
 
   private void text(ReconcileReport r) {
-    var out = root.out;
+    var out = out();
     out.println("topic " + r.topic() + ", created " + r.from() + " .. " + r.to());
     out.println("outbox: " + r.dispatched() + " dispatched, " + r.live() + " live, " + r.deadLetters() + " in the DLQ");
     if (r.onBroker() >= 0) {
@@ -190,7 +181,7 @@ final class ReconcileCommand implements Callable<Integer> {
   }
 
   private void json(ReconcileReport r) {
-    try (Json j = new Json(root.out)) {
+    try (Json j = new Json(out())) {
       j.begin().field("topic", r.topic()).field("from", r.from()).field("to", r.to())
           .field("dispatched", r.dispatched()).field("live", r.live()).field("deadLetters", r.deadLetters());
       if (r.onBroker() >= 0) {

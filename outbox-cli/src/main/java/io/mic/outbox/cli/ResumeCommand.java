@@ -3,29 +3,20 @@ package io.mic.outbox.cli;
 import io.mic.outbox.jdbc.OutboxControl;
 import io.mic.outbox.jdbc.OutboxStoreException;
 import java.util.List;
-import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.ParentCommand;
 
 @Command(name = "resume", sortOptions = false,
     description = {"Lifts a pause: the pause of every topic, or with --topic the pause of that topic.",
         "Dispatchers take the held events within one poll interval."})
-final class ResumeCommand implements Callable<Integer> {
-  @ParentCommand
-  private MicOutbox root;
-
+final class ResumeCommand extends OutboxCommand {
   @Option(names = "--topic", paramLabel = "TOPIC", description = "lift this topic's pause (default: the pause of"
       + " every topic; pauses of single topics stay)")
   private String topic;
 
-  @Mixin
-  private JsonFlag jsonFlag;
-
   @Override
   public Integer call() {
-    Database db = root.database();
+    Database db = database();
     OutboxControl control = db.control();
     boolean resumed;
     List<OutboxControl.Pause> left;
@@ -36,16 +27,16 @@ final class ResumeCommand implements Callable<Integer> {
       throw db.failed("lift the pause", e);
     }
     String what = topic == null ? "every topic" : "topic " + topic;
-    if (root.json || jsonFlag.json) {
-      try (Json j = new Json(root.out)) {
+    if (json()) {
+      try (Json j = new Json(out())) {
         j.begin().field("resumed", resumed).field("topic", topic).beginArray("stillPaused");
         left.forEach(p -> j.value(p.allTopics() ? "*" : p.topic()));
         j.endArray().end();
       }
     } else {
-      root.out.println(resumed ? "resumed " + what : what + " was not paused");
+      out().println(resumed ? "resumed " + what : what + " was not paused");
       for (OutboxControl.Pause p : left) {
-        root.out.println("still paused: " + (p.allTopics() ? "every topic" : "topic " + p.topic()) + " since "
+        out().println("still paused: " + (p.allTopics() ? "every topic" : "topic " + p.topic()) + " since "
             + p.pausedAt() + ": " + p.reason());
       }
     }

@@ -11,24 +11,15 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.ParentCommand;
 
 @Command(name = "status", sortOptions = false,
     description = {"Counts per status, the lag (age of the oldest PENDING or PROCESSING event) and that event,",
         "the dead letters, the cluster-wide pauses and the oldest open transaction of the database (it holds",
         "back the cleanup of dead rows). With --max-lag, --max-dlq or --max-transaction-age it is a check:",
         "exit 1 when a limit is exceeded."})
-final class StatusCommand implements Callable<Integer> {
-  @ParentCommand
-  private MicOutbox root;
-
-  @Mixin
-  private JsonFlag jsonFlag;
-
+final class StatusCommand extends OutboxCommand {
   @Option(names = "--max-lag", paramLabel = "DURATION", converter = Durations.class,
       description = "exit 1 when the lag is longer, e.g. 5m")
   private Duration maxLag;
@@ -42,7 +33,7 @@ final class StatusCommand implements Callable<Integer> {
 
   @Override
   public Integer call() {
-    Database db = root.database();
+    Database db = database();
     JdbcOutboxStore store = db.store();
     Map<OutboxStatus, Long> counts;
     Optional<Duration> lag;
@@ -72,7 +63,7 @@ final class StatusCommand implements Callable<Integer> {
           + " --max-transaction-age " + Durations.format(maxTransactionAge));
     }
     Status status = new Status(counts, lag, oldestTransaction, oldest, pauses, failed);
-    if (root.json || jsonFlag.json) {
+    if (json()) {
       json(db, status);
     } else {
       text(db, status);
@@ -85,7 +76,7 @@ final class StatusCommand implements Callable<Integer> {
       Optional<OutboxEvent> oldest, List<OutboxControl.Pause> pauses, List<String> failed) {}
 
   private void text(Database db, Status st) {
-    PrintWriter out = root.out;
+    PrintWriter out = out();
     out.println("outbox " + db.store().table() + " on " + db.dialect().name());
     for (OutboxStatus s : OutboxStatus.values()) {
       out.printf("  %-11s %d%n", s, st.counts().get(s));
@@ -107,7 +98,7 @@ final class StatusCommand implements Callable<Integer> {
   }
 
   private void json(Database db, Status st) {
-    try (Json j = new Json(root.out)) {
+    try (Json j = new Json(out())) {
       j.begin().field("table", db.store().table()).field("database", db.dialect().name()).beginObject("counts");
       for (OutboxStatus s : OutboxStatus.values()) {
         j.field(s.name(), st.counts().get(s));
