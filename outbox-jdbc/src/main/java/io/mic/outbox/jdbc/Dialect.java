@@ -128,11 +128,8 @@ public interface Dialect {
     return now();
   }
 
-  /** {@code ts} plus a bound number of microseconds. */
+  /** {@code ts} plus a bound number of microseconds, which may be negative (the clock some time ago). */
   String plusMicros(String ts);
-
-  /** {@code ts} minus a bound number of microseconds. */
-  String minusMicros(String ts);
 
   /** Microseconds from {@code ts} to the database clock. */
   String microsSince(String ts);

@@ -33,11 +33,6 @@ public class H2Dialect implements Dialect {
   }
 
   @Override
-  public String minusMicros(String ts) {
-    return "DATEADD(MICROSECOND, -CAST(? AS BIGINT), " + ts + ")";
-  }
-
-  @Override
   public String microsSince(String ts) {
     return "DATEDIFF(MICROSECOND, " + ts + ", CURRENT_TIMESTAMP)";
   }

@@ -114,8 +114,8 @@ class InboxStatements {
 
   /** Deletes at most {@code limit} records processed more than {@code retentionMicros} ago. */
   int purge(long retentionMicros, int limit) {
-    return access.deleteFirst("consumer, event_id", Sql.of("processed_at < " + dialect.minusMicros(dialect.now()),
-        retentionMicros), "processed_at", limit);
+    return access.deleteFirst("consumer, event_id", Sql.of("processed_at < ").plus(Sql.ago(dialect, retentionMicros)),
+        "processed_at", limit);
   }
 
   /** PostgreSQL: a failing statement would abort the caller's whole transaction, so a duplicate must not fail. */

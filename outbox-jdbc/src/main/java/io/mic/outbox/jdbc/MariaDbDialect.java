@@ -67,11 +67,6 @@ public class MariaDbDialect implements Dialect {
   }
 
   @Override
-  public String minusMicros(String ts) {
-    return "DATE_SUB(" + ts + ", INTERVAL ? MICROSECOND)";
-  }
-
-  @Override
   public String microsSince(String ts) {
     return "TIMESTAMPDIFF(MICROSECOND, " + ts + ", UTC_TIMESTAMP(6))";
   }

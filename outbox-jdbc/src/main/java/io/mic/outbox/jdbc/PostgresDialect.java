@@ -74,11 +74,6 @@ public class PostgresDialect implements Dialect {
   }
 
   @Override
-  public String minusMicros(String ts) {
-    return ts + " - ? * interval '1 microsecond'";
-  }
-
-  @Override
   public String microsSince(String ts) {
     return "CAST(EXTRACT(EPOCH FROM (now() - " + ts + ")) * 1000000 AS bigint)";
   }

@@ -23,14 +23,14 @@ final class RetentionStatements {
    * {@link Dialect#retentionOrder()} (on PostgreSQL by id: the lean schema has no index on dispatched_at).
    */
   int purgeDispatched(long retentionMicros, int limit) {
-    return access.deleteFirst("id", Sql.of("status = 'DISPATCHED' AND dispatched_at < "
-        + dialect.minusMicros(dialect.now()), retentionMicros), dialect.retentionOrder(), limit);
+    return access.deleteFirst("id", Sql.of("status = 'DISPATCHED' AND dispatched_at < ")
+        .plus(Sql.ago(dialect, retentionMicros)), dialect.retentionOrder(), limit);
   }
 
   /** At most {@code limit} events dispatched more than {@code olderThanMicros} ago, oldest dispatch first. */
   List<OutboxEvent> oldestDispatched(long olderThanMicros, int limit) {
     Sql read = Sql.of("SELECT " + Sql.COLUMNS + " FROM " + access.table + " WHERE status = 'DISPATCHED' AND"
-        + " dispatched_at < " + dialect.minusMicros(dialect.now()), olderThanMicros)
+        + " dispatched_at < ").plus(Sql.ago(dialect, olderThanMicros))
         .plus(" ORDER BY " + dialect.retentionOrder() + " LIMIT ?", limit);
     return access.inTransaction(c -> {
       try (PreparedStatement ps = read.prepare(c, dialect)) {

@@ -68,6 +68,14 @@ final class Sql {
     return of(column + " NOT IN " + placeholders(values.size()), values.toArray());
   }
 
+  /**
+   * The database clock {@code micros} microseconds ago: the dialect's one interval fragment, {@link
+   * Dialect#plusMicros}, given the microseconds negated.
+   */
+  static Sql ago(Dialect dialect, long micros) {
+    return of(dialect.plusMicros(dialect.now()), -micros);
+  }
+
   /** This, then {@code more}. */
   Sql plus(Sql more) {
     if (more.text.isEmpty()) {

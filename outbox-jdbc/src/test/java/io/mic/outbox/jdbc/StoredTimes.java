@@ -42,13 +42,13 @@ final class StoredTimes {
     String quoted = TableName.parse("table", table).quoted(dialect.identifierQuote());
     StringBuilder sql = new StringBuilder("UPDATE ").append(quoted).append(" SET ");
     for (int i = 0; i < columns.length; i++) {
-      sql.append(i == 0 ? "" : ", ").append(columns[i]).append(" = ").append(dialect.minusMicros(columns[i]));
+      sql.append(i == 0 ? "" : ", ").append(columns[i]).append(" = ").append(dialect.plusMicros(columns[i]));
     }
     sql.append(where);
     try (Connection c = ds.getConnection(); PreparedStatement ps = c.prepareStatement(sql.toString())) {
       boolean autoCommit = c.getAutoCommit();
       for (int i = 1; i <= columns.length; i++) {
-        ps.setLong(i, d.toNanos() / 1_000);
+        ps.setLong(i, -d.toNanos() / 1_000);
       }
       ps.executeUpdate();
       if (!autoCommit) {
