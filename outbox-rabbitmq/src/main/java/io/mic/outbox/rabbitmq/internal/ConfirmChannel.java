@@ -22,7 +22,7 @@ import java.util.concurrent.TimeoutException;
  * message precedes its {@code basic.ack}, so a returned message is settled as returned, never as a
  * success. A closed channel settles everything still outstanding with the close reason.
  */
-public final class ConfirmChannel {
+final class ConfirmChannel {
   /** What the broker said about one message. */
   public sealed interface Outcome {}
 

@@ -115,25 +115,30 @@ public final class RabbitErrors {
   }
 
   public static int replyCode(ShutdownSignalException cause) {
-    Method reason = cause.getReason();
-    if (reason instanceof AMQP.Channel.Close close) {
-      return close.getReplyCode();
-    }
-    if (reason instanceof AMQP.Connection.Close close) {
-      return close.getReplyCode();
-    }
-    return -1;
+    Close close = close(cause);
+    return close != null ? close.code() : -1;
   }
 
   public static String replyText(ShutdownSignalException cause) {
-    Method reason = cause.getReason();
-    if (reason instanceof AMQP.Channel.Close close) {
-      return close.getReplyText();
-    }
-    if (reason instanceof AMQP.Connection.Close close) {
-      return close.getReplyText();
+    Close close = close(cause);
+    if (close != null) {
+      return close.text();
     }
     Throwable io = cause.getCause();
     return io != null ? io.toString() : cause.isInitiatedByApplication() ? "closed by the client" : "no reason given";
   }
+
+  /** The broker's reply when it closed the channel or the connection; {@code null} for a lost connection. */
+  private static Close close(ShutdownSignalException cause) {
+    Method reason = cause.getReason();
+    if (reason instanceof AMQP.Channel.Close c) {
+      return new Close(c.getReplyCode(), c.getReplyText());
+    }
+    if (reason instanceof AMQP.Connection.Close c) {
+      return new Close(c.getReplyCode(), c.getReplyText());
+    }
+    return null;
+  }
+
+  private record Close(int code, String text) {}
 }
