@@ -14,7 +14,7 @@ import org.slf4j.LoggerFactory;
  * the layout {@code mic-events-replay --from-clickhouse} reads: columns {@code id}, {@code topic},
  * {@code aggregate_type}, {@code aggregate_id}, {@code created_at}, {@code payload} (JSON text),
  * {@code headers} (a JSON object as text). {@link #createTable()} creates it. The format and the client
- * live in {@code outbox-archive} ({@link ClickHouseWriter}), shared with the replay.
+ * live in {@code outbox-archive} ({@code ClickHouseWriter}), shared with the replay.
  *
  * <p>{@code created_at}: a {@code DateTime} in any time zone or a {@code DateTime64} in UTC, the rule the
  * replay applies too ({@link ClickHouseSql#timeColumn}). {@link #createTable()} makes it

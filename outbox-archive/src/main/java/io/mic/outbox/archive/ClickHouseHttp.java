@@ -28,8 +28,7 @@ import java.util.regex.Pattern;
  * kept.
  *
  * <pre>{@code
- * ClickHouseHttp http = new ClickHouseHttp(ClickHouseUrl.parse(url, hint), user, password,
- *     Duration.ofSeconds(10), Duration.ofMinutes(10), hint);
+ * ClickHouseHttp http = connect(hint); // in a ClickHouseConnectionBuilder: its URL, credentials and timeouts
  * try (InputStream rows = http.query("SELECT … FORMAT JSONEachRow", "the replay query")) { … }
  * }</pre>
  */
@@ -45,12 +44,12 @@ public final class ClickHouseHttp {
   private final HttpClient client;
 
   /**
-   * @param uri as {@link ClickHouseUrl#parse} returns it
+   * @param uri as {@code ClickHouseUrl.parse} returns it
    * @param user {@code null}: the server's default user
    * @param queryTimeout until the answer starts (a streamed body has no deadline)
    * @param credentialsHint where credentials are set, for the message when they are refused
    */
-  public ClickHouseHttp(URI uri, String user, String password, Duration connectTimeout, Duration queryTimeout,
+  ClickHouseHttp(URI uri, String user, String password, Duration connectTimeout, Duration queryTimeout,
       String credentialsHint) {
     this.uri = uri;
     this.user = user;

@@ -7,7 +7,7 @@ import java.net.URISyntaxException;
  * Checks the URL of ClickHouse's HTTP interface. A URL may carry a password (user-info, a {@code password}
  * query parameter), so a message shows at most its host and port, and only once no user-info is in it.
  */
-public final class ClickHouseUrl {
+final class ClickHouseUrl {
   private static final String EXAMPLE = "http://127.0.0.1:8123";
 
   private ClickHouseUrl() {}

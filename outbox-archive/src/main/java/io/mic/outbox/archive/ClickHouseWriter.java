@@ -24,7 +24,7 @@ import java.util.regex.Pattern;
  * writer.insert(events);   // returns once ClickHouse answered 200: the block is written
  * }</pre>
  */
-public final class ClickHouseWriter {
+final class ClickHouseWriter {
   private static final String STRING = "(?:LowCardinality\\()?(?:Nullable\\()?String\\)?\\)?";
   private static final Pattern INTEGER = Pattern.compile("(?:Nullable\\()?U?Int(?:8|16|32|64)\\)?");
   /** The columns the archive writes text into, and the types that take it. */

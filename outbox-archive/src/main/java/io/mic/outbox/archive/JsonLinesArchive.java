@@ -16,7 +16,7 @@ import org.slf4j.LoggerFactory;
  * "created_at" (UTC ISO-8601, milliseconds or microseconds), "payload" (the JSON value), "headers" (an
  * object)}}.
  *
- * <p>The files are written by {@link JsonLinesWriter} ({@code outbox-archive}). Files are immutable: each {@link #archive} call writes new files of at most
+ * <p>The files are written by {@code JsonLinesWriter} ({@code outbox-archive}). Files are immutable: each {@link #archive} call writes new files of at most
  * {@code maxEventsPerFile} events (rotation), each first to a hidden temporary file, then fsynced, renamed
  * atomically to {@code outbox-<first created_at>-<last created_at>-<uuid>.jsonl.gz} and the directory
  * fsynced; only then does {@code archive} return. A crash leaves at worst a hidden {@code .tmp} file, never

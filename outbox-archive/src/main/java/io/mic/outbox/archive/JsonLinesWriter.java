@@ -28,7 +28,7 @@ import org.slf4j.LoggerFactory;
  * List<Path> files = JsonLinesWriter.write(directory, events, 100_000);
  * }</pre>
  */
-public final class JsonLinesWriter {
+final class JsonLinesWriter {
   private static final Logger LOG = LoggerFactory.getLogger(JsonLinesWriter.class);
 
   private JsonLinesWriter() {}

@@ -4,11 +4,11 @@
  * {@link io.mic.outbox.archive.ClickHouseArchive}); the record type the replay reads
  * ({@link io.mic.outbox.archive.ArchivedEvent}); the record codec ({@link io.mic.outbox.archive.ArchiveRecords}
  * writes, {@link io.mic.outbox.archive.RecordParser} reads); JSON Lines files (gzip, JSON arrays:
- * {@link io.mic.outbox.archive.JsonLinesWriter}, {@link io.mic.outbox.archive.JsonArchiveReader}); and
+ * {@code JsonLinesWriter}, {@link io.mic.outbox.archive.JsonArchiveReader}); and
  * ClickHouse: the HTTP client ({@link io.mic.outbox.archive.ClickHouseHttp}), its URL rules
- * ({@link io.mic.outbox.archive.ClickHouseUrl}), the SQL and time-column rule
+ * ({@code ClickHouseUrl}), the SQL and time-column rule
  * ({@link io.mic.outbox.archive.ClickHouseSql}) and the table writer
- * ({@link io.mic.outbox.archive.ClickHouseWriter}). Depends on {@code outbox-core} and {@code jackson-core}
+ * ({@code ClickHouseWriter}). Depends on {@code outbox-core} and {@code jackson-core}
  * only.
  */
 package io.mic.outbox.archive;
