@@ -246,7 +246,7 @@ public final class PostgresBenchmark {
     PLAIN_OLD,
     /**
      * JdbcOutboxStore.append with the defaults: the sequence counter, whose row lock serialises an aggregate
-     * (on PostgreSQL {@code lockAggregateOnAppend} takes no advisory lock either way).
+     * (on PostgreSQL no advisory lock is taken).
      */
     STORE
   }

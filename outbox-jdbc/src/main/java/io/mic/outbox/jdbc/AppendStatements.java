@@ -149,15 +149,27 @@ abstract class AppendStatements {
 
   /**
    * Appends {@code events} in the order given and, unless {@code channel} is {@code null}, announces them on
-   * it in the same transaction (delivered at commit, once per call).
+   * it in the same transaction (delivered at commit, once per call). Their aggregates are locked first
+   * where the database has a lock statement.
    */
-  void append(Connection connection, Collection<OutboxEvent> events, boolean lock, AppendChannel channel)
+  void append(Connection connection, Collection<OutboxEvent> events, AppendChannel channel) throws SQLException {
+    if (lockAggregates(1) != null) {
+      lockAggregates(connection, events);
+    }
+    appendCounted(connection, events, channel);
+  }
+
+  /**
+   * {@link #append} after the lock: the counter's row locks, taken before the clock is read, serialise each
+   * aggregate's appends from here on, with or without the lock statement before.
+   */
+  void appendCounted(Connection connection, Collection<OutboxEvent> events, AppendChannel channel)
       throws SQLException {
     if (events.size() == 1) {
-      appendOne(connection, events.iterator().next(), lock, channel);
+      appendOne(connection, events.iterator().next(), channel);
       return;
     }
-    appendBatch(connection, events, lock);
+    insertBatch(connection, events, countSequences(connection, events));
     if (channel != null) {
       channel.notifyIn(connection);
     }
@@ -167,10 +179,7 @@ abstract class AppendStatements {
    * The common case, one event, in as few statements as the database allows. The portable form announces
    * it on {@code channel} (unless {@code null}) with a statement of its own.
    */
-  void appendOne(Connection connection, OutboxEvent event, boolean lock, AppendChannel channel) throws SQLException {
-    if (lock && lockAggregates(1) != null) {
-      lockAggregates(connection, List.of(event));
-    }
+  void appendOne(Connection connection, OutboxEvent event, AppendChannel channel) throws SQLException {
     countSequences(connection, List.of(event));
     try (PreparedStatement ps = connection.prepareStatement(insert())) {
       bindOne(ps, event);
@@ -179,13 +188,6 @@ abstract class AppendStatements {
     if (channel != null) {
       channel.notifyIn(connection);
     }
-  }
-
-  void appendBatch(Connection connection, Collection<OutboxEvent> events, boolean lock) throws SQLException {
-    if (lock && lockAggregates(1) != null) {
-      lockAggregates(connection, events);
-    }
-    insertBatch(connection, events, countSequences(connection, events));
   }
 
   void lockAggregates(Connection connection, Collection<OutboxEvent> events) throws SQLException {

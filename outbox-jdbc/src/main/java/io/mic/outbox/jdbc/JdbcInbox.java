@@ -365,12 +365,7 @@ public final class JdbcInbox {
    */
   public long purgeOlderThan(Duration retention) {
     long micros = TableAccess.retentionMicros(retention);
-    long total = 0;
-    int deleted;
-    do {
-      deleted = purgeBatch(micros);
-      total += deleted;
-    } while (deleted >= purgeBatchSize);
+    long total = TableAccess.deleteInBatches(() -> purgeBatch(micros), purgeBatchSize, running -> {});
     if (total > 0) {
       LOG.info("inbox table {}: purged {} record(s) processed more than {} ago", tableName, total, retention);
     }
@@ -439,30 +434,11 @@ public final class JdbcInbox {
 
 
   /** Builds a {@link JdbcInbox}; {@code dataSource} is required. */
-  public static final class Builder {
-    private DataSource dataSource;
-    private TableName tableName = new TableName(null, DEFAULT_TABLE);
-    private Dialect dialect;
+  public static final class Builder extends TableBuilder<Builder> {
     private int purgeBatchSize = DEFAULT_PURGE_BATCH_SIZE;
 
-    private Builder() {}
-
-    /** Required: the consumer's database, where the business effects are written too. */
-    public Builder dataSource(DataSource dataSource) {
-      this.dataSource = dataSource;
-      return this;
-    }
-
-    /** The inbox table (default {@code outbox_inbox}); {@code [A-Za-z_][A-Za-z0-9_]*}, optionally {@code schema.table}. */
-    public Builder table(String table) {
-      this.tableName = TableName.parse("table", table);
-      return this;
-    }
-
-    /** Overrides the dialect detected from the connection's metadata. */
-    public Builder dialect(Dialect dialect) {
-      this.dialect = dialect;
-      return this;
+    private Builder() {
+      super(DEFAULT_TABLE);
     }
 
     /** Rows deleted per purge statement (default 1000, at most 10000). */
@@ -484,9 +460,7 @@ public final class JdbcInbox {
         throw new InvalidConfigurationException("purgeBatchSize must be between 1 and " + MAX_PURGE_BATCH_SIZE
             + ", was " + purgeBatchSize);
       }
-      if (dataSource == null) {
-        throw new InvalidConfigurationException("dataSource is required: .dataSource(hikariDataSource)");
-      }
+      requireDataSource();
       JdbcInbox inbox = new JdbcInbox(this);
       inbox.binding.tryNow();
       return inbox;

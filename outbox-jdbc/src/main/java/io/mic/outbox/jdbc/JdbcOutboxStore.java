@@ -47,8 +47,8 @@ import org.slf4j.LoggerFactory;
  * }</pre>
  *
  * <p>Times ({@code created_at}, {@code next_attempt_at}, leases) come from the database clock, never the
- * JVM's. By default an append takes a transaction-scoped lock on the event's aggregate
- * ({@link Builder#lockAggregateOnAppend(boolean)}), so two transactions writing the same aggregate get
+ * JVM's. An append serialises with the other appends to the event's aggregate until its transaction
+ * ends (docs/ordering.md has how), so two transactions writing the same aggregate get
  * {@code created_at} in commit order and ordered mode can never publish them the wrong way round.
  *
  * <p>The event envelope: each event gets its aggregate's next {@code sequence} (1, 2, 3 …) from a small
@@ -62,7 +62,6 @@ public final class JdbcOutboxStore implements OutboxStore {
   private static final Logger LOG = LoggerFactory.getLogger(JdbcOutboxStore.class);
 
   private final TableName tableName;
-  private final boolean lockAggregateOnAppend;
   private final DataSource dataSource;
   /** Where appends are announced ({@link Builder#notifyOnAppend}); null when they are not. */
   private final AppendChannel appendChannel;
@@ -70,7 +69,6 @@ public final class JdbcOutboxStore implements OutboxStore {
 
   private JdbcOutboxStore(Builder b) {
     this.tableName = b.tableName;
-    this.lockAggregateOnAppend = b.lockAggregateOnAppend;
     this.dataSource = b.dataSource;
     this.appendChannel = b.notifyOnAppend ? AppendChannel.of(b.tableName) : null;
     this.binding = new Binding<>("outbox", b.dataSource, b.dialect, b.tableName, access -> {
@@ -179,7 +177,7 @@ public final class JdbcOutboxStore implements OutboxStore {
     }
     try {
       // with notifyOnAppend, one notification per call, delivered at commit: see Builder#notifyOnAppend
-      append.append(connection, events, lockAggregateOnAppend, appendChannel);
+      append.append(connection, events, appendChannel);
     } catch (SQLException e) {
       throw append.failed(e, events, tableName);
     }
@@ -346,52 +344,13 @@ public final class JdbcOutboxStore implements OutboxStore {
   }
 
   /** Builds a {@link JdbcOutboxStore}; {@code dataSource} is required. */
-  public static final class Builder {
-    private DataSource dataSource;
-    private TableName tableName = new TableName(null, DEFAULT_TABLE);
-    private Dialect dialect;
-    private boolean lockAggregateOnAppend = true;
+  public static final class Builder extends TableBuilder<Builder> {
     private boolean notifyOnAppend;
     private boolean deleteOnDispatch;
     private boolean transactionalClaims;
 
-    private Builder() {}
-
-    /** Required; a pooled DataSource such as HikariCP's. */
-    public Builder dataSource(DataSource dataSource) {
-      this.dataSource = dataSource;
-      return this;
-    }
-
-    /** The outbox table (default {@code outbox}); {@code [A-Za-z_][A-Za-z0-9_]*}, optionally {@code schema.table}. */
-    public Builder table(String table) {
-      this.tableName = TableName.parse("table", table);
-      return this;
-    }
-
-    /** Overrides the dialect detected from the connection's metadata. */
-    public Builder dialect(Dialect dialect) {
-      this.dialect = dialect;
-      return this;
-    }
-
-    /**
-     * Take a transaction-scoped lock on each appended event's aggregate (default {@code true}). It makes
-     * {@code created_at} follow commit order within an aggregate, which ordered mode relies on when two
-     * transactions write the same aggregate concurrently. The lock is held until the caller's
-     * transaction ends.
-     *
-     * <p>Every append also upserts its aggregate's row of the sequence counter ({@code <table>_sequences})
-     * before it reads the clock, and that row stays locked until the transaction ends too. So with
-     * {@code false}, appends to one aggregate are still serialised, and {@code sequence} and
-     * {@code created_at} still follow commit order: {@code false} only saves the separate lock statement
-     * (and, on MariaDB and H2, the {@code <table>_locks} table's rows). On PostgreSQL the counter's row
-     * lock is the aggregate lock whatever this option says: no advisory lock is taken, so an append pays
-     * no extra statement and takes no slot of the shared lock table.
-     */
-    public Builder lockAggregateOnAppend(boolean lock) {
-      this.lockAggregateOnAppend = lock;
-      return this;
+    private Builder() {
+      super(DEFAULT_TABLE);
     }
 
     /**
@@ -488,9 +447,7 @@ public final class JdbcOutboxStore implements OutboxStore {
      * @throws UnsupportedDatabaseException if the database answers and is not supported
      */
     public JdbcOutboxStore build() {
-      if (dataSource == null) {
-        throw new InvalidConfigurationException("dataSource is required: .dataSource(hikariDataSource)");
-      }
+      requireDataSource();
       JdbcOutboxStore store = new JdbcOutboxStore(this);
       store.binding.tryNow();
       return store;

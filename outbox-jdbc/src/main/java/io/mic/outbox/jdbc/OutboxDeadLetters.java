@@ -1,6 +1,5 @@
 package io.mic.outbox.jdbc;
 
-import io.mic.outbox.InvalidConfigurationException;
 import io.mic.outbox.OutboxEvent;
 import java.util.List;
 import java.util.Objects;
@@ -133,33 +132,13 @@ public final class OutboxDeadLetters {
   }
 
   /** Builds an {@link OutboxDeadLetters}; {@code store} is required. */
-  public static final class Builder {
-    private JdbcOutboxStore store;
-    private int batchSize = DEFAULT_BATCH_SIZE;
-
-    private Builder() {}
-
-    /** Required: the store whose table, DataSource and dialect are used. */
-    public Builder store(JdbcOutboxStore store) {
-      this.store = store;
-      return this;
+  public static final class Builder extends StoreToolBuilder<Builder, OutboxDeadLetters> {
+    private Builder() {
+      super(DEFAULT_BATCH_SIZE, MAX_BATCH_SIZE);
     }
 
-    /** Events redriven or purged per statement (default 500, at most 10000). */
-    public Builder batchSize(int batchSize) {
-      this.batchSize = batchSize;
-      return this;
-    }
-
-    /** @throws InvalidConfigurationException naming the option that is wrong */
-    public OutboxDeadLetters build() {
-      if (store == null) {
-        throw new InvalidConfigurationException("store is required: .store(jdbcOutboxStore)");
-      }
-      if (batchSize < 1 || batchSize > MAX_BATCH_SIZE) {
-        throw new InvalidConfigurationException("batchSize must be between 1 and " + MAX_BATCH_SIZE
-            + ", was " + batchSize);
-      }
+    @Override
+    OutboxDeadLetters create(JdbcOutboxStore store, int batchSize) {
       return new OutboxDeadLetters(store.access(), batchSize);
     }
   }

@@ -1,6 +1,5 @@
 package io.mic.outbox.jdbc;
 
-import io.mic.outbox.InvalidConfigurationException;
 import io.mic.outbox.OutboxEvent;
 import io.mic.outbox.OutboxStatus;
 import java.time.Duration;
@@ -44,9 +43,9 @@ public final class OutboxMaintenance {
   private final EventQueries queries;
   private final int batchSize;
 
-  private OutboxMaintenance(JdbcOutboxStore store, TableAccess access, int batchSize) {
+  private OutboxMaintenance(JdbcOutboxStore store, int batchSize) {
     this.store = store;
-    this.access = access;
+    this.access = store.access();
     this.statements = new RetentionStatements(access);
     this.queries = new EventQueries(access);
     this.batchSize = batchSize;
@@ -75,13 +74,7 @@ public final class OutboxMaintenance {
   public long purgeDispatchedOlderThan(Duration retention, LongConsumer progress) {
     Objects.requireNonNull(progress, "progress");
     long micros = TableAccess.retentionMicros(retention);
-    long total = 0;
-    int deleted;
-    do {
-      deleted = purgeDispatchedBatch(micros);
-      total += deleted;
-      progress.accept(total);
-    } while (deleted >= batchSize);
+    long total = TableAccess.deleteInBatches(() -> purgeDispatchedBatch(micros), batchSize, progress);
     if (total > 0) {
       LOG.info("outbox table {}: purged {} event(s) dispatched more than {} ago", access.name, total, retention);
     }
@@ -129,34 +122,14 @@ public final class OutboxMaintenance {
   }
 
   /** Builds an {@link OutboxMaintenance}; {@code store} is required. */
-  public static final class Builder {
-    private JdbcOutboxStore store;
-    private int batchSize = DEFAULT_BATCH_SIZE;
-
-    private Builder() {}
-
-    /** Required: the store whose table, DataSource and dialect are used. */
-    public Builder store(JdbcOutboxStore store) {
-      this.store = store;
-      return this;
+  public static final class Builder extends StoreToolBuilder<Builder, OutboxMaintenance> {
+    private Builder() {
+      super(DEFAULT_BATCH_SIZE, MAX_BATCH_SIZE);
     }
 
-    /** Rows deleted per statement (default 1000, at most 10000). */
-    public Builder batchSize(int batchSize) {
-      this.batchSize = batchSize;
-      return this;
-    }
-
-    /** @throws InvalidConfigurationException naming the option that is wrong */
-    public OutboxMaintenance build() {
-      if (store == null) {
-        throw new InvalidConfigurationException("store is required: .store(jdbcOutboxStore)");
-      }
-      if (batchSize < 1 || batchSize > MAX_BATCH_SIZE) {
-        throw new InvalidConfigurationException("batchSize must be between 1 and " + MAX_BATCH_SIZE
-            + ", was " + batchSize);
-      }
-      return new OutboxMaintenance(store, store.access(), batchSize);
+    @Override
+    OutboxMaintenance create(JdbcOutboxStore store, int batchSize) {
+      return new OutboxMaintenance(store, batchSize);
     }
   }
 }

@@ -72,7 +72,7 @@ final class PostgresAppend extends AppendStatements {
    * {@code channel} (parameter 11: its name), so an announced append costs no round trip of its own.
    */
   @Override
-  void appendOne(Connection connection, OutboxEvent event, boolean lock, AppendChannel channel) throws SQLException {
+  void appendOne(Connection connection, OutboxEvent event, AppendChannel channel) throws SQLException {
     try (PreparedStatement ps = connection.prepareStatement(channel == null ? insert : insertAnnounced)) {
       bindOne(ps, event);
       if (channel != null) {

@@ -14,11 +14,12 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Objects;
 import java.util.Set;
+import java.util.function.IntSupplier;
+import java.util.function.LongConsumer;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import javax.sql.DataSource;
@@ -104,6 +105,23 @@ final class TableAccess {
   }
 
   /**
+   * Runs {@code batch}, one statement deleting at most {@code batchSize} rows in its own short transaction,
+   * until one deletes fewer, telling {@code progress} the running total after each.
+   *
+   * @return how many rows were deleted
+   */
+  static long deleteInBatches(IntSupplier batch, int batchSize, LongConsumer progress) {
+    long total = 0;
+    int deleted;
+    do {
+      deleted = batch.getAsInt();
+      total += deleted;
+      progress.accept(total);
+    } while (deleted >= batchSize);
+    return total;
+  }
+
+  /**
    * The DDL of {@code resource}, comments removed, written for table {@code defaultTable}, rewritten for
    * this table: indexes {@code <defaultTable>_<name>_idx} and tables beside it {@code <defaultTable>_<name>}.
    */
@@ -140,38 +158,58 @@ final class TableAccess {
    * @return {@code true} when the script ran
    */
   boolean upgrade(String resource, String defaultTable, List<String> columns) {
-    List<String> missing = missingColumns(columns);
-    if (missing != null && missing.isEmpty()) {
+    Set<String> present = catalogNames(Catalog.of(dialect).columns(name.schema(), name.table()),
+        row -> row.getString(1), "upgrade");
+    List<String> missing = present == null ? null
+        : columns.stream().filter(col -> present.stream().noneMatch(col::equalsIgnoreCase)).toList();
+    return runUpgrade(resource, defaultTable, missing, "the columns may be missing", "missing columns");
+  }
+
+  /**
+   * Runs the upgrade script {@code resource} unless the catalog found nothing to upgrade ({@code found}
+   * empty; {@code null}: the catalog could not tell). A failure says what was found and how else to apply it.
+   */
+  private boolean runUpgrade(String resource, String defaultTable, List<String> found, String unknown,
+      String known) {
+    if (found != null && found.isEmpty()) {
       return false;
     }
     try {
       execute(ddl(resource, defaultTable));
       return true;
     } catch (OutboxStoreException e) {
-      throw new OutboxStoreException(e.getMessage() + "; " + (missing == null ? "the columns may be missing"
-          : "missing columns: " + String.join(", ", missing)) + ". Run createSchema() once as the schema's"
-          + " owner, or apply " + resource + " in a migration (docs/operations.md)", e);
+      throw new OutboxStoreException(e.getMessage() + "; " + (found == null ? unknown
+          : known + ": " + String.join(", ", found)) + ". Run createSchema() once as the schema's owner, or"
+          + " apply " + resource + " in a migration (docs/operations.md)", e);
     }
   }
 
-  /** Which of {@code columns} the table lacks, from the catalog; {@code null} when it cannot be read. */
-  private List<String> missingColumns(List<String> columns) {
-    Sql query = Catalog.of(dialect).columns(name.schema(), name.table());
-    Set<String> found = new HashSet<>();
+  /** What a catalog query's row names: a column, a table's index. */
+  @FunctionalInterface
+  private interface RowName {
+    String of(ResultSet row) throws SQLException;
+  }
+
+  /**
+   * The names of a catalog query's rows; {@code null} when the catalog cannot be read, and then the DDL
+   * ({@code whatRuns}) runs and says what is wrong.
+   */
+  private Set<String> catalogNames(Sql query, RowName rowName, String whatRuns) {
+    Set<String> found = new LinkedHashSet<>();
     try (Connection c = dataSource.getConnection(); PreparedStatement ps = query.prepare(c, dialect)) {
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
-          found.add(rs.getString(1).toLowerCase(java.util.Locale.ROOT));
+          found.add(rowName.of(rs));
         }
       }
       if (!c.getAutoCommit()) {
         c.rollback();
       }
     } catch (SQLException e) {
-      LOG.debug("{} table {}: cannot read the catalog, running the upgrade: {}", kind, name, e.getMessage());
+      LOG.debug("{} table {}: cannot read the catalog, running the {}: {}", kind, name, whatRuns, e.getMessage());
       return null;
     }
-    return columns.stream().filter(col -> !found.contains(col)).toList();
+    return found;
   }
 
   /** What {@code resource} creates: its DDL for this table, the tables, and the indexes on this table. */
@@ -227,36 +265,12 @@ final class TableAccess {
     if (resource == null) {
       return false;
     }
-    List<String> found = new ArrayList<>();
-    Set<String> names = catalog.obsoleteIndexes().stream().map(name::derivedName)
+    Set<String> obsolete = catalog.obsoleteIndexes().stream().map(name::derivedName)
         .collect(java.util.stream.Collectors.toSet());
-    Sql query = catalog.indexes(name.schema(), List.of(name.table()));
-    try (Connection c = dataSource.getConnection(); PreparedStatement ps = query.prepare(c, dialect)) {
-      try (ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          if (names.contains(rs.getString(2))) {
-            found.add(rs.getString(2));
-          }
-        }
-      }
-      if (!c.getAutoCommit()) {
-        c.rollback();
-      }
-    } catch (SQLException e) {
-      LOG.debug("{} table {}: cannot read the catalog, running the index upgrade: {}", kind, name, e.getMessage());
-      found = null;
-    }
-    if (found != null && found.isEmpty()) {
-      return false;
-    }
-    try {
-      execute(ddl(resource, defaultTable));
-      return true;
-    } catch (OutboxStoreException e) {
-      throw new OutboxStoreException(e.getMessage() + "; " + (found == null ? "old indexes may exist"
-          : "old indexes: " + String.join(", ", found)) + ". Run createSchema() once as the schema's owner, or"
-          + " apply " + resource + " in a migration (docs/operations.md)", e);
-    }
+    Set<String> present = catalogNames(catalog.indexes(name.schema(), List.of(name.table())),
+        row -> row.getString(2), "index upgrade");
+    List<String> found = present == null ? null : present.stream().filter(obsolete::contains).toList();
+    return runUpgrade(resource, defaultTable, found, "old indexes may exist", "old indexes");
   }
 
   /**
@@ -265,24 +279,14 @@ final class TableAccess {
    */
   private List<String> missing(Schema schema) {
     List<String> tables = List.copyOf(schema.tables());
-    Sql query = Catalog.of(dialect).indexes(name.schema(), tables);
-    Set<String> found = new HashSet<>();
-    try (Connection c = dataSource.getConnection(); PreparedStatement ps = query.prepare(c, dialect)) {
-      try (ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          found.add(rs.getString(1));
-          found.add(rs.getString(1) + "." + rs.getString(2));
-        }
-      }
-      if (!c.getAutoCommit()) {
-        c.rollback();
-      }
-    } catch (SQLException e) {
-      LOG.debug("{} table {}: cannot read the catalog, running the DDL: {}", kind, name, e.getMessage());
+    Set<String> found = catalogNames(Catalog.of(dialect).indexes(name.schema(), tables),
+        row -> row.getString(1) + "." + row.getString(2), "DDL"); // table.index
+    if (found == null) {
       return null;
     }
     List<String> missing = new ArrayList<>();
-    tables.stream().filter(t -> !found.contains(t)).forEach(t -> missing.add("table " + t));
+    tables.stream().filter(t -> found.stream().noneMatch(i -> i.startsWith(t + ".")))
+        .forEach(t -> missing.add("table " + t));
     schema.indexes().stream().filter(i -> !found.contains(name.table() + "." + i))
         .forEach(i -> missing.add("index " + i));
     return missing;

@@ -84,7 +84,7 @@ abstract class JdbcOutboxStoreTest {
 
   @BeforeEach
   void createStore() {
-    store = newStore(true);
+    store = newStore();
   }
 
   @AfterEach
@@ -92,8 +92,34 @@ abstract class JdbcOutboxStoreTest {
     tables.forEach(t -> TestDatabase.dropOutbox(dataSource, t));
   }
 
-  private JdbcOutboxStore newStore(boolean lockAggregate) {
-    return newStore(builder -> builder.lockAggregateOnAppend(lockAggregate));
+  private JdbcOutboxStore newStore() {
+    return newStore(UnaryOperator.identity());
+  }
+
+  /** How a test appends inside an open transaction. */
+  @FunctionalInterface
+  private interface Appender {
+    void append(Connection c, List<OutboxEvent> events) throws SQLException;
+  }
+
+  /** Through the store: its aggregate lock, then the sequence counter. */
+  private static Appender locked(JdbcOutboxStore s) {
+    return (c, events) -> {
+      if (events.size() == 1) {
+        s.append(c, events.get(0));
+      } else {
+        s.append(c, events);
+      }
+    };
+  }
+
+  /**
+   * The store's append after its lock statement (MariaDB and H2 have one; PostgreSQL none): the sequence
+   * counter's row locks alone.
+   */
+  private static Appender withoutTheAggregateLock(JdbcOutboxStore s) {
+    AppendStatements append = Statements.of(s.access(), false, false).append();
+    return (c, events) -> append.appendCounted(c, events, null);
   }
 
   /** A store on a table of its own, dropped after the test, with {@code options} applied to its builder. */
@@ -447,12 +473,12 @@ abstract class JdbcOutboxStoreTest {
 
   /**
    * Two transactions write the same aggregate; the one that started first commits last. With the
-   * aggregate lock (the default) the second waits for the first, and created_at follows commit order.
+   * aggregate lock the second waits for the first, and created_at follows commit order.
    */
   @Test
   @Timeout(value = 30, unit = TimeUnit.SECONDS)
   void aggregateLockMakesCreatedAtFollowCommitOrder() throws Exception {
-    List<String> published = publishInterleaved(store);
+    List<String> published = publishInterleaved(store, locked(store));
     assertThat(published).containsExactly("first", "second");
   }
 
@@ -463,10 +489,9 @@ abstract class JdbcOutboxStoreTest {
   @Test
   @Timeout(value = 30, unit = TimeUnit.SECONDS)
   void withoutTheAggregateLockTheSequenceCounterStillKeepsCommitOrder() throws Exception {
-    JdbcOutboxStore unlocked = newStore(false);
-    List<String> published = publishInterleaved(unlocked);
+    List<String> published = publishInterleaved(store, withoutTheAggregateLock(store));
     assertThat(published).containsExactly("first", "second");
-    assertThat(committed(unlocked)).containsExactly(new Row("shared", 1), new Row("shared", 2));
+    assertThat(committed(store)).containsExactly(new Row("shared", 1), new Row("shared", 2));
   }
 
   // ---------------------------------------------------------------- the envelope's sequence
@@ -488,13 +513,13 @@ abstract class JdbcOutboxStoreTest {
   }
 
   private void inTransaction(JdbcOutboxStore s, boolean commit, List<OutboxEvent> events) throws SQLException {
+    inTransaction(locked(s), commit, events);
+  }
+
+  private void inTransaction(Appender appender, boolean commit, List<OutboxEvent> events) throws SQLException {
     try (Connection c = dataSource.getConnection()) {
       c.setAutoCommit(false);
-      if (events.size() == 1) {
-        s.append(c, events.get(0));
-      } else {
-        s.append(c, events);
-      }
+      appender.append(c, events);
       if (commit) {
         c.commit();
       } else {
@@ -518,13 +543,13 @@ abstract class JdbcOutboxStoreTest {
   @Test
   @Timeout(value = 120, unit = TimeUnit.SECONDS)
   void concurrentProducersGetGapFreeSequencesInCommitOrder() throws Exception {
-    concurrentProducers(store);
+    concurrentProducers(store, locked(store));
   }
 
   @Test
   @Timeout(value = 120, unit = TimeUnit.SECONDS)
   void concurrentProducersGetGapFreeSequencesWithoutTheAggregateLock() throws Exception {
-    concurrentProducers(newStore(false));
+    concurrentProducers(store, withoutTheAggregateLock(store));
   }
 
   /**
@@ -532,7 +557,7 @@ abstract class JdbcOutboxStoreTest {
    * transaction, and roll every fifth transaction back. Per aggregate, the committed rows in created_at
    * order must carry exactly 1..N.
    */
-  private void concurrentProducers(JdbcOutboxStore s) throws Exception {
+  private void concurrentProducers(JdbcOutboxStore s, Appender appender) throws Exception {
     int threads = 8;
     int transactions = 25;
     java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(threads);
@@ -552,7 +577,7 @@ abstract class JdbcOutboxStoreTest {
             default -> List.of(event("hot-" + n % 3), event("hot-" + n % 3));
           };
           boolean commit = i % 5 != 4;
-          inTransaction(s, commit, events);
+          inTransaction(appender, commit, events);
           if (commit) {
             events.forEach(e -> expected.computeIfAbsent(e.aggregateId(),
                 k -> new java.util.concurrent.atomic.AtomicInteger()).incrementAndGet());
@@ -617,7 +642,7 @@ abstract class JdbcOutboxStoreTest {
    * T1 appends "first" and stays open; T2 appends "second" and commits; an ordered dispatcher runs; then
    * T1 commits and the dispatcher runs again.
    */
-  private List<String> publishInterleaved(JdbcOutboxStore s) throws Exception {
+  private List<String> publishInterleaved(JdbcOutboxStore s, Appender appender) throws Exception {
     List<String> published = new ArrayList<>();
     OutboxDispatcher dispatcher = OutboxDispatcher.builder().store(s).useClaim(true).preserveAggregateOrder(true)
         .dispatchFn(e -> published.add(e.headers().get("step"))).build();
@@ -629,7 +654,7 @@ abstract class JdbcOutboxStoreTest {
       CompletableFuture<Void> t1 = CompletableFuture.runAsync(() -> {
         try (Connection c = dataSource.getConnection()) {
           c.setAutoCommit(false);
-          s.append(c, stepEvent("first"));
+          appender.append(c, List.of(stepEvent("first")));
           t1Appended.countDown();
           t1MayCommit.await();
           c.commit();
@@ -641,7 +666,7 @@ abstract class JdbcOutboxStoreTest {
       CompletableFuture<Void> t2 = CompletableFuture.runAsync(() -> {
         try (Connection c = dataSource.getConnection()) {
           c.setAutoCommit(false);
-          s.append(c, stepEvent("second"));
+          appender.append(c, List.of(stepEvent("second")));
           c.commit();
         } catch (Exception e) {
           throw new IllegalStateException(e);
