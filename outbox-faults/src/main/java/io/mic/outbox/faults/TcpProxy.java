@@ -96,8 +96,9 @@ public final class TcpProxy implements AutoCloseable {
         Socket upstream = new Socket(InetAddress.getLoopbackAddress(), target);
         sockets.add(client);
         sockets.add(upstream);
-        relay(client, upstream, client);
-        relay(upstream, client, client);
+        AtomicBoolean cutting = new AtomicBoolean(); // this connection's COMMIT is on its way: no reply passes
+        relay(client, upstream, client, cutting);
+        relay(upstream, client, client, cutting);
       } catch (IOException e) {
         if (closed) {
           return;
@@ -106,7 +107,7 @@ public final class TcpProxy implements AutoCloseable {
     }
   }
 
-  private void relay(Socket from, Socket to, Socket client) {
+  private void relay(Socket from, Socket to, Socket client, AtomicBoolean cutting) {
     boolean fromClient = from == client;
     Thread t = new Thread(() -> {
       byte[] buffer = new byte[16 * 1024];
@@ -117,12 +118,19 @@ public final class TcpProxy implements AutoCloseable {
         int n;
         while ((n = in.read(buffer)) >= 0) {
           pass();
+          // decided before the COMMIT goes: the server's reply can then never overtake the cut
+          cut = fromClient && contains(buffer, n, COMMIT) && cutAfterCommit.compareAndSet(true, false);
+          if (cut) {
+            cutting.set(true);
+          } else if (cutting.get()) {
+            cut = true; // the server's reply to the COMMIT: dropped, and the client is left to the other relay's reset
+            return;
+          }
           out.write(buffer, 0, n);
           out.flush();
-          if (fromClient && contains(buffer, n, COMMIT) && cutAfterCommit.compareAndSet(true, false)) {
+          if (cut) {
             // the server has the COMMIT; the client never hears back. The server's side stays open until
-            // its reply comes and fails to reach the client: the other relay closes it then.
-            cut = true;
+            // its reply comes: the other relay drops it and closes it then.
             client.setSoLinger(true, 0);
             client.close();
             return;
