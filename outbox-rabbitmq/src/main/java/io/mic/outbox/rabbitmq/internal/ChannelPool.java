@@ -65,11 +65,7 @@ public final class ChannelPool implements AutoCloseable {
     return blockedReason;
   }
 
-  /**
-   * An open channel in confirm mode, exclusively the caller's until {@link #giveBack}.
-   *
-   * @throws PublishUnavailableException the broker cannot be reached or refuses a channel
-   */
+  /** An open channel in confirm mode, exclusively the caller's until {@link #giveBack}. */
   public ConfirmChannel borrow() {
     Connection c;
     synchronized (this) {
@@ -97,7 +93,6 @@ public final class ChannelPool implements AutoCloseable {
     }
   }
 
-  /** Keeps {@code ch} for the next batch if it is healthy, else closes it. */
   public void giveBack(ConfirmChannel ch) {
     synchronized (this) {
       if (!closed && ch.connection() == connection && ch.reusable() && idle.size() < MAX_IDLE) {
@@ -140,7 +135,7 @@ public final class ChannelPool implements AutoCloseable {
         blockedReason = null;
         if (!cause.isInitiatedByApplication()) {
           LOG.warn("lost the connection to RabbitMQ at {} ({}); it is opened again on the next publication",
-              displayUri, reasonOf(cause));
+              displayUri, RabbitErrors.replyText(cause));
         }
       });
       LOG.info("connected to RabbitMQ at {}", displayUri);
@@ -154,10 +149,6 @@ public final class ChannelPool implements AutoCloseable {
       throw new PublishUnavailableException("cannot connect to RabbitMQ at " + displayUri + " (" + root
           + "); events wait without counting attempts until it is reachable", root);
     }
-  }
-
-  static String reasonOf(ShutdownSignalException cause) {
-    return RabbitErrors.replyText(cause);
   }
 
   @Override

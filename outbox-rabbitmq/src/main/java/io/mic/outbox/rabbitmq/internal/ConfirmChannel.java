@@ -54,7 +54,6 @@ final class ConfirmChannel {
       this.deadline = deadline;
     }
 
-    /** The event, or whatever the publisher sent this message for. */
     public T item() {
       return item;
     }
@@ -92,7 +91,6 @@ final class ConfirmChannel {
     this.channel = channel;
   }
 
-  /** Opens a channel on {@code connection} and puts it in confirm mode. */
   static ConfirmChannel open(Connection connection) throws IOException {
     Channel channel = connection.createChannel();
     if (channel == null) {
@@ -149,11 +147,6 @@ final class ConfirmChannel {
       }
       throw e;
     }
-  }
-
-  /** The largest frame the connection negotiated; a message's content header must fit in one. */
-  public int frameMax() {
-    return connection.getFrameMax();
   }
 
   /** Why the broker or the client closed this channel, or {@code null} while it is open. */

@@ -8,6 +8,7 @@ import io.mic.outbox.OutboxException;
 import io.mic.outbox.PublishRejectedException;
 import io.mic.outbox.PublishUnavailableException;
 import java.time.Duration;
+import java.util.Comparator;
 import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -97,21 +98,9 @@ public final class RabbitErrors {
   public static <T> ConfirmChannel.Pending<T> culprit(ShutdownSignalException cause,
       List<ConfirmChannel.Pending<T>> lost) {
     Matcher m = MESSAGE_SIZE.matcher(replyText(cause));
-    if (m.find()) {
-      long size = Long.parseLong(m.group(1));
-      for (ConfirmChannel.Pending<T> p : lost) {
-        if (p.bodySize() == size) {
-          return p;
-        }
-      }
-    }
-    ConfirmChannel.Pending<T> largest = null;
-    for (ConfirmChannel.Pending<T> p : lost) {
-      if (largest == null || p.bodySize() > largest.bodySize()) {
-        largest = p;
-      }
-    }
-    return largest;
+    long size = m.find() ? Long.parseLong(m.group(1)) : -1;
+    return lost.stream().filter(p -> p.bodySize() == size).findFirst()
+        .orElseGet(() -> lost.stream().max(Comparator.comparingInt(ConfirmChannel.Pending::bodySize)).orElse(null));
   }
 
   public static int replyCode(ShutdownSignalException cause) {

@@ -15,6 +15,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Date;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -47,13 +48,7 @@ public final class RabbitSender implements AutoCloseable {
     this.confirmTimeout = confirmTimeout;
   }
 
-  /**
-   * Publishes the messages on one channel, in order, and waits for every confirm.
-   *
-   * @param stopAtFirstFailure send nothing after a message that failed, and send nothing again on a fresh
-   *     channel: the messages not sent fail as unavailable
-   * @throws PublishUnavailableException RabbitMQ is not reachable or blocks publishing: nothing was sent
-   */
+  /** @throws PublishUnavailableException RabbitMQ is not reachable or blocks publishing: nothing was sent */
   public List<SendOutcome> send(List<OutgoingMessage> messages, boolean stopAtFirstFailure)
       throws InterruptedException {
     OutboxException[] failures = new OutboxException[messages.size()];
@@ -81,11 +76,7 @@ public final class RabbitSender implements AutoCloseable {
         channels.giveBack(channel);
       }
     }
-    List<SendOutcome> outcomes = new ArrayList<>(failures.length);
-    for (OutboxException f : failures) {
-      outcomes.add(f == null ? SendOutcome.ACKNOWLEDGED : SendOutcome.failed(f));
-    }
-    return outcomes;
+    return Arrays.stream(failures).map(f -> f == null ? SendOutcome.ACKNOWLEDGED : SendOutcome.failed(f)).toList();
   }
 
   /** Publications on one channel, and the failures they leave. */
@@ -253,12 +244,6 @@ public final class RabbitSender implements AutoCloseable {
     return "event " + m.eventId() + " to exchange '" + exchange + "' with routing key '" + key + "'";
   }
 
-  /**
-   * Checks that the exchange exists.
-   *
-   * @throws InvalidConfigurationException the exchange does not exist
-   * @throws PublishUnavailableException RabbitMQ cannot be reached or did not answer
-   */
   public void checkExchange() {
     ConfirmChannel channel = channels.borrow();
     try {
@@ -276,14 +261,6 @@ public final class RabbitSender implements AutoCloseable {
     }
   }
 
-  /**
-   * Checks that the client can send {@code m} at all: a routing key and {@code message_id} of at most 255 bytes,
-   * header names of at most 255 bytes, and properties that fit in one frame of the connection
-   * ({@code frame_max}). Connects when not connected yet.
-   *
-   * @throws PublishRejectedException "cannot go to RabbitMQ: …", without the body
-   * @throws PublishUnavailableException RabbitMQ cannot be reached
-   */
   public void check(OutgoingMessage m) {
     refuseLonger("the routing key", m.destination());
     refuseLonger("the message_id", m.deduplicationId());
@@ -315,7 +292,7 @@ public final class RabbitSender implements AutoCloseable {
   private int frameMax() {
     ConfirmChannel channel = channels.borrow();
     try {
-      return channel.frameMax();
+      return channel.connection().getFrameMax(); // a message's content header must fit in one frame
     } finally {
       channels.giveBack(channel);
     }
