@@ -134,10 +134,8 @@ public final class NatsJetStreamPublisher implements ChannelDispatchFn, MessageP
   }
 
   /**
-   * A channel for one dispatcher worker: its batches share one connection and one window of
-   * {@link Builder#maxPendingAcks} outstanding PubAcks while any of them waits for its PubAcks, so the next
-   * batch goes out while the last one's PubAcks arrive and the window does not run dry between batches. The
-   * connection is let go once every batch sent was settled.
+   * A channel for one dispatcher worker (see the class comment); its connection is let go once every batch sent
+   * was settled.
    */
   @Override
   public BatchChannel channel() {
@@ -165,7 +163,6 @@ public final class NatsJetStreamPublisher implements ChannelDispatchFn, MessageP
     return events.stream().map(OutboxHeaders::messageOf).toList();
   }
 
-  /** The failures of a batch's events, by id, from the outcomes of their messages. */
   private static Map<UUID, Exception> failures(List<OutboxEvent> events, List<SendOutcome> outcomes) {
     Map<UUID, Exception> failures = SendOutcome.failuresOf(events, outcomes);
     if (!failures.isEmpty()) {
@@ -174,11 +171,7 @@ public final class NatsJetStreamPublisher implements ChannelDispatchFn, MessageP
     return failures;
   }
 
-  /**
-   * Publishes the messages with a bounded window of outstanding acknowledgements, on one connection.
-   *
-   * @throws PublishUnavailableException NATS is not reachable at all: nothing was sent
-   */
+  /** Publishes the messages with a bounded window of outstanding acknowledgements, on one connection. */
   @Override
   public List<SendOutcome> send(List<OutgoingMessage> messages, boolean stopAtFirstFailure)
       throws InterruptedException {

@@ -9,13 +9,6 @@ import java.util.concurrent.atomic.AtomicIntegerArray;
  * first idle one if any: batches published at the same time (several dispatcher workers) go over connections
  * of their own, which the server reads in parallel, while publications one after the other always take the
  * first, and the others are never opened.
- *
- * <pre>{@code
- * try (ConnectionPool.Lease lease = pool.lease()) {
- *   Session session = lease.source().session();
- *   ...
- * }
- * }</pre>
  */
 public final class ConnectionPool implements AutoCloseable {
   private final List<ConnectionSource> sources;

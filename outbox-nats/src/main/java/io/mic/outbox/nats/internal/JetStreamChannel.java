@@ -8,18 +8,28 @@ import io.mic.outbox.SendOutcome;
 import io.mic.outbox.nats.internal.ConnectionSource.Session;
 import io.nats.client.Connection;
 import io.nats.client.api.PublishAck;
+import java.util.ArrayDeque;
+import java.util.Arrays;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
  * One sender's channel to JetStream: its batches share one connection and one window of outstanding PubAcks
  * while any of them waits for its PubAcks, so the next batch goes out while the last one's PubAcks arrive and
  * the window does not run dry between batches. The connection is let go once every batch sent was settled.
  * One thread uses a channel.
+ *
+ * <p>The window is settled oldest first, each wait bounded by the ack timeout counted from the publication. The
+ * deadline is checked when the publication is settled, not by a timer per publication (a timer task each,
+ * scheduled and cancelled on a shared scheduler, cost more CPU than the window's own work).
  */
 public final class JetStreamChannel implements AutoCloseable {
   private final JetStreamSender sender;
   private ConnectionPool.Lease lease;
-  private PubAckWindow<Publication> window;
+  private ArrayDeque<Publication> window;
   /** Batches sent and not yet settled (or failed to send). */
   private int unsettled;
 
@@ -48,7 +58,7 @@ public final class JetStreamChannel implements AutoCloseable {
   public Sending send(List<OutgoingMessage> messages, boolean stopAtFirstFailure) throws InterruptedException {
     if (lease == null) {
       lease = sender.connections.lease();
-      window = new PubAckWindow<>(sender.maxPendingAcks, sender.ackTimeout, intoOutcomes);
+      window = new ArrayDeque<>();
     }
     unsettled++;
     Batch batch;
@@ -66,7 +76,9 @@ public final class JetStreamChannel implements AutoCloseable {
       throws InterruptedException {
     PublishUnavailableException down = null;
     for (int i = 0; i < messages.size(); i++) {
-      window.makeRoom();
+      if (window.size() >= sender.maxPendingAcks) {
+        settleOldest();
+      }
       if (batch.fatal != null) {
         return; // not an outcome of a message: the batch stops, as from a direct publication
       }
@@ -81,7 +93,8 @@ public final class JetStreamChannel implements AutoCloseable {
         continue;
       }
       try {
-        window.add(new Publication(i, messages.get(i), batch), sender.publish(batch.session, messages.get(i)));
+        CompletableFuture<PublishAck> ack = sender.publish(batch.session, messages.get(i));
+        window.add(new Publication(i, messages.get(i), batch, ack, System.nanoTime() + sender.ackTimeout.toNanos()));
         batch.waiting++;
       } catch (PublishUnavailableException e) {
         batch.fail(i, e);
@@ -103,7 +116,7 @@ public final class JetStreamChannel implements AutoCloseable {
         if (window.isEmpty()) {
           throw new IllegalStateException(batch.waiting + " publications of the batch are not in its window");
         }
-        window.settleOldest();
+        settleOldest();
       }
     } finally {
       settled();
@@ -114,7 +127,7 @@ public final class JetStreamChannel implements AutoCloseable {
     if (batch.fatal != null) {
       throw batch.fatal;
     }
-    return JetStreamSender.listOf(batch.outcomes);
+    return Arrays.asList(batch.outcomes);
   }
 
   /** One batch less to settle; with none left the connection and the window are let go. */
@@ -139,31 +152,48 @@ public final class JetStreamChannel implements AutoCloseable {
     }
   }
 
-  /** A publication in the window, and the batch it belongs to. */
-  private record Publication(int index, OutgoingMessage message, Batch batch) {}
+  /** A publication in the window, its batch, and the {@link System#nanoTime()} by which its PubAck must come. */
+  private record Publication(int index, OutgoingMessage message, Batch batch, CompletableFuture<PublishAck> ack,
+      long deadline) {}
 
-  /** Settles each publication of the window into its batch. */
-  private final PubAckWindow.Outcomes<Publication> intoOutcomes = new PubAckWindow.Outcomes<>() {
-    @Override
-    public void acknowledged(Publication p, PublishAck ack) {
+  /**
+   * Waits for the oldest publication's PubAck (or its failure) and settles it into its batch; a channel that
+   * sends its next batch before the last one is settled settles that one this way, up to its last publication.
+   * Interrupted, the publication stays in the window, unsettled.
+   */
+  private void settleOldest() throws InterruptedException {
+    Publication p = window.peek();
+    if (p == null) {
+      return;
+    }
+    PublishAck ack = null;
+    Throwable cause = null;
+    try {
+      ack = p.ack().get(Math.max(0, p.deadline() - System.nanoTime()), TimeUnit.NANOSECONDS);
+    } catch (TimeoutException e) {
+      cause = new TimeoutException("no PubAck within " + sender.ackTimeout.toMillis() + " ms");
+    } catch (ExecutionException e) {
+      cause = e.getCause();
+      while (cause.getClass() == RuntimeException.class && cause.getCause() != null) {
+        cause = cause.getCause(); // the client wraps its checked exceptions
+      }
+    }
+    window.poll();
+    p.batch().waiting--;
+    if (cause == null) {
       p.batch().outcomes[p.index()] = JetStreamSender.acknowledged(p.message(), ack);
       p.batch().acks++;
-      p.batch().waiting--;
+      return;
     }
-
-    @Override
-    public void failed(Publication p, Throwable cause) {
-      p.batch().waiting--;
-      OutboxException failure = sender.classify(cause, p.message());
-      if (failure instanceof NatsErrors.NoPubAck) {
-        p.batch().timeouts++;
-      } else if (!(failure instanceof PublishUnavailableException || failure instanceof PublishRejectedException)) {
-        p.batch().fatal = failure; // not an outcome of this message: the batch fails as a whole
-        return;
-      }
-      p.batch().fail(p.index(), failure);
+    OutboxException failure = sender.classify(cause, p.message());
+    if (failure instanceof NatsErrors.NoPubAck) {
+      p.batch().timeouts++;
+    } else if (!(failure instanceof PublishUnavailableException || failure instanceof PublishRejectedException)) {
+      p.batch().fatal = failure; // not an outcome of this message: the batch fails as a whole
+      return;
     }
-  };
+    p.batch().fail(p.index(), failure);
+  }
 
   /** What came back for one batch: an outcome per message, PubAcks arrived or timed out, and a fatal failure. */
   private static final class Batch {

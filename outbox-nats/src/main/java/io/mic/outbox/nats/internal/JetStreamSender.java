@@ -18,7 +18,6 @@ import io.nats.client.impl.Headers;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Collection;
 import java.util.List;
 import java.util.Locale;
@@ -113,11 +112,6 @@ public final class JetStreamSender implements AutoCloseable {
     return SendOutcome.DUPLICATE;
   }
 
-  /**
-   * Refuses what JetStream would refuse: a header value NATS cannot carry and a message, headers included, over
-   * the server's {@code max_payload} or the expected stream's {@code max_msg_size} (known after
-   * {@link #checkDestination}).
-   */
   public void check(OutgoingMessage m) throws InterruptedException {
     m.headers().forEach((name, value) -> {
       for (int i = 0; i < value.length(); i++) {
@@ -193,12 +187,9 @@ public final class JetStreamSender implements AutoCloseable {
 
   /** The client quotes the URL with its password in its messages: report the root cause only. */
   private PublishUnavailableException unusable(Exception e) {
-    Throwable root = e;
-    while (root.getCause() != null && root.getCause() != root) {
-      root = root.getCause();
-    }
+    Throwable root = NatsErrors.rootOfConnectFailure(e);
     String message = e.getMessage();
-    String cause = root != e ? root.toString()
+    String cause = root != null ? root.toString()
         : message == null || message.contains("://") ? "no server answered" : message;
     return new PublishUnavailableException("cannot use JetStream at " + where() + " (" + cause + "): check the URL,"
         + " that the server runs and that JetStream is enabled", null);
@@ -253,10 +244,6 @@ public final class JetStreamSender implements AutoCloseable {
     try (JetStreamChannel channel = channel()) {
       return channel.send(messages, stopAtFirstFailure).outcomes();
     }
-  }
-
-  static List<SendOutcome> listOf(SendOutcome[] outcomes) {
-    return Arrays.asList(outcomes);
   }
 
   @Override

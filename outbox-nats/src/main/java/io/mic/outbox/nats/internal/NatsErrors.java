@@ -103,8 +103,8 @@ public final class NatsErrors {
     return root == null ? "no server answered" : root.toString();
   }
 
-  /** The root cause of a failed {@code Nats.connect}, or {@code null} when the client gives none. */
-  public static Throwable rootOfConnectFailure(IOException e) {
+  /** The root cause of a failed {@code Nats.connect} or JetStream call, or {@code null} when the client gives none. */
+  public static Throwable rootOfConnectFailure(Throwable e) {
     Throwable root = e;
     while (root.getCause() != null && root.getCause() != root) {
       root = root.getCause();
