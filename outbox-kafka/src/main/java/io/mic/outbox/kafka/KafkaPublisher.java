@@ -125,12 +125,6 @@ public final class KafkaPublisher implements BatchDispatchFn, MessagePublisher {
     return new Builder();
   }
 
-  /** The record {@code event} is published as. */
-  public ProducerRecord<byte[], byte[]> recordOf(OutboxEvent event) {
-    return recordOf(messageOf(event));
-  }
-
-  /** The event's message, with {@link Builder#topicOf} and {@link Builder#keyOf} applied. */
   private OutgoingMessage messageOf(OutboxEvent event) {
     OutgoingMessage m = OutboxHeaders.messageOf(event);
     return new OutgoingMessage(topicOf.apply(event), keyOf.apply(event), m.headers(), m.payload(),

@@ -11,6 +11,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.stream.Collectors;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -76,10 +77,9 @@ public final class KafkaTopicScan implements BrokerScan {
       }
       List<TopicPartition> partitions = infos.stream().map(p -> new TopicPartition(name, p.partition())).toList();
       Map<TopicPartition, Long> end = consumer.endOffsets(partitions);
-      Map<TopicPartition, Long> startTimes = new HashMap<>();
       long startMillis = from.minus(CLOCK_MARGIN).toEpochMilli();
-      partitions.forEach(p -> startTimes.put(p, startMillis));
-      Map<TopicPartition, OffsetAndTimestamp> start = consumer.offsetsForTimes(startTimes);
+      Map<TopicPartition, OffsetAndTimestamp> start =
+          consumer.offsetsForTimes(partitions.stream().collect(Collectors.toMap(p -> p, p -> startMillis)));
       Map<TopicPartition, Long> remaining = new HashMap<>();
       for (TopicPartition p : partitions) {
         OffsetAndTimestamp first = start.get(p);

@@ -76,10 +76,6 @@ public class OutboxAutoConfiguration {
     return OutboxHealth.builder().store(store).build();
   }
 
-  /**
-   * Publishes through the application's {@link DispatchFn} (the {@code @Primary} one of several); started by
-   * {@link #outboxDispatcherLifecycle}.
-   */
   @Bean
   @ConditionalOnMissingBean
   @ConditionalOnBean(DispatchFn.class)

@@ -7,9 +7,10 @@ import org.springframework.context.SmartLifecycle;
 /**
  * Starts the dispatcher once the application context is refreshed and stops it gracefully (stop polling,
  * finish the publications in flight and their marks, release the rest) when the context stops, in the last
- * start phase and so the first stop phase: before any bean is destroyed, the DataSource included. A context
- * that is stopped and started again (a checkpoint and restore, {@code context.stop()} then
- * {@code context.start()}) dispatches again; the dispatcher bean is closed for good when the context closes.
+ * start phase and so the first stop phase (SmartLifecycle's default phase): before any bean is destroyed, the
+ * DataSource included. A context that is stopped and started again (a checkpoint and restore,
+ * {@code context.stop()} then {@code context.start()}) dispatches again; the dispatcher bean is closed for good
+ * when the context closes.
  */
 public final class OutboxDispatcherLifecycle implements SmartLifecycle {
   private final AsyncOutboxDispatcher dispatcher;
@@ -37,12 +38,6 @@ public final class OutboxDispatcherLifecycle implements SmartLifecycle {
   @Override
   public boolean isRunning() {
     return running;
-  }
-
-  /** The last phase to start and the first to stop. */
-  @Override
-  public int getPhase() {
-    return SmartLifecycle.DEFAULT_PHASE;
   }
 
   public AsyncOutboxDispatcher dispatcher() {

@@ -6,6 +6,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
+import java.util.function.Predicate;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 
@@ -86,13 +87,9 @@ public final class ProducerSettings {
         + Long.parseLong(p.getProperty(ProducerConfig.MAX_BLOCK_MS_CONFIG));
   }
 
-  private interface Rule {
-    boolean accepts(String value);
-  }
-
-  private static void check(Map<String, String> user, String name, Rule rule, String why) {
+  private static void check(Map<String, String> user, String name, Predicate<String> rule, String why) {
     String value = user.get(name);
-    if (value != null && !rule.accepts(value.trim())) {
+    if (value != null && !rule.test(value.trim())) {
       throw new InvalidConfigurationException("producer setting " + name + "=" + value + " " + why);
     }
   }
