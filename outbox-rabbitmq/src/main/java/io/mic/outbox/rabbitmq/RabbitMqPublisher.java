@@ -69,9 +69,6 @@ public final class RabbitMqPublisher implements BatchDispatchFn, MessagePublishe
   public static final Duration CONFIRM_TIMEOUT_LIMIT = Duration.ofHours(1);
   public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(2);
   public static final String DEFAULT_CONNECTION_NAME = "mic-outbox";
-  public static final String CONTENT_TYPE = RabbitSender.CONTENT_TYPE;
-  /** Delivery mode 2: the broker writes the message to disk in durable queues. */
-  public static final int PERSISTENT = RabbitSender.PERSISTENT;
 
   private static final Logger LOG = LoggerFactory.getLogger(RabbitMqPublisher.class);
 
@@ -156,8 +153,6 @@ public final class RabbitMqPublisher implements BatchDispatchFn, MessagePublishe
   /**
    * Publishes the messages on one channel, in order, as {@link #dispatchBatch} publishes events: routing key =
    * the destination, {@code message_id} = the deduplication id.
-   *
-   * @throws PublishUnavailableException RabbitMQ is not reachable or blocks publishing: nothing was sent
    */
   @Override
   public List<SendOutcome> send(List<OutgoingMessage> messages, boolean stopAtFirstFailure)

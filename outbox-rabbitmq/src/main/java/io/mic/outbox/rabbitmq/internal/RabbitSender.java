@@ -30,9 +30,9 @@ import org.slf4j.LoggerFactory;
  * replaced and the others are sent again on the fresh one.
  */
 public final class RabbitSender implements AutoCloseable {
-  public static final String CONTENT_TYPE = "application/json";
+  private static final String CONTENT_TYPE = "application/json";
   /** Delivery mode 2: the broker writes the message to disk in durable queues. */
-  public static final int PERSISTENT = 2;
+  private static final int PERSISTENT = 2;
   private static final int MAX_SHORT_STRING = 255;
   private static final Logger LOG = LoggerFactory.getLogger(RabbitSender.class);
 
