@@ -90,8 +90,7 @@ public final class FaultyPublisher implements DispatchFn {
 
   /** How many times this event reached this publisher, failed calls included. */
   public int calls(UUID id) {
-    AtomicInteger n = calls.get(id);
-    return n == null ? 0 : n.get();
+    return calls.getOrDefault(id, new AtomicInteger()).get();
   }
 
   /** How many publications failed because of the simulated fault. */

@@ -1,5 +1,7 @@
 package io.mic.outbox.test;
 
+import static java.util.Objects.requireNonNullElse;
+
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import io.mic.outbox.jdbc.JdbcOutboxStore;
@@ -192,8 +194,8 @@ public final class OutboxTestDatabase {
       Supplier<JdbcDatabaseContainer<?>> container) {
     String url = System.getenv(envPrefix + "_URL");
     if (url != null && !url.isBlank()) {
-      return new OutboxTestDatabase(label, url, env(envPrefix + "_USER", localUser),
-          env(envPrefix + "_PASSWORD", ""), envPrefix + "_URL");
+      return new OutboxTestDatabase(label, url, requireNonNullElse(System.getenv(envPrefix + "_USER"), localUser),
+          requireNonNullElse(System.getenv(envPrefix + "_PASSWORD"), ""), envPrefix + "_URL");
     }
     if (dockerAvailable()) {
       JdbcDatabaseContainer<?> c = container.get();
@@ -225,10 +227,5 @@ public final class OutboxTestDatabase {
       Assumptions.abort(message);
       return null;
     }
-  }
-
-  private static String env(String name, String fallback) {
-    String v = System.getenv(name);
-    return v == null ? fallback : v;
   }
 }

@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.stream.Collectors;
 
 /**
  * Waiting and dispatching in tests, with failure messages that say what is still pending.
@@ -145,19 +146,9 @@ public final class OutboxTesting {
 
   /** Ids and state only: payloads may hold personal data. */
   static String describe(List<OutboxEvent> events) {
-    StringBuilder text = new StringBuilder();
-    for (OutboxEvent e : events.subList(0, Math.min(LISTED, events.size()))) {
-      text.append(text.length() == 0 ? "" : ", ").append(e.id()).append(" (").append(e.topic()).append(", ")
-          .append(e.aggregateType()).append('/').append(e.aggregateId()).append(", ").append(e.status())
-          .append(", attempts ").append(e.attempts());
-      if (e.lastError() != null) {
-        text.append(", last error: ").append(e.lastError());
-      }
-      text.append(')');
-    }
-    if (events.size() > LISTED) {
-      text.append(" and ").append(events.size() - LISTED).append(" more");
-    }
-    return text.toString();
+    String listed = events.stream().limit(LISTED).map(e -> e.id() + " (" + e.topic() + ", " + e.aggregateType() + "/"
+        + e.aggregateId() + ", " + e.status() + ", attempts " + e.attempts()
+        + (e.lastError() != null ? ", last error: " + e.lastError() : "") + ")").collect(Collectors.joining(", "));
+    return events.size() > LISTED ? listed + " and " + (events.size() - LISTED) + " more" : listed;
   }
 }

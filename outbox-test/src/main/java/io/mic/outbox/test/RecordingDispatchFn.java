@@ -4,7 +4,6 @@ import io.mic.outbox.DispatchFn;
 import io.mic.outbox.OutboxEvent;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.UUID;
 
@@ -38,9 +37,7 @@ public final class RecordingDispatchFn implements DispatchFn {
 
   /** The ids published so far, each once, in the order of their first publication. */
   public synchronized List<UUID> ids() {
-    LinkedHashSet<UUID> ids = new LinkedHashSet<>();
-    events.forEach(e -> ids.add(e.id()));
-    return List.copyOf(ids);
+    return events.stream().map(OutboxEvent::id).distinct().toList();
   }
 
   /** The topic of every publication, in order. */
