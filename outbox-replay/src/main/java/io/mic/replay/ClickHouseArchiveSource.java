@@ -181,10 +181,7 @@ public final class ClickHouseArchiveSource implements ReplaySource {
     }
   }
 
-  /**
-   * Options of a {@link ClickHouseArchiveSource}, named as on the archive sink ({@link ClickHouseConnectionBuilder});
-   * {@link #build()} validates them.
-   */
+  /** Options named as on the archive sink ({@link ClickHouseConnectionBuilder}). */
   public static final class Builder extends ClickHouseConnectionBuilder<Builder> {
     private Builder() {
       super(DEFAULT_CONNECT_TIMEOUT, DEFAULT_QUERY_TIMEOUT);
@@ -195,7 +192,6 @@ public final class ClickHouseArchiveSource implements ReplaySource {
       return new ReplayConfigurationException(option, message);
     }
 
-    /** @throws ReplayConfigurationException naming the option that is wrong */
     public ClickHouseArchiveSource build() {
       ClickHouseHttp http = connect(CREDENTIALS);
       return new ClickHouseArchiveSource(http, table(), ClickHouseSql.quotedTable(table()));

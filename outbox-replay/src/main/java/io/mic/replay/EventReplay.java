@@ -72,9 +72,7 @@ public final class EventReplay {
    * Runs the replay on the calling thread. The sink is prepared, used and left open: its owner closes it.
    *
    * @throws ReplayPublishException a publication failed: how far the replay got
-   * @throws ReplayInputException the archive could not be read
    * @throws UnpublishableEventException an event the sink can never take: nothing was published
-   * @throws ReplayConfigurationException the sink's destination is misconfigured (no such stream)
    */
   public ReplayResult run() throws InterruptedException {
     long start = System.nanoTime();
@@ -135,7 +133,6 @@ public final class EventReplay {
     chunk.clear();
   }
 
-  /** Counts what the source read, and passes it on to the caller's progress. */
   private static final class Counter implements ReplayProgress {
     private final ReplayProgress delegate;
     long read;
@@ -152,7 +149,6 @@ public final class EventReplay {
     }
   }
 
-  /** Options of an {@link EventReplay}; {@link #build()} validates them. */
   public static final class Builder {
     private ReplaySource source;
     private String topic;
@@ -164,7 +160,6 @@ public final class EventReplay {
 
     private Builder() {}
 
-    /** Required: the archive. */
     public Builder source(ReplaySource source) {
       this.source = source;
       return this;
@@ -200,13 +195,11 @@ public final class EventReplay {
       return this;
     }
 
-    /** Receives progress (records read, events published); default none. */
     public Builder progress(ReplayProgress progress) {
       this.progress = progress;
       return this;
     }
 
-    /** @throws ReplayConfigurationException naming the option that is wrong */
     public EventReplay build() {
       require(source != null, "source", "source is required: JsonArchiveSource or ClickHouseArchiveSource");
       require(topic != null && topic.length() <= 255 && TOPIC.matcher(topic).matches(), "topic",

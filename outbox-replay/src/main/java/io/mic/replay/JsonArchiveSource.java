@@ -61,11 +61,6 @@ public final class JsonArchiveSource implements ReplaySource {
     return Math.max(4L << 20, Math.min(256L << 20, sixth));
   }
 
-  /** The memory budget of the sort, in bytes. */
-  public long sortMemoryBytes() {
-    return sortMemoryBytes;
-  }
-
   /**
    * The file, or every archive file of the directory ({@code *.jsonl}, {@code *.jsonl.gz}, {@code *.json},
    * {@code *.json.gz}; hidden files, such as the archiver's temporary ones, skipped), by name.
@@ -132,13 +127,11 @@ public final class JsonArchiveSource implements ReplaySource {
     }
   }
 
-  /** {@link ReplayQuery#matches}, before the record becomes an event. */
   @Override
   public String toString() {
     return "JSON archive " + path;
   }
 
-  /** Options of a {@link JsonArchiveSource}; {@link #build()} validates them. */
   public static final class Builder {
     private Path path;
     private Path tempDir;
@@ -147,7 +140,7 @@ public final class JsonArchiveSource implements ReplaySource {
 
     private Builder() {}
 
-    /** Required: the archive file. */
+    /** Required: the archive file, or a directory of them. */
     public Builder path(Path path) {
       this.path = path;
       return this;
@@ -174,7 +167,6 @@ public final class JsonArchiveSource implements ReplaySource {
       return this;
     }
 
-    /** @throws ReplayConfigurationException naming the option that is wrong */
     public JsonArchiveSource build() {
       if (maxRecordBytes < 1024) {
         throw new ReplayConfigurationException("maxRecordBytes", "maxRecordBytes must be at least 1024, was "

@@ -21,11 +21,6 @@ import java.time.Duration;
 public record ReplayResult(String batchId, long recordsRead, long published, boolean dryRun, Duration elapsed,
     long duplicates) {
 
-  /** A result without duplicates counted. */
-  public ReplayResult(String batchId, long recordsRead, long published, boolean dryRun, Duration elapsed) {
-    this(batchId, recordsRead, published, dryRun, elapsed, 0);
-  }
-
   /** Events per second over the whole run. */
   public double rate() {
     double seconds = elapsed.toNanos() / 1e9;

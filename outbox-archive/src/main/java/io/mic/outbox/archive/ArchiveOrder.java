@@ -17,7 +17,6 @@ import java.util.function.Function;
  * }</pre>
  */
 public final class ArchiveOrder {
-  /** Archived events in replay order. */
   public static final Comparator<ArchivedEvent> EVENTS = by(ArchivedEvent::createdAt, ArchivedEvent::id);
   /** Outbox events in the order their archive records replay (the id as its text). */
   public static final Comparator<OutboxEvent> OUTBOX_EVENTS = by(OutboxEvent::createdAt, e -> e.id().toString());
@@ -30,7 +29,6 @@ public final class ArchiveOrder {
     return Comparator.comparing(createdAt).thenComparing(id, ArchiveOrder::compareIds);
   }
 
-  /** Compares two ids by code point, as ClickHouse compares their UTF-8 bytes. */
   public static int compareIds(String a, String b) {
     int i = 0;
     int j = 0;

@@ -6,6 +6,7 @@ import java.io.IOException;
 import java.io.StringWriter;
 import java.time.Instant;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * Writes outbox events as archive records, in the format {@code mic-events-replay} reads (CONTRACT section
@@ -79,19 +80,10 @@ public final class ArchiveRecords {
   /**
    * One ClickHouse {@code JSONEachRow} row: {@code payload} and {@code headers} as JSON text;
    * {@code created_at} as Unix seconds for a {@code DateTime} column (time-zone independent, sub-second part
-   * dropped) or as UTC text with microseconds for a {@code DateTime64} column.
+   * dropped) or as UTC text with microseconds for a {@code DateTime64} column. Of the envelope's columns only
+   * those the table has ({@code envelope}) are written: a table made before them takes the rows without.
    */
-  public static void writeClickHouseRow(JsonGenerator g, OutboxEvent e, boolean dateTime64) throws IOException {
-    writeClickHouseRow(g, e, dateTime64, java.util.Set.of());
-  }
-
-  /**
-   * As {@link #writeClickHouseRow(JsonGenerator, OutboxEvent, boolean)}, with those of the envelope's
-   * columns the table has ({@code sequence}, {@code schema_version}, {@code trace_parent}, and
-   * {@code occurred_at} in the same time type as {@code created_at}): a table made before them takes
-   * the rows without.
-   */
-  public static void writeClickHouseRow(JsonGenerator g, OutboxEvent e, boolean dateTime64, java.util.Set<String> envelope)
+  public static void writeClickHouseRow(JsonGenerator g, OutboxEvent e, boolean dateTime64, Set<String> envelope)
       throws IOException {
     g.writeStartObject();
     writeCommon(g, e);
@@ -110,7 +102,7 @@ public final class ArchiveRecords {
    * The envelope's fields: in JSON records ({@code columns == null}) {@code occurred_at} as ISO text and
    * each field only when the event has it; in ClickHouse rows those of {@code columns}.
    */
-  private static void writeEnvelope(JsonGenerator g, OutboxEvent e, boolean dateTime64, java.util.Set<String> columns)
+  private static void writeEnvelope(JsonGenerator g, OutboxEvent e, boolean dateTime64, Set<String> columns)
       throws IOException {
     boolean json = columns == null;
     if (e.sequence() > 0 && (json || columns.contains("sequence"))) {

@@ -13,8 +13,7 @@ import org.slf4j.LoggerFactory;
  * A ClickHouse table as archive, written over the HTTP interface ({@code INSERT … FORMAT JSONEachRow}) in
  * the layout {@code mic-events-replay --from-clickhouse} reads: columns {@code id}, {@code topic},
  * {@code aggregate_type}, {@code aggregate_id}, {@code created_at}, {@code payload} (JSON text),
- * {@code headers} (a JSON object as text). {@link #createTable()} creates it. The format and the client
- * live in {@code outbox-archive} ({@code ClickHouseWriter}), shared with the replay.
+ * {@code headers} (a JSON object as text). {@link #createTable()} creates it.
  *
  * <p>{@code created_at}: a {@code DateTime} in any time zone or a {@code DateTime64} in UTC, the rule the
  * replay applies too ({@link ClickHouseSql#timeColumn}). {@link #createTable()} makes it
@@ -88,10 +87,7 @@ public final class ClickHouseArchive implements ArchiveSink {
     return writer.toString();
   }
 
-  /**
-   * Options of a {@link ClickHouseArchive}, named as on the replay's source ({@link ClickHouseConnectionBuilder});
-   * {@link #build()} validates them.
-   */
+  /** Options named as on the replay's source ({@link ClickHouseConnectionBuilder}). */
   public static final class Builder extends ClickHouseConnectionBuilder<Builder> {
     private Builder() {
       super(DEFAULT_CONNECT_TIMEOUT, DEFAULT_QUERY_TIMEOUT);

@@ -51,7 +51,6 @@ public abstract class ClickHouseConnectionBuilder<B extends ClickHouseConnection
     return self();
   }
 
-  /** How long connecting may take. */
   public B connectTimeout(Duration connectTimeout) {
     this.connectTimeout = connectTimeout;
     return self();
@@ -68,7 +67,6 @@ public abstract class ClickHouseConnectionBuilder<B extends ClickHouseConnection
     return (B) this;
   }
 
-  /** The builder's own exception for a wrong option, with the message that names it. */
   protected abstract RuntimeException invalid(String option, String message);
 
   /** The table as given; valid once {@link #connect} returned. */
@@ -77,11 +75,9 @@ public abstract class ClickHouseConnectionBuilder<B extends ClickHouseConnection
   }
 
   /**
-   * Checks every option (the URL shows at most its host and port in a message, a password never) and
-   * returns the client.
+   * Checks every option (the URL shows at most its host and port in a message, a password never).
    *
    * @param credentialsHint where credentials go, for the messages
-   * @throws RuntimeException what {@link #invalid} makes, naming the option that is wrong
    */
   protected final ClickHouseHttp connect(String credentialsHint) {
     URI uri;

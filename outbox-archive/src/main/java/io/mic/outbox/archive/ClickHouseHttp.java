@@ -44,7 +44,6 @@ public final class ClickHouseHttp {
   private final HttpClient client;
 
   /**
-   * @param uri as {@code ClickHouseUrl.parse} returns it
    * @param user {@code null}: the server's default user
    * @param queryTimeout until the answer starts (a streamed body has no deadline)
    * @param credentialsHint where credentials are set, for the message when they are refused
@@ -61,12 +60,7 @@ public final class ClickHouseHttp {
         .build();
   }
 
-  /**
-   * Checks the credentials as they will travel in headers.
-   *
-   * @throws IllegalArgumentException a message starting with the option, {@code user} or {@code password};
-   *     it never quotes the password
-   */
+  /** Checks the credentials as they will travel in headers; the message never quotes the password. */
   public static void checkCredentials(String user, String password) {
     if (user != null && (user.isEmpty() || user.chars().anyMatch(c -> c < 0x20 || c > 0x7e))) {
       throw new IllegalArgumentException("user must be visible ASCII characters, was '" + user + "'");
@@ -81,10 +75,9 @@ public final class ClickHouseHttp {
   }
 
   /**
-   * Runs {@code sql} and returns the body as it arrives; the caller closes it (which aborts the transfer).
+   * Returns the body as it arrives; the caller closes it (which aborts the transfer).
    *
    * @param what what the query is for, e.g. "the description of table t", for error messages
-   * @throws ArchiveException ClickHouse is unreachable or refused the query
    */
   public InputStream query(String sql, String what) throws InterruptedException {
     HttpResponse<InputStream> response = send(request(uri)
@@ -95,7 +88,6 @@ public final class ClickHouseHttp {
     return response.body();
   }
 
-  /** Runs {@code sql} and returns the whole answer as text. */
   public String execute(String sql, String what) throws InterruptedException {
     try (InputStream body = query(sql, what)) {
       return new String(body.readAllBytes(), StandardCharsets.UTF_8);
@@ -104,10 +96,7 @@ public final class ClickHouseHttp {
     }
   }
 
-  /**
-   * Sends {@code rows} as the data of {@code insert} (e.g. {@code INSERT INTO t FORMAT JSONEachRow}); returns
-   * once ClickHouse answered 200, i.e. the block is written.
-   */
+  /** Returns once ClickHouse answered 200, i.e. the block is written. */
   public void insert(String insert, byte[] rows, String what) throws InterruptedException {
     URI target = URI.create(uri + "?query=" + URLEncoder.encode(insert, StandardCharsets.UTF_8));
     HttpResponse<InputStream> response = send(request(target).POST(HttpRequest.BodyPublishers.ofByteArray(rows)),
@@ -123,12 +112,7 @@ public final class ClickHouseHttp {
     }
   }
 
-  /**
-   * The columns of a table and their types ({@code DESCRIBE TABLE}).
-   *
-   * @param quotedTable as {@link ClickHouseSql#quotedTable} returns it
-   * @param table the name as configured, for messages
-   */
+  /** Column name to type; {@code table} is the name as configured, for messages. */
   public Map<String, String> columns(String quotedTable, String table) throws InterruptedException {
     Map<String, String> columns = new HashMap<>();
     String what = "the description of table " + table;
@@ -206,10 +190,7 @@ public final class ClickHouseHttp {
     }
   }
 
-  /**
-   * ClickHouse's error text for a message. The answer to an insert ({@code rows}) quotes the rows it could
-   * not parse (payloads, personal data): only its error code is kept.
-   */
+  /** The answer to an insert ({@code rows}) quotes the rows (payloads, personal data): only its code is kept. */
   static String serverError(String body, boolean rows) {
     String text = body.strip();
     if (rows) {

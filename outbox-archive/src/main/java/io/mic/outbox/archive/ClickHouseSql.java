@@ -25,7 +25,6 @@ public final class ClickHouseSql {
   private static final Pattern DATETIME = Pattern.compile("(?:Nullable\\()?DateTime(?:\\('[^']*'\\))?\\)?");
   private static final Pattern DATETIME64_UTC =
       Pattern.compile("(?:Nullable\\()?DateTime64\\(\\d, *'(?:UTC|Etc/UTC)'\\)\\)?");
-  /** The time types an archive's {@code created_at} and {@code occurred_at} may have, for messages. */
   public static final String TIME_TYPES = "DateTime (any time zone) or DateTime64(p, 'UTC')";
   /** The range every DateTime64 precision can represent; bounds outside it are clamped. */
   private static final Instant DATETIME64_MIN = Instant.parse("1900-01-01T00:00:00Z");
@@ -34,14 +33,9 @@ public final class ClickHouseSql {
 
   private ClickHouseSql() {}
 
-  /** How the {@code created_at} column stores time. */
   public enum TimeColumn { DATETIME, DATETIME64 }
 
-  /**
-   * Validates {@code table} ({@code name} or {@code database.name}) and returns it quoted.
-   *
-   * @throws IllegalArgumentException naming the problem
-   */
+  /** Validates {@code table} ({@code name} or {@code database.name}) and returns it quoted. */
   public static String quotedTable(String table) {
     String[] parts = table.split("\\.", -1);
     if (parts.length > 2) {
@@ -59,7 +53,6 @@ public final class ClickHouseSql {
     return quoted.toString();
   }
 
-  /** A ClickHouse string literal: quotes and backslashes escaped. */
   public static String literal(String value) {
     StringBuilder s = new StringBuilder(value.length() + 2).append('\'');
     for (int i = 0; i < value.length(); i++) {
@@ -92,7 +85,6 @@ public final class ClickHouseSql {
     return DATETIME64_UTC.matcher(type).matches() ? TimeColumn.DATETIME64 : null;
   }
 
-  /** What to tell about a time column of the wrong type: its type and the fix. */
   public static String timeColumnProblem(String column, String table, String type) {
     return "column " + column + " of ClickHouse table " + table + " is " + type + "; expected " + TIME_TYPES
         + (type.contains("DateTime64") ? ": the zone of a DateTime64 is metadata, change it with ALTER TABLE "

@@ -13,10 +13,9 @@ final class ClickHouseUrl {
   private ClickHouseUrl() {}
 
   /**
-   * Returns the URL with a path ({@code /} when it has none).
+   * Returns the URL with a path ({@code /} when it has none); a message starts with "url".
    *
    * @param credentials where credentials go instead, for the messages (e.g. the options that take them)
-   * @throws IllegalArgumentException a message starting with "url", naming the problem and the fix
    */
   public static URI parse(String url, String credentials) {
     if (url == null || url.isBlank()) {

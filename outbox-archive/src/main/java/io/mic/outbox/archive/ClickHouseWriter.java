@@ -17,12 +17,6 @@ import java.util.regex.Pattern;
  * {@link ClickHouseSql#select} reads, after checking once that the table takes what is written: the
  * columns the replay needs, text columns where text goes, and a time type of {@link ClickHouseSql#timeColumn}.
  * The envelope's columns are written where the table has them. Thread-safe.
- *
- * <pre>{@code
- * ClickHouseWriter writer = new ClickHouseWriter(http, "outbox_archive");
- * writer.createTable();
- * writer.insert(events);   // returns once ClickHouse answered 200: the block is written
- * }</pre>
  */
 final class ClickHouseWriter {
   private static final String STRING = "(?:LowCardinality\\()?(?:Nullable\\()?String\\)?\\)?";
@@ -40,15 +34,11 @@ final class ClickHouseWriter {
   private final ClickHouseHttp http;
   private final String table;
   private final String quotedTable;
-  /** The table as described: whether created_at is DateTime64, and the envelope's columns it has. */
   private volatile Layout layout;
 
   private record Layout(boolean dateTime64, Set<String> envelope) {}
 
-  /**
-   * @param table {@code name} or {@code database.name}
-   * @throws IllegalArgumentException the table name is not valid, naming the problem
-   */
+  /** @param table {@code name} or {@code database.name} */
   public ClickHouseWriter(ClickHouseHttp http, String table) {
     this.http = http;
     this.table = table;
@@ -82,7 +72,6 @@ final class ClickHouseWriter {
     }
   }
 
-  /** One {@code INSERT} of every event; returns once ClickHouse answered 200. */
   public void insert(List<OutboxEvent> events) throws InterruptedException {
     if (events.isEmpty()) {
       return;
@@ -101,7 +90,6 @@ final class ClickHouseWriter {
         "the insert of " + events.size() + " event(s) into table " + table);
   }
 
-  /** Describes the table once: it must have the replay's columns, of types that take what is written. */
   private Layout layout() throws InterruptedException {
     Layout known = layout;
     if (known != null) {

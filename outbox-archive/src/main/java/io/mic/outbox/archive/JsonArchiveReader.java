@@ -85,11 +85,6 @@ public final class JsonArchiveReader implements AutoCloseable {
     }
   }
 
-  /** The next record, or {@code null} at the end of the archive. */
-  public ArchivedEvent next() {
-    return next(null);
-  }
-
   /**
    * The next record, {@link #OTHER_TOPIC} for a record of another topic than {@code topic} (when not
    * {@code null}), or {@code null} at the end of the archive.
@@ -131,7 +126,6 @@ public final class JsonArchiveReader implements AutoCloseable {
     return parser.currentTokenLocation().getLineNr();
   }
 
-  /** The line of the record being read: where the reader stands, or the first line before any record. */
   public long recordLine() {
     return recordLine;
   }

@@ -16,11 +16,9 @@ import org.slf4j.LoggerFactory;
  * "created_at" (UTC ISO-8601, milliseconds or microseconds), "payload" (the JSON value), "headers" (an
  * object)}}.
  *
- * <p>The files are written by {@code JsonLinesWriter} ({@code outbox-archive}). Files are immutable: each {@link #archive} call writes new files of at most
- * {@code maxEventsPerFile} events (rotation), each first to a hidden temporary file, then fsynced, renamed
- * atomically to {@code outbox-<first created_at>-<last created_at>-<uuid>.jsonl.gz} and the directory
- * fsynced; only then does {@code archive} return. A crash leaves at worst a hidden {@code .tmp} file, never
- * a truncated archive. Records in a file are in replay order ({@code created_at}, then id).
+ * <p>Files are immutable: each {@link #archive} call writes new files of at most {@code maxEventsPerFile}
+ * events ({@code JsonLinesWriter}) and returns once they are durable. A crash leaves at worst a hidden
+ * {@code .tmp} file, never a truncated archive. Records in a file are in replay order ({@code created_at}, then id).
  *
  * <p>Replay reads the whole directory ({@code mic-events-replay --from-json /var/lib/outbox-archive …}),
  * merging its files in replay order; gzip members concatenate, so a part of it can also be replayed with
@@ -43,10 +41,6 @@ public final class JsonLinesArchive implements ArchiveSink {
     return new Builder();
   }
 
-  public Path directory() {
-    return directory;
-  }
-
   @Override
   public void archive(List<OutboxEvent> events) {
     if (events.isEmpty()) {
@@ -61,7 +55,6 @@ public final class JsonLinesArchive implements ArchiveSink {
     return "JSON Lines archive " + directory;
   }
 
-  /** Options of a {@link JsonLinesArchive}. */
   public static final class Builder {
     private Path directory;
     private int maxEventsPerFile = DEFAULT_MAX_EVENTS_PER_FILE;

@@ -23,10 +23,6 @@ import org.slf4j.LoggerFactory;
  * Writes immutable gzip-compressed JSON Lines archive files, in the format {@link JsonArchiveReader} reads:
  * each file first to a hidden temporary file, then fsynced, renamed atomically to
  * {@code outbox-<first created_at>-<last created_at>-<uuid>.jsonl.gz}, and the directory fsynced.
- *
- * <pre>{@code
- * List<Path> files = JsonLinesWriter.write(directory, events, 100_000);
- * }</pre>
  */
 final class JsonLinesWriter {
   private static final Logger LOG = LoggerFactory.getLogger(JsonLinesWriter.class);
@@ -34,10 +30,8 @@ final class JsonLinesWriter {
   private JsonLinesWriter() {}
 
   /**
-   * Writes {@code events} in replay order into new files of at most {@code maxEventsPerFile} events each;
-   * returns once they are durable.
+   * Writes {@code events} in replay order; returns once the files are durable.
    *
-   * @return the files written
    * @throws ArchiveException nothing may be assumed written (no partial file is left under its name)
    */
   public static List<Path> write(Path directory, List<OutboxEvent> events, int maxEventsPerFile) {

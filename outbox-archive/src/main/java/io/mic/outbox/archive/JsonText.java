@@ -38,7 +38,7 @@ public final class JsonText {
     return out.toString();
   }
 
-  /** Parses {@code text} as exactly one JSON value and returns it compact. */
+  /** Exactly one JSON value. */
   public static String compact(String text) throws IOException {
     try (JsonParser parser = FACTORY.createParser(text)) {
       if (parser.nextToken() == null) {
@@ -52,7 +52,6 @@ public final class JsonText {
     }
   }
 
-  /** Copies the current value (scalar or whole structure) token by token. */
   public static void copy(JsonParser p, JsonGenerator gen) throws IOException {
     int depth = 0;
     do {

@@ -22,7 +22,7 @@ final class RecordBound extends FilterInputStream {
     this.maxRecordBytes = maxRecordBytes;
   }
 
-  /** The record starts at this offset of the stream (the parser's byte offset of its first token). */
+  /** The parser's byte offset of the record's first token. */
   void recordStartsAt(long offset) {
     recordStart = offset;
   }
@@ -57,7 +57,6 @@ final class RecordBound extends FilterInputStream {
     }
   }
 
-  /** The current record is longer than the bound. */
   static final class TooLong extends IOException {
     private static final long serialVersionUID = 1L;
 

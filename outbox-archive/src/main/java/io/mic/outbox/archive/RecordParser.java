@@ -7,6 +7,7 @@ import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import java.util.regex.Pattern;
 
 /**
@@ -36,7 +37,7 @@ public final class RecordParser {
     this.occurredAtField = clickHouse ? "occurred_at_utc" : "occurred_at";
   }
 
-  /** A record that cannot be replayed; the caller adds where it is. */
+  /** The caller adds where the record is. */
   public static final class BadRecordException extends Exception {
     private static final long serialVersionUID = 1L;
 
@@ -45,12 +46,7 @@ public final class RecordParser {
     }
   }
 
-  /**
-   * Reads the object the parser is positioned on (its {@code START_OBJECT}).
-   *
-   * @throws BadRecordException a field is missing or has the wrong form
-   * @throws IOException the text is not JSON
-   */
+  /** Reads the object the parser is positioned on (its {@code START_OBJECT}). */
   public ArchivedEvent read(JsonParser p) throws IOException, BadRecordException {
     return read(p, null);
   }
@@ -60,11 +56,7 @@ public final class RecordParser {
    * from {@code topic}: the rest of such a record is only checked to be JSON (most archives put the topic
    * before the payload, so the payload is not copied).
    */
-  public ArchivedEvent read(JsonParser p, String topic) throws IOException, BadRecordException {
-    return readFields(p, topic);
-  }
-
-  private ArchivedEvent readFields(JsonParser p, String wanted) throws IOException, BadRecordException {
+  public ArchivedEvent read(JsonParser p, String wanted) throws IOException, BadRecordException {
     if (p.currentToken() != JsonToken.START_OBJECT) {
       throw new BadRecordException("expected a JSON object, found " + describe(p.currentToken()));
     }
@@ -125,7 +117,7 @@ public final class RecordParser {
         new ArchivedEvent.Envelope(sequence, schemaVersion, occurredAt, traceParent));
   }
 
-  private static final java.util.Set<String> ENVELOPE_FIELDS = java.util.Set.of("sequence", "schema_version",
+  private static final Set<String> ENVELOPE_FIELDS = Set.of("sequence", "schema_version",
       "occurred_at", "occurred_at_utc", "trace_parent");
 
   /** A whole number >= 0, as a JSON number or (ClickHouse's 64-bit integers) as text. */

@@ -30,11 +30,7 @@ public final class Timestamps {
 
   private Timestamps() {}
 
-  /**
-   * Parses an ISO-8601 date-time with an offset ({@code 2026-09-29T10:00:00.5+02:00}).
-   *
-   * @throws IllegalArgumentException with a message that says what is wrong and shows an example
-   */
+  /** Parses an ISO-8601 date-time with an offset ({@code 2026-09-29T10:00:00.5+02:00}). */
   public static Instant parse(String text) {
     Instant fast = parseCommonForm(text);
     if (fast != null) {
@@ -128,7 +124,6 @@ public final class Timestamps {
     return value;
   }
 
-  /** Parses ClickHouse's UTC text of a DateTime or DateTime64. */
   public static Instant parseClickHouseUtc(String text) {
     try {
       return LocalDateTime.parse(text, CLICKHOUSE).toInstant(ZoneOffset.UTC);

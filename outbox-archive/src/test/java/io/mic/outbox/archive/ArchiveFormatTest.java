@@ -57,7 +57,7 @@ class ArchiveFormatTest {
   void clickHouseRowCarriesJsonText() throws IOException {
     ByteArrayOutputStream out = new ByteArrayOutputStream();
     try (JsonGenerator g = JsonText.FACTORY.createGenerator(out)) {
-      ArchiveRecords.writeClickHouseRow(g, event(2, T0), false);
+      ArchiveRecords.writeClickHouseRow(g, event(2, T0), false, java.util.Set.of());
     }
     String row = out.toString(StandardCharsets.UTF_8);
     assertThat(row).contains("\"created_at\":" + T0.getEpochSecond() + ",")
@@ -114,7 +114,7 @@ class ArchiveFormatTest {
         + "\"payload\":{\"pin\":s3cretPin42}}\n", StandardCharsets.UTF_8);
 
     try (JsonArchiveReader reader = JsonArchiveReader.open(file, 1 << 20)) {
-      assertThatThrownBy(reader::next).isInstanceOf(ArchiveException.class)
+      assertThatThrownBy(() -> reader.next(null)).isInstanceOf(ArchiveException.class)
           .hasMessage(file + " line 1: not valid JSON: Unrecognized token (11 characters): was expecting (JSON String,"
               + " Number, Array, Object or token 'null', 'true' or 'false') (column 77)");
     }

@@ -17,6 +17,8 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.function.Predicate;
+import java.util.stream.Collectors;
 import javax.sql.DataSource;
 
 /**
@@ -104,8 +106,7 @@ public final class Reconciliation {
           : "DISPATCHED") + " but not in the inbox of consumer " + consumer, minus(delivered, processed)));
     }
     if (domainSql != null) {
-      Set<String> aggregates = new HashSet<>();
-      rows.forEach(r -> aggregates.add(r.aggregateId()));
+      Set<String> aggregates = rows.stream().map(Row::aggregateId).collect(Collectors.toCollection(HashSet::new));
       differences.add(diff(ReconcileReport.DOMAIN_WITHOUT_EVENT, "returned by the domain query, without an event"
           + " of the topic in the range", minus(domainIds(), aggregates)));
     }
@@ -139,10 +140,8 @@ public final class Reconciliation {
     return ids;
   }
 
-  private static Set<String> ids(List<Row> rows, java.util.function.Predicate<Row> keep) {
-    Set<String> ids = new HashSet<>();
-    rows.stream().filter(keep).forEach(r -> ids.add(r.id()));
-    return ids;
+  private static Set<String> ids(List<Row> rows, Predicate<Row> keep) {
+    return rows.stream().filter(keep).map(Row::id).collect(Collectors.toCollection(HashSet::new));
   }
 
   private static Set<String> minus(Collection<String> a, Set<String> b) {
@@ -173,13 +172,12 @@ public final class Reconciliation {
 
     private Builder() {}
 
-    /** Required: the outbox's database (the inbox and domain query are read there too). */
+    /** The outbox's database (the inbox and domain query are read there too). */
     public Builder dataSource(DataSource dataSource) {
       this.dataSource = dataSource;
       return this;
     }
 
-    /** Required: the outbox store, for its table and dialect. */
     public Builder store(JdbcOutboxStore store) {
       this.store = store;
       return this;
