@@ -43,7 +43,6 @@ public final class PublisherSink implements ReplaySink {
     return new PublisherSink(publisher);
   }
 
-  /** Checks that the destination exists and takes the topic (a stream, an exchange, a Kafka topic). */
   @Override
   public void prepare(ReplayQuery query) throws InterruptedException {
     try {

@@ -39,9 +39,6 @@ import picocli.CommandLine;
  *     --topic order.created --from 2026-09-29T08:00:00Z --to 2026-09-29T10:00:00Z \
  *     --to-nats nats://127.0.0.1:4222 --nats-stream ORDERS
  * }</pre>
- *
- * <p>Exit codes: 0 all published (or dry run done), 1 a publication failed (stderr says how many were
- * published and the first unpublished id), 2 bad arguments or unreadable input.
  */
 @Command(name = "mic-events-replay", mixinStandardHelpOptions = true, sortOptions = false,
     version = "mic-events-replay 0.1.0",
@@ -142,7 +139,7 @@ public final class ReplayCommand implements Callable<Integer> {
   private PrintStream stdout;
   private PrintStream stderr;
 
-  /** Runs the command with these streams and returns the exit code; {@link #main} exits with it. */
+  /** Returns the exit code; {@link #main} exits with it. */
   public static int execute(String[] args, PrintStream out, PrintStream err) {
     ReplayCommand command = new ReplayCommand();
     command.stdout = out;
@@ -341,7 +338,6 @@ public final class ReplayCommand implements Callable<Integer> {
     }
   }
 
-  /** Maps every failure to its exit code and one clear message on stderr. */
   private int fail(Exception e) {
     if (e instanceof ReplayPublishException p && natsUrl == null && kafkaBootstrap == null && rabbitUri == null) {
       stderr.println("mic-events-replay: the dry run failed, its list on stdout is incomplete: "
@@ -380,7 +376,6 @@ public final class ReplayCommand implements Callable<Integer> {
     return PUBLICATION_FAILED;
   }
 
-  /** {@code --from}/{@code --to}: ISO-8601 with any offset. */
   static final class InstantConverter implements ITypeConverter<Instant> {
     @Override
     public Instant convert(String value) {

@@ -80,7 +80,6 @@ public final class ReplayMessage {
     return batchId;
   }
 
-  /** The subject is the topic. */
   public String subject() {
     return event.topic();
   }
@@ -103,7 +102,6 @@ public final class ReplayMessage {
     return new OutgoingMessage(subject(), event.aggregateId(), headers, payloadBytes(), msgId(), event.createdAt());
   }
 
-  /** The archived JSON, compact, as UTF-8. */
   public byte[] payloadBytes() {
     return event.payload().getBytes(StandardCharsets.UTF_8);
   }

@@ -26,7 +26,6 @@ public class ReplayPublishException extends ReplayException {
     this.batchId = batchId;
   }
 
-  /** Events acknowledged in replay order before the failure. */
   public long published() {
     return published;
   }

@@ -12,7 +12,6 @@ import java.time.Instant;
  */
 public record ReplayQuery(String topic, Instant from, Instant to) {
 
-  /** Whether {@code event} belongs to the selection. */
   public boolean matches(ArchivedEvent event) {
     Instant t = event.createdAt();
     return topic.equals(event.topic()) && !t.isBefore(from) && !t.isAfter(to);

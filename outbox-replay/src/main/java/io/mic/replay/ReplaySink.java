@@ -28,11 +28,7 @@ public interface ReplaySink extends AutoCloseable {
    */
   default void validate(ReplayMessage message) {}
 
-  /**
-   * Publishes the messages in order and returns once every one was acknowledged.
-   *
-   * @throws ReplaySinkException naming the first message that was not acknowledged
-   */
+  /** Returns once every message was acknowledged, in order; else names the first that was not. */
   void publish(List<ReplayMessage> messages) throws InterruptedException;
 
   /**
@@ -43,7 +39,7 @@ public interface ReplaySink extends AutoCloseable {
     return 0;
   }
 
-  /** Whether this sink only shows what would be published (the command's summary says so). */
+  /** The command's summary says whether it was a dry run. */
   default boolean isDryRun() {
     return false;
   }

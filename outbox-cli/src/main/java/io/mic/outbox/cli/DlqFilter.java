@@ -33,7 +33,7 @@ final class DlqFilter {
   }
 
   DeadLetterQuery.Builder query() {
-    DeadLetterQuery.Builder b = DeadLetterQuery.builder();
+    DeadLetterQuery.Builder b = DeadLetterQuery.builder().createdFrom(createdFrom).createdBefore(createdBefore);
     if (topic != null) {
       b.topic(topic);
     }
@@ -42,12 +42,6 @@ final class DlqFilter {
     }
     if (aggregateId != null) {
       b.aggregateId(aggregateId);
-    }
-    if (createdFrom != null) {
-      b.createdFrom(createdFrom);
-    }
-    if (createdBefore != null) {
-      b.createdBefore(createdBefore);
     }
     if (errorContains != null) {
       b.errorContains(errorContains);

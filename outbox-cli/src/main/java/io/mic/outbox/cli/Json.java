@@ -39,7 +39,7 @@ final class Json implements AutoCloseable {
 
   Json field(String name, Instant value) { return field(name, value == null ? null : value.toString()); }
 
-  /** A duration as seconds with microseconds, or null. */
+  /** Seconds with microseconds. */
   Json seconds(String name, Duration value) {
     return run(() -> {
       if (value == null) {

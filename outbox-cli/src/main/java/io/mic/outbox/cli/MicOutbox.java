@@ -76,7 +76,7 @@ public final class MicOutbox implements Callable<Integer> {
   Map<String, String> env;
   private Database database;
 
-  /** Runs the command with these streams and environment; returns the exit code. */
+  /** Returns the exit code. */
   public static int execute(String[] args, PrintStream stdout, PrintStream stderr, Map<String, String> env) {
     MicOutbox root = new MicOutbox();
     root.out = new PrintWriter(new OutputStreamWriter(stdout, StandardCharsets.UTF_8), true);

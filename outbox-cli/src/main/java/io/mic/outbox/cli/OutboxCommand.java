@@ -30,7 +30,6 @@ abstract class OutboxCommand implements Callable<Integer> {
     return root().err;
   }
 
-  /** {@code --json}, given before or after the command's name. */
   final boolean json() {
     return root().json;
   }

@@ -30,7 +30,7 @@ final class Progress {
     this.last = start;
   }
 
-  /** Prints a line if the interval has passed since the previous one; {@code detail} follows the count. */
+  /** {@code detail} follows the count. */
   void update(long rows, String detail) {
     long now = nanoClock.getAsLong();
     if (now - last < intervalNanos) {

@@ -10,14 +10,13 @@ final class ProgressInterval {
       description = "at most one progress line on stderr per interval, 0s for one per batch (default: ${DEFAULT-VALUE})")
   private Duration interval;
 
-  /** Refuses a negative interval, before the command touches the database. */
+  /** Before the command touches the database. */
   void check() {
     if (interval.isNegative()) {
       throw new UsageException("--progress-interval must be >= 0, was " + Durations.format(interval));
     }
   }
 
-  /** The progress lines of {@code command}, from now. */
   Progress start(PrintWriter err, String command) {
     return new Progress(err, command, interval);
   }

@@ -54,7 +54,6 @@ public final class ExternalSorter implements AutoCloseable {
     }
   }
 
-  /** How many runs were written to disk so far (0: everything is still in memory). */
   public int spills() {
     return spills;
   }

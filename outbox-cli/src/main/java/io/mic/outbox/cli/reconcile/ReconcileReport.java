@@ -26,7 +26,6 @@ public record ReconcileReport(String topic, Instant from, Instant to, long dispa
 
   public record Difference(String name, String description, long count, List<String> sample) {}
 
-  /** The differences whose count is over {@code tolerance}. */
   public List<Difference> over(long tolerance) {
     return differences.stream().filter(d -> d.count() > tolerance).toList();
   }

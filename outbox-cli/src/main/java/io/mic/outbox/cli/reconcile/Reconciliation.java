@@ -75,7 +75,6 @@ public final class Reconciliation {
 
   private record Row(String id, String status, String aggregateId, boolean old) {}
 
-  /** Runs every comparison its sources allow. */
   public ReconcileReport run() throws Exception {
     List<Row> rows = outboxRows();
     Set<String> dispatched = ids(rows, r -> r.status().equals("DISPATCHED"));
