@@ -10,10 +10,8 @@ import java.time.Duration;
  * System.err.println(r.published() + " events published in batch " + r.batchId());
  * }</pre>
  *
- * @param batchId the batch id every publication carried
  * @param recordsRead records the source read, matching or not (for ClickHouse: the rows it returned)
  * @param published events published (or written, in a dry run), which is every selected event
- * @param dryRun whether nothing was published
  * @param elapsed wall time of the whole replay, reading and sorting included
  * @param duplicates of the published events, those the destination dropped as duplicates of an earlier
  *     publication (a re-run of the same batch id); 0 where the destination cannot tell

@@ -18,7 +18,6 @@ import java.util.Objects;
  * @param id the original event id, the stable idempotency key ({@code x-original-event-id})
  * @param aggregateType may be {@code null} when the archive has none
  * @param aggregateId may be {@code null} when the archive has none
- * @param createdAt when the original event was created, in UTC
  * @param payload the archived JSON value as compact JSON text (meaning unchanged, whitespace removed)
  * @param headers the original event's headers, in archive order (empty, never {@code null}, when the record has
  *     none)

@@ -109,7 +109,6 @@ public final class ClickHouseArchive implements ArchiveSink {
       return new InvalidConfigurationException(message);
     }
 
-    /** @throws InvalidConfigurationException naming the option that is wrong */
     public ClickHouseArchive build() {
       ClickHouseHttp http = connect(CREDENTIALS);
       return new ClickHouseArchive(table(), new ClickHouseWriter(http, table()));

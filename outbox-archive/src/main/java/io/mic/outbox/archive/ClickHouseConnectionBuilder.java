@@ -14,8 +14,6 @@ import java.time.Duration;
  * ClickHouseArchive.builder().url("http://clickhouse:8123").table("outbox_archive")
  *     .credentials(user, password).connectTimeout(Duration.ofSeconds(5)).build();
  * }</pre>
- *
- * @param <B> the concrete builder, returned by every option
  */
 public abstract class ClickHouseConnectionBuilder<B extends ClickHouseConnectionBuilder<B>> {
   public static final String DEFAULT_TABLE = "outbox_archive";

@@ -1,9 +1,6 @@
 package io.mic.outbox.archive;
 
 import java.time.Instant;
-import java.time.LocalDateTime;
-import java.time.ZoneOffset;
-import java.util.Locale;
 import java.util.Set;
 import java.util.regex.Pattern;
 
@@ -139,11 +136,9 @@ public final class ClickHouseSql {
     }
     Instant clamped = instant.isBefore(DATETIME64_MIN) ? DATETIME64_MIN
         : instant.isAfter(DATETIME64_MAX) ? DATETIME64_MAX : instant;
-    LocalDateTime t = LocalDateTime.ofInstant(clamped, ZoneOffset.UTC);
     String iso = Timestamps.format(clamped);             // 2026-09-29T08:00:00.123Z
     String fraction = iso.substring(20, iso.length() - 1); // 3, 6 or 9 digits
-    String text = String.format(Locale.ROOT, "%04d-%02d-%02d %02d:%02d:%02d.%s", t.getYear(), t.getMonthValue(),
-        t.getDayOfMonth(), t.getHour(), t.getMinute(), t.getSecond(), fraction);
-    return "toDateTime64('" + text + "', " + fraction.length() + ", 'UTC')";
+    return "toDateTime64('" + iso.substring(0, 10) + ' ' + iso.substring(11, 20) + fraction + "', "
+        + fraction.length() + ", 'UTC')";
   }
 }

@@ -73,7 +73,6 @@ public final class JsonLinesArchive implements ArchiveSink {
       return this;
     }
 
-    /** @throws InvalidConfigurationException naming the option that is wrong */
     public JsonLinesArchive build() {
       if (directory == null) {
         throw new InvalidConfigurationException("directory is required: the archive directory");

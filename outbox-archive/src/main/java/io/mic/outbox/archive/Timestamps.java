@@ -134,20 +134,8 @@ public final class Timestamps {
 
   /** UTC with as many fraction digits as needed in groups of three: {@code 2026-09-29T08:00:00.120Z}. */
   public static String format(Instant instant) {
-    OffsetDateTime t = instant.atOffset(ZoneOffset.UTC);
-    int nanos = t.getNano();
-    StringBuilder s = new StringBuilder(30);
-    s.append(DateTimeFormatter.ISO_LOCAL_DATE.format(t)).append('T');
-    two(s, t.getHour()).append(':');
-    two(s, t.getMinute()).append(':');
-    two(s, t.getSecond());
-    String fraction = Integer.toString(1_000_000_000 + nanos).substring(1); // nine digits, zero-padded
-    if (nanos % 1_000_000 == 0) {
-      fraction = fraction.substring(0, 3);
-    } else if (nanos % 1_000 == 0) {
-      fraction = fraction.substring(0, 6);
-    }
-    return s.append('.').append(fraction).append('Z').toString();
+    String iso = DateTimeFormatter.ISO_INSTANT.format(instant); // no fraction at all for a whole second
+    return instant.getNano() == 0 ? iso.substring(0, iso.length() - 1) + ".000Z" : iso;
   }
 
   /** {@code 2026-09-29 08:00:00.123456} in UTC, the text a {@code DateTime64(6, 'UTC')} column parses. */
@@ -160,9 +148,5 @@ public final class Timestamps {
   /** {@code 20260929T080000.123Z}: sortable and safe in a file name. */
   public static String compact(Instant instant) {
     return format(instant).replace("-", "").replace(":", "");
-  }
-
-  private static StringBuilder two(StringBuilder s, int value) {
-    return s.append(value < 10 ? "0" : "").append(value);
   }
 }
