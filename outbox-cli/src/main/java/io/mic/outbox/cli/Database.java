@@ -84,7 +84,6 @@ final class Database {
     return dataSource;
   }
 
-  /** A database failure in the middle of a command, with what it was doing. */
   DatabaseException failed(String doing, Exception e) {
     return new DatabaseException("cannot " + doing + " in table " + store.table() + " at " + OutboxStoreException.redact(url)
         + ": " + OutboxStoreException.describe(e) + "; check --table and the user's rights", e);
