@@ -362,8 +362,8 @@ public final class InMemoryOutboxStore implements OutboxStore, OutboxAppender {
     }
 
     OutboxEvent snapshot() {
-      return event.withState(status, attempts, createdAt, nextAttemptAt, lastError, leaseOwner, leaseUntil,
-          dispatchedAt);
+      return event.toStored().createdAt(createdAt).status(status).attempts(attempts).nextAttemptAt(nextAttemptAt)
+          .lastError(lastError).lease(leaseOwner, leaseUntil).dispatchedAt(dispatchedAt).build();
     }
   }
 }

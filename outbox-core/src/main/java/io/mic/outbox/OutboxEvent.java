@@ -103,36 +103,6 @@ public final class OutboxEvent {
     this.traceParent = b.traceParent;
   }
 
-  /** A copy with another stored state; the validated fields are shared, not checked again. */
-  OutboxEvent withState(OutboxStatus status, int attempts, Instant createdAt, Instant nextAttemptAt,
-      String lastError, String leaseOwner, Instant leaseUntil, Instant dispatchedAt) {
-    return new OutboxEvent(this, status, attempts, createdAt, nextAttemptAt, lastError, leaseOwner, leaseUntil,
-        dispatchedAt);
-  }
-
-  private OutboxEvent(OutboxEvent e, OutboxStatus status, int attempts, Instant createdAt, Instant nextAttemptAt,
-      String lastError, String leaseOwner, Instant leaseUntil, Instant dispatchedAt) {
-    this.id = e.id;
-    this.aggregateType = e.aggregateType;
-    this.aggregateId = e.aggregateId;
-    this.topic = e.topic;
-    this.payload = e.payload;
-    this.headers = e.headers;
-    this.priority = e.priority;
-    this.createdAt = createdAt;
-    this.status = status;
-    this.attempts = attempts;
-    this.nextAttemptAt = nextAttemptAt;
-    this.lastError = lastError;
-    this.leaseOwner = leaseOwner;
-    this.leaseUntil = leaseUntil;
-    this.dispatchedAt = dispatchedAt;
-    this.sequence = e.sequence;
-    this.schemaVersion = e.schemaVersion;
-    this.occurredAt = e.occurredAt;
-    this.traceParent = e.traceParent;
-  }
-
   public static Builder builder() {
     return new Builder();
   }

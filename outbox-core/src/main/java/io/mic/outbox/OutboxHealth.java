@@ -51,12 +51,7 @@ public final class OutboxHealth implements OutboxListener {
     return new Builder();
   }
 
-  /**
-   * Reads the store (each of its three reads once) and returns what it found together with what this
-   * listener has seen since it was created.
-   *
-   * @throws RuntimeException whatever the store throws when it cannot be read
-   */
+  /** @throws RuntimeException whatever the store throws when it cannot be read */
   public Snapshot snapshot() {
     Map<OutboxStatus, Long> counts = store.countByStatus();
     Optional<Duration> lag = store.oldestPendingAge();
@@ -132,14 +127,6 @@ public final class OutboxHealth implements OutboxListener {
       Objects.requireNonNull(lag, "lag");
       Objects.requireNonNull(oldestTransactionAge, "oldestTransactionAge");
       Objects.requireNonNull(lastSuccessfulDispatch, "lastSuccessfulDispatch");
-    }
-
-    /** A snapshot without {@code oldestTransactionAge} (empty), as before the store reported it. */
-    public Snapshot(Instant takenAt, Optional<Duration> lag, long pending, long dlq,
-        Optional<Instant> lastSuccessfulDispatch, long dispatched, long retried, long deadLettered,
-        long leaseLost, long pollFailures) {
-      this(takenAt, lag, Optional.empty(), pending, dlq, lastSuccessfulDispatch, dispatched, retried,
-          deadLettered, leaseLost, pollFailures);
     }
 
     /**

@@ -32,22 +32,8 @@ public interface OutboxListener {
    */
   default void onLeaseLost(OutboxEvent event) {}
 
-  /**
-   * The event was put back untried, without counting an attempt, for {@code reason}. The default calls
-   * {@link #onReleased(OutboxEvent, String)} with the reason's {@link ReleaseReason#text() text}, so a
-   * listener written for that one still hears every release.
-   */
-  default void onReleased(OutboxEvent event, ReleaseReason reason) {
-    onReleased(event, reason.text());
-  }
-
-  /**
-   * The event was put back untried, without counting an attempt; {@code reason} in words.
-   *
-   * @deprecated metrics cannot split free text: implement {@link #onReleased(OutboxEvent, ReleaseReason)}
-   */
-  @Deprecated
-  default void onReleased(OutboxEvent event, String reason) {}
+  /** The event was put back untried, without counting an attempt, for {@code reason}. */
+  default void onReleased(OutboxEvent event, ReleaseReason reason) {}
 
   /** A publication has been running for {@code running}, longer than half the lease: see the logs. */
   default void onPublishStalled(OutboxEvent event, String worker, Duration running) {}

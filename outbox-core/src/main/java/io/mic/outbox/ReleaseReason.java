@@ -13,22 +13,11 @@ package io.mic.outbox;
  */
 public enum ReleaseReason {
   /** The broker could not be reached ({@link PublishUnavailableException}), or an earlier chunk of the batch found it so. */
-  BROKER_UNAVAILABLE("broker unavailable"),
+  BROKER_UNAVAILABLE,
   /** The dispatcher is stopping: {@code stop()} or {@code close()} interrupted the worker. */
-  STOPPING("dispatcher stopping"),
+  STOPPING,
   /** The dispatcher was paused while a batch claimed ahead waited to be published. */
-  PAUSED("dispatcher paused"),
+  PAUSED,
   /** Ordered mode: an earlier event of its aggregate did not go through in the same batch. */
-  ORDER_BLOCKED("an earlier event of its aggregate did not go through");
-
-  private final String text;
-
-  ReleaseReason(String text) {
-    this.text = text;
-  }
-
-  /** The reason in words, as {@link OutboxListener#onReleased(OutboxEvent, String)} received it before. */
-  public String text() {
-    return text;
-  }
+  ORDER_BLOCKED
 }

@@ -160,8 +160,8 @@ class OutboxHealthTest {
   }
 
   @Test
-  void theSnapshotConstructorWithoutTheTransactionAgeStillWorks() {
-    OutboxHealth.Snapshot s = new OutboxHealth.Snapshot(T0, Optional.of(Duration.ofSeconds(5)), 2, 1,
+  void theSnapshotConstructorKeepsItsValues() {
+    OutboxHealth.Snapshot s = new OutboxHealth.Snapshot(T0, Optional.of(Duration.ofSeconds(5)), Optional.empty(), 2, 1,
         Optional.of(T0.minusSeconds(1)), 7, 3, 1, 0, 0);
     assertThat(s.oldestTransactionAge()).isEmpty();
     assertThat(s.lag()).contains(Duration.ofSeconds(5));

@@ -56,8 +56,8 @@ class OutboxListenersTest {
     Class<?> composite = OutboxListeners.of(OutboxListener.NONE).getClass();
     List<String> notForwarded = new ArrayList<>();
     for (Method m : OutboxListener.class.getDeclaredMethods()) {
-      if (m.isSynthetic() || Modifier.isStatic(m.getModifiers()) || m.isAnnotationPresent(Deprecated.class)) {
-        continue; // the deprecated onReleased(String) is reached through onReleased(ReleaseReason)
+      if (m.isSynthetic() || Modifier.isStatic(m.getModifiers())) {
+        continue;
       }
       try {
         composite.getDeclaredMethod(m.getName(), m.getParameterTypes());

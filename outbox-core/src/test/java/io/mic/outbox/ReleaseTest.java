@@ -121,22 +121,4 @@ class ReleaseTest {
       assertThat(reasons).containsExactly("2 PAUSED");
     }
   }
-
-  /** A listener written before {@link ReleaseReason} still hears each release, with the reason's text. */
-  @Test
-  @SuppressWarnings("deprecation")
-  void aListenerOfTheReasonTextStillHearsIt() {
-    store.append(event("a"));
-    List<String> texts = new CopyOnWriteArrayList<>();
-    OutboxDispatcher.builder().store(store).useClaim(true).listener(new OutboxListener() {
-      @Override public void onReleased(OutboxEvent event, String reason) {
-        texts.add(reason);
-      }
-    }).dispatchFn(e -> {
-      throw new PublishUnavailableException("connection refused");
-    }).build().dispatchOnce();
-
-    assertThat(texts).containsExactly("broker unavailable");
-    assertThat(ReleaseReason.BROKER_UNAVAILABLE.text()).isEqualTo("broker unavailable");
-  }
 }

@@ -111,7 +111,7 @@ class BrokerControlTest {
     AtomicInteger released = new AtomicInteger();
     OutboxListener countReleases = new OutboxListener() {
       @Override
-      public void onReleased(OutboxEvent event, String reason) {
+      public void onReleased(OutboxEvent event, ReleaseReason reason) {
         released.incrementAndGet();
       }
     };
