@@ -45,11 +45,8 @@ import org.slf4j.LoggerFactory;
  * give your {@link DispatchFn} a timeout all the same, since a publication that never returns holds its
  * events until {@link #stop()} or {@link #close()}.
  *
- * <p>{@link #close()} stops polling, lets each worker finish its batch within {@code shutdownTimeout}, then
- * interrupts the stragglers: a worker interrupted between publications releases the rest of its batch
- * without counting an attempt. Only an executor the dispatcher created itself is shut down.
- * {@link #stop()} does the same and lets {@link #start()} start again, for containers that stop and start
- * their components.
+ * <p>{@link #close()} ends it in stages, as {@link #stop()} describes; only an executor the dispatcher created
+ * itself is shut down.
  */
 public final class AsyncOutboxDispatcher implements AutoCloseable {
   public static final int DEFAULT_WORKERS = 1;
@@ -76,7 +73,6 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
   private final ExecutorService usersExecutor;
   private ExecutorService executor;
   private OutboxStore.Subscription appends;
-  /** Counts down as the workers of the last start end. */
   private CountDownLatch finished = new CountDownLatch(0);
   /** Workers running now, of any start: one whose publication ignored stop()'s interrupt may outlive it. */
   private final AtomicInteger liveWorkers = new AtomicInteger();
@@ -202,9 +198,7 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
     return state.paused();
   }
 
-  /**
-   * Stops polling, lets in-flight batches finish within the shutdown timeout, then releases threads; for good.
-   */
+  /** {@link #stop()}, for good: a closed dispatcher does not start again. */
   @Override
   public synchronized void close() {
     if (closed) {
@@ -218,9 +212,9 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
    * What {@link #close()} does, after which {@link #start()} starts again: for a container that stops and
    * starts its components (a Spring context's {@code stop()} and {@code start()}, a checkpoint and restore).
    * Stops polling, lets each worker finish its batch within {@code shutdownTimeout}, then interrupts the
-   * stragglers, whose unpublished events go back untried; the marks of what went out finish before it
-   * returns (for 5 s at most after the interrupt). A paused dispatcher stays paused. Nothing happens when it
-   * is not running.
+   * stragglers, whose unpublished events go back untried without counting an attempt; the marks of what went
+   * out finish before it returns (for 5 s at most after the interrupt). A paused dispatcher stays paused.
+   * Nothing happens when it is not running.
    */
   public synchronized void stop() {
     if (!started) {

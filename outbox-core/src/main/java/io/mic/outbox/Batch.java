@@ -24,7 +24,6 @@ final class Batch {
 
   private final DispatchSettings s;
   private final WorkerChannel channel;
-  /** The batch's events and where their outcomes go, ended by {@link #finish()}. */
   private final ClaimedBatch claimed;
   private final List<OutboxEvent> events;
   private final long startNanos;
@@ -37,7 +36,6 @@ final class Batch {
   private InFlight inFlight;
   private Publication publication;
 
-  /** A chunk sent through the worker's channel, and its outcomes to come. */
   private record InFlight(List<OutboxEvent> events, BatchChannel.Sent sent) {}
 
   Batch(DispatchSettings s, WorkerChannel channel, ClaimedBatch claimed, long startNanos, boolean goingOn,

@@ -76,10 +76,9 @@ public record ClaimRequest(String owner, int limit, Duration leaseTtl, boolean o
   /**
    * Throughput mode: the same request, claiming only what follows {@code event} in dispatch order, the last
    * event of the previous claim, so that the claim does not step again over the events still leased (or
-   * locked) ahead of it. What became available before that place meanwhile (a retry falling due, a lease
-   * that ran out, a higher priority, a late commit) waits for a claim from the start, which the caller makes
-   * regularly. A store may go on only within the event's priority, or ignore the position and start at the
-   * first available event; both are correct.
+   * locked) ahead of it. What became available before that place meanwhile waits for a claim from the start,
+   * which the caller makes regularly. A store may go on only within the event's priority, or ignore the
+   * position; both are correct.
    */
   public ClaimRequest after(OutboxEvent event) {
     return new ClaimRequest(owner, limit, leaseTtl, ordered, maxRun, pausedTopics, event);

@@ -103,15 +103,7 @@ public final class InMemoryOutboxStore implements OutboxStore, OutboxAppender {
   @Override
   public synchronized List<OutboxEvent> fetchPending(int limit, boolean preserveAggregateOrder,
       Set<String> pausedTopics) {
-    Instant now = now();
-    List<OutboxEvent> result = new ArrayList<>();
-    for (Row row : candidates(now, preserveAggregateOrder, false, pausedTopics, limit, null)) {
-      if (result.size() == limit) {
-        break;
-      }
-      result.add(row.snapshot());
-    }
-    return result;
+    return snapshots(candidates(now(), preserveAggregateOrder, false, pausedTopics, limit, null, Set.of()), limit);
   }
 
   /** Goes on right after {@code after} in dispatch order, across priorities. */
@@ -121,17 +113,12 @@ public final class InMemoryOutboxStore implements OutboxStore, OutboxAppender {
     Objects.requireNonNull(after.createdAt(), "after: an event as the store returned it");
     Set<UUID> leftOut = new HashSet<>();
     inFlight.forEach(e -> leftOut.add(e.id()));
-    Instant now = now();
+    return snapshots(candidates(now(), false, false, pausedTopics, limit, after, leftOut), limit);
+  }
+
+  private static List<OutboxEvent> snapshots(List<Row> rows, int limit) {
     List<OutboxEvent> result = new ArrayList<>();
-    for (Row row : open.tailSet(position(after), false)) {
-      if (result.size() == limit) {
-        break;
-      }
-      if (row.isAvailable(now, false) && !pausedTopics.contains(row.event.topic())
-          && !leftOut.contains(row.event.id())) {
-        result.add(row.snapshot());
-      }
-    }
+    rows.stream().limit(limit).forEach(row -> result.add(row.snapshot()));
     return result;
   }
 
@@ -141,7 +128,7 @@ public final class InMemoryOutboxStore implements OutboxStore, OutboxAppender {
     Set<String> paused = request.pausedTopics();
     List<List<Row>> runs = new ArrayList<>();
     int scan = request.runs() ? Integer.MAX_VALUE : request.limit();
-    for (Row head : candidates(now, request.ordered(), true, paused, scan, request.after())) {
+    for (Row head : candidates(now, request.ordered(), true, paused, scan, request.after(), Set.of())) {
       List<Row> run = new ArrayList<>(List.of(head));
       if (request.runs()) {
         for (Row row : openByAggregate.get(DispatchOrder.aggregateOf(head.event))) {
@@ -251,11 +238,11 @@ public final class InMemoryOutboxStore implements OutboxStore, OutboxAppender {
 
   /**
    * Available rows in dispatch order; in ordered mode only each aggregate's available head. Without
-   * ordering the scan starts after {@code after} when given and stops after {@code limit} rows, so a batch
-   * costs its size, not the backlog's.
+   * ordering the scan starts after {@code after} when given, skips {@code leftOut} and stops after
+   * {@code limit} rows, so a batch costs its size, not the backlog's.
    */
   private List<Row> candidates(Instant now, boolean preserveAggregateOrder, boolean claiming, Set<String> paused,
-      int limit, OutboxEvent after) {
+      int limit, OutboxEvent after, Set<UUID> leftOut) {
     List<Row> result = new ArrayList<>();
     if (preserveAggregateOrder) {
       for (TreeSet<Row> aggregate : openByAggregate.values()) {
@@ -270,7 +257,8 @@ public final class InMemoryOutboxStore implements OutboxStore, OutboxAppender {
         if (result.size() == limit) {
           break;
         }
-        if (row.isAvailable(now, claiming) && !paused.contains(row.event.topic())) {
+        if (row.isAvailable(now, claiming) && !paused.contains(row.event.topic())
+            && !leftOut.contains(row.event.id())) {
           result.add(row);
         }
       }

@@ -15,27 +15,21 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The store's mark of published events, tried again after each of {@link OutboxDispatcher#MARK_RETRY_PAUSES}
- * while it throws: giving up at once would publish the whole batch again. Not after
- * {@link OutboxDispatcher#MARK_RETRY_WINDOW} (a database that takes its connection timeout to fail is down,
- * not blinking). A stop's interrupt does not cut the pauses short (what went out is marked, as
- * {@code stop()} promises); it is kept for the caller. With claims the leases are renewed before each try,
- * so that they do not run out while the mark waits.
+ * The store's mark of published events, tried again while it throws (giving up at once would publish the whole
+ * batch again), as {@link OutboxDispatcher} documents. A stop's interrupt does not cut the pauses short (what
+ * went out is marked, as {@code stop()} promises); it is kept for the caller. With claims the leases are
+ * renewed before each try, so that they do not run out while the mark waits.
  */
 final class MarkRetry {
   private static final Logger LOG = LoggerFactory.getLogger(OutboxDispatcher.class);
 
-  private final OutboxStore store;
+  private final DispatchSettings s;
   private final ClaimedBatch batch;
-  private final String worker;
-  private final Duration leaseTtl;
   private final boolean leased;
 
   MarkRetry(DispatchSettings s, ClaimedBatch batch, boolean leased) {
-    this.store = s.store();
+    this.s = s;
     this.batch = batch;
-    this.worker = s.worker();
-    this.leaseTtl = s.leaseTtl();
     this.leased = leased;
   }
 
@@ -58,10 +52,10 @@ final class MarkRetry {
           throw failure;
         }
         if (attempt == 0) {
-          LOG.warn("{}: marking {} published events failed; trying again in {}: {}", worker, events.size(), pause,
+          LOG.warn("{}: marking {} published events failed; trying again in {}: {}", s.worker(), events.size(), pause,
               ErrorText.of(e));
         } else {
-          LOG.debug("{}: marking {} published events failed again; trying again in {}", worker, events.size(),
+          LOG.debug("{}: marking {} published events failed again; trying again in {}", s.worker(), events.size(),
               pause, e);
         }
         Uninterruptibly.sleepUntil(System.nanoTime() + pause.toNanos()); // a stop still lets it mark
@@ -85,14 +79,14 @@ final class MarkRetry {
     for (OutboxEvent e : events) {
       if (!marked.contains(e.id())) {
         try {
-          boolean markedEarlier = store.find(e.id()).filter(row -> Objects.equals(row.createdAt(), e.createdAt()))
+          boolean markedEarlier = s.store().find(e.id()).filter(row -> Objects.equals(row.createdAt(), e.createdAt()))
               .map(row -> row.status() == OutboxStatus.DISPATCHED && Objects.equals(row.leaseOwner(), e.leaseOwner()))
               .orElse(e.leaseOwner() == null);
           if (markedEarlier) {
             all.add(e.id());
           }
         } catch (RuntimeException lookupFailed) {
-          LOG.debug("{}: cannot tell whether event {} was marked by an earlier try", worker, e.id(), lookupFailed);
+          LOG.debug("{}: cannot tell whether event {} was marked by an earlier try", s.worker(), e.id(), lookupFailed);
         }
       }
     }
@@ -101,9 +95,9 @@ final class MarkRetry {
 
   private void renewQuietly(List<OutboxEvent> events) {
     try {
-      batch.renewLeases(events, leaseTtl); // one taken over meanwhile fails its mark's fence: lease lost
+      batch.renewLeases(events, s.leaseTtl()); // one taken over meanwhile fails its mark's fence: lease lost
     } catch (RuntimeException e) {
-      LOG.debug("{}: renewing the leases of the events to mark failed too", worker, e);
+      LOG.debug("{}: renewing the leases of the events to mark failed too", s.worker(), e);
     }
   }
 }

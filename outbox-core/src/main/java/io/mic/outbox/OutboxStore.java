@@ -72,14 +72,11 @@ public interface OutboxStore {
    * which are in flight or done. A store may return only events that follow {@code after} in dispatch order,
    * and may stop early (the JDBC store stops at the end of {@code after}'s priority), or read from the start as
    * this default does; it never returns an event of {@code inFlight}. So a read going on can miss an event that
-   * became available before {@code after}'s place (a retry that fell due, a transaction that committed late, a
-   * higher priority, a topic resumed): a caller must read from the start too, and {@link AsyncOutboxDispatcher}
-   * does once per poll interval (at least once a second), whenever a read going on comes back short, and after
-   * a batch that did not dispatch all its events.
+   * became available before {@code after}'s place (a retry that fell due, a late commit, a higher priority, a
+   * topic resumed): a caller must read from the start too, as {@link AsyncOutboxDispatcher} does regularly.
    *
    * <p>The events in flight come whole, so that a store can leave out of its query those that come before
-   * {@code after} (usually all of them): it would never meet their rows. This default reads from the start,
-   * leaving every one out: always correct, only not cheaper.
+   * {@code after} (usually all of them): it would never meet their rows.
    *
    * @param after an event as this store returned it (its {@code priority}, {@code createdAt} and {@code id})
    */
@@ -194,8 +191,6 @@ public interface OutboxStore {
    * of their own, such as {@link InMemoryOutboxStore}, keep this default, which is always empty. The JDBC
    * store reads the PostgreSQL xmin horizon (sessions holding a snapshot or a transaction id, and
    * prepared transactions) or the oldest InnoDB transaction on MariaDB; H2 cannot tell.
-   *
-   * @return the age, or empty when none is open or the store cannot tell
    */
   default Optional<Duration> oldestTransactionAge() {
     return Optional.empty();
@@ -210,8 +205,6 @@ public interface OutboxStore {
    *
    * <p>Stores that cannot tell keep this default, which returns empty (the dispatcher then polls only).
    * The JDBC store subscribes on PostgreSQL when built with {@code notifyOnAppend(true)}.
-   *
-   * @return the subscription, to be closed when the dispatcher stops; empty when this store cannot tell
    */
   default Optional<Subscription> subscribeToAppends(Runnable wakeUp) {
     return Optional.empty();

@@ -126,7 +126,6 @@ final class Settlement {
     }
   }
 
-  /** Puts back what an earlier failure of its aggregate held. */
   void releaseHeld() {
     release(held, ReleaseReason.ORDER_BLOCKED);
   }
@@ -148,7 +147,6 @@ final class Settlement {
     }
   }
 
-  /** Marks the successes waiting for the batch's mark. */
   void flush() {
     if (lease != null) {
       flushedAtRenewal = lease.renewals();
@@ -160,7 +158,6 @@ final class Settlement {
     }
   }
 
-  /** Tells the worker's outage tracking how this batch went with the broker. */
   void reportTo(BrokerOutage outage) {
     outage.record(unavailable, published.size() + dispatched, unavailableCause);
   }
