@@ -60,16 +60,10 @@ final class LeaseKeeper {
     private final String worker;
     private final Map<UUID, OutboxEvent> held = new LinkedHashMap<>();
     private final Set<UUID> lost = ConcurrentHashMap.newKeySet();
-    /**
-     * One renewal at a time, by the timer or by {@link #confirm()}: two at once would race on the store and
-     * on {@link #renewals}.
-     */
+    /** One renewal at a time, by the timer or {@link #confirm()}: two would race on the store and the count. */
     private final Object renewing = new Object();
     private volatile long renewals; // written under renewing only
-    /**
-     * When the store last confirmed the leases, by the monotonic clock: when the claim was sent, then when
-     * each renewal was.
-     */
+    /** When the store last confirmed the leases ({@link System#nanoTime()}): the claim, then each renewal. */
     private volatile long confirmedNanos;
     private ScheduledFuture<?> task;
 

@@ -26,9 +26,4 @@ public record PauseState(boolean all, Set<String> topics) {
   public static PauseState topics(Set<String> topics) {
     return topics.isEmpty() ? NONE : new PauseState(false, topics);
   }
-
-  /** Whether events of {@code topic} must not be dispatched now. */
-  public boolean isPaused(String topic) {
-    return all || topics.contains(topic);
-  }
 }

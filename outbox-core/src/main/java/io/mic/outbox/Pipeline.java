@@ -32,10 +32,7 @@ final class Pipeline {
   private final RunState state;
   private final ReadAhead ahead;
   private final ExecutorService marker;
-  /**
-   * In throughput mode, the batch sent last, whose last outcomes may still be arriving: settled after the
-   * next batch went out, so that the publisher's window does not run dry between batches.
-   */
+  /** Throughput mode: the batch sent last, whose outcomes may still be arriving, settled after the next went out. */
   private Batch sent;
   /** The mark of the batch settled last, running in the background. */
   private Future<?> marking;
@@ -95,7 +92,6 @@ final class Pipeline {
     return more;
   }
 
-  /** Whether the next batch may follow at once: running, not paused, the broker not down. */
   private boolean flowing() {
     return state.running() && !state.paused() && channel.outage().pause() == null;
   }

@@ -95,7 +95,6 @@ final class ReadCursor {
     }
   }
 
-  /** Makes the next read start from the start: events before the position are available again. */
   void readFromTheStart() {
     fromStart.set(true);
   }

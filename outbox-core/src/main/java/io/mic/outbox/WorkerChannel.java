@@ -38,7 +38,6 @@ final class WorkerChannel {
     return dispatchFn instanceof BatchDispatchFn;
   }
 
-  /** Sends a chunk; its outcomes come from the returned {@link BatchChannel.Sent}. */
   BatchChannel.Sent send(List<OutboxEvent> chunk) throws Exception {
     if (dispatchFn instanceof BatchDispatchFn batchFn) {
       if (channel == null) {
@@ -68,7 +67,7 @@ final class WorkerChannel {
     }
   }
 
-  /** Marks {@code publication} as running now, or none with {@code null}. */
+  /** {@code null}: none runs now. */
   void watch(Publication publication) {
     current = publication;
   }

@@ -21,10 +21,6 @@ public final class ErrorText {
         break;
       }
     }
-    return truncate(text.toString());
-  }
-
-  public static String truncate(String text) {
-    return text.length() <= MAX_LENGTH ? text : text.substring(0, MAX_LENGTH - 1) + "…";
+    return text.length() <= MAX_LENGTH ? text.toString() : text.substring(0, MAX_LENGTH - 1) + "…";
   }
 }
