@@ -1,6 +1,5 @@
 package io.mic.outbox;
 
-import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashSet;
 import java.util.List;
@@ -8,6 +7,7 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -63,8 +63,8 @@ final class BatchReader {
       LOG.trace("{}: every topic paused in the store", s.worker());
       return new StoreBatch(store, List.of());
     }
-    Set<String> paused = shared.topics().isEmpty() ? Set.copyOf(pausedTopics)
-        : union(pausedTopics, shared.topics());
+    Set<String> paused = new HashSet<>(pausedTopics);
+    paused.addAll(shared.topics());
     if (!s.useClaim()) {
       return new StoreBatch(store, after == null
           ? store.fetchPending(s.batchSize(), s.ordered(), paused, idsOf(inFlight))
@@ -75,21 +75,11 @@ final class BatchReader {
     return store.claimBatch(s.ordered() ? request.inRuns(s.aggregateRun()) : request.after(after));
   }
 
-  private static Set<String> union(Set<String> a, Set<String> b) {
-    Set<String> all = new HashSet<>(a);
-    all.addAll(b);
-    return all;
-  }
-
   private static Set<UUID> idsOf(Collection<Batch> batches) {
-    Set<UUID> ids = new HashSet<>();
-    batches.forEach(b -> b.events().forEach(e -> ids.add(e.id())));
-    return ids;
+    return eventsOf(batches).stream().map(OutboxEvent::id).collect(Collectors.toSet());
   }
 
   private static List<OutboxEvent> eventsOf(Collection<Batch> batches) {
-    List<OutboxEvent> events = new ArrayList<>();
-    batches.forEach(b -> events.addAll(b.events()));
-    return events;
+    return batches.stream().flatMap(b -> b.events().stream()).toList();
   }
 }

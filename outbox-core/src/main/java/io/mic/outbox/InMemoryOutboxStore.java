@@ -18,6 +18,7 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.UUID;
 import java.util.function.BiConsumer;
+import java.util.stream.Collectors;
 
 /**
  * A real, thread-safe {@link OutboxStore} in memory: for tests, demos and as the reference behaviour every
@@ -111,8 +112,7 @@ public final class InMemoryOutboxStore implements OutboxStore, OutboxAppender {
   public synchronized List<OutboxEvent> fetchPendingAfter(OutboxEvent after, int limit, Set<String> pausedTopics,
       Collection<OutboxEvent> inFlight) {
     Objects.requireNonNull(after.createdAt(), "after: an event as the store returned it");
-    Set<UUID> leftOut = new HashSet<>();
-    inFlight.forEach(e -> leftOut.add(e.id()));
+    Set<UUID> leftOut = inFlight.stream().map(OutboxEvent::id).collect(Collectors.toSet());
     return snapshots(candidates(now(), false, false, pausedTopics, limit, after, leftOut), limit);
   }
 

@@ -2,12 +2,12 @@ package io.mic.outbox;
 
 import java.time.Duration;
 import java.util.Collection;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
+import java.util.stream.Collectors;
 
 /**
  * Where outbox events live, as a dispatcher sees them. Appending is not part of this interface because it
@@ -82,9 +82,7 @@ public interface OutboxStore {
    */
   default List<OutboxEvent> fetchPendingAfter(OutboxEvent after, int limit, Set<String> pausedTopics,
       Collection<OutboxEvent> inFlight) {
-    Set<UUID> ids = new HashSet<>();
-    inFlight.forEach(e -> ids.add(e.id()));
-    return fetchPending(limit, false, pausedTopics, ids);
+    return fetchPending(limit, false, pausedTopics, inFlight.stream().map(OutboxEvent::id).collect(Collectors.toSet()));
   }
 
   /**
