@@ -12,6 +12,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.IntStream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -85,11 +86,8 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
     this.pollInterval = b.pollInterval;
     this.shutdownTimeout = b.shutdownTimeout;
     this.store = b.store;
-    List<Worker> list = new ArrayList<>();
-    for (int i = 1; i <= b.workers; i++) {
-      list.add(new Worker(b, name + "-dispatcher-" + i, pausedTopics, pollInterval, b.pipelined));
-    }
-    this.workers = List.copyOf(list);
+    this.workers = IntStream.rangeClosed(1, b.workers)
+        .mapToObj(i -> new Worker(b, name + "-dispatcher-" + i, pausedTopics, b.pollInterval, b.pipelined)).toList();
     this.cursor = new ReadCursor(b.useClaim, b.preserveAggregateOrder, pollInterval);
     this.watchdog = new Watchdog(workers.stream().map(Worker::channel).toList(), b.leaseTtl,
         OutboxListeners.of(b.listener));

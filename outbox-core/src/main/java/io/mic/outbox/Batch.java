@@ -145,9 +145,7 @@ final class Batch {
     if (channel.takesBatches()) {
       return waves;
     }
-    List<List<OutboxEvent>> singles = new ArrayList<>();
-    waves.forEach(wave -> wave.forEach(e -> singles.add(List.of(e))));
-    return singles;
+    return waves.stream().flatMap(List::stream).map(List::of).toList();
   }
 
   /**
