@@ -179,7 +179,6 @@ public final class AsyncOutboxDispatcher implements AutoCloseable {
     }
   }
 
-  /** The topics paused now. */
   public Set<String> pausedTopics() {
     return Set.copyOf(pausedTopics);
   }

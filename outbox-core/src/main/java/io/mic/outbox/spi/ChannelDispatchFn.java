@@ -42,11 +42,7 @@ public interface ChannelDispatchFn extends BatchDispatchFn {
     }
   }
 
-  /**
-   * Warns, once per wrapper class, when a dispatcher worker reached {@code publisher}'s {@code dispatchBatch}
-   * through a wrapper that hides {@link #channel()} (it implements only {@link BatchDispatchFn}): the warning
-   * names the wrapper and the fix, a {@link DispatchDecorator}.
-   */
+  /** Warns, once per wrapper class, when a worker reached {@code publisher} through a wrapper hiding its channel. */
   static void reportIfHidden(ChannelDispatchFn publisher) {
     Channels.reportIfHidden(publisher);
   }
