@@ -75,7 +75,6 @@ abstract class AppendStatements {
    */
   abstract String lockAggregates(int keys);
 
-  /** Binds the sorted, distinct lock keys of {@link #lockAggregates}. */
   void bindLockKeys(PreparedStatement ps, List<String> keys) throws SQLException {
     for (int i = 0; i < keys.size(); i++) {
       ps.setString(i + 1, keys.get(i));
@@ -90,7 +89,6 @@ abstract class AppendStatements {
    */
   abstract String countSequences(int aggregates);
 
-  /** Binds {@link #countSequences}: per aggregate, in the order given, type, id and count. */
   void bindSequenceCounts(PreparedStatement ps, List<OutboxEvent> aggregates, List<Long> counts)
       throws SQLException {
     int i = 1;

@@ -38,9 +38,8 @@ final class ClaimJournal {
   /** The claim journal, quoted, and the first key of its advisory locks (the second is a row's claim_key). */
   private final String journal;
   private final int lockClass;
-  /** When the journal was last looked through for batches that ended without their outcomes, and how often. */
-  private final AtomicLong lastCount = new AtomicLong(System.nanoTime() - COUNT_EVERY_NANOS);
-  private volatile long countEveryNanos = COUNT_EVERY_NANOS;
+  /** When the journal was last looked through for batches that ended without their outcomes. */
+  final AtomicLong lastCount = new AtomicLong(System.nanoTime() - COUNT_EVERY_NANOS);
 
   ClaimJournal(TableAccess access) {
     this.access = access;
@@ -104,7 +103,7 @@ final class ClaimJournal {
   void countEndedBatches() {
     long last = lastCount.get();
     long now = System.nanoTime();
-    if (now - last < countEveryNanos || !lastCount.compareAndSet(last, now)) {
+    if (now - last < COUNT_EVERY_NANOS || !lastCount.compareAndSet(last, now)) {
       return;
     }
     Map<Integer, String> ended = access.inAutoCommit(c -> {
@@ -138,11 +137,6 @@ final class ClaimJournal {
             + " session ended): counted an attempt for its {} events still pending", table, owner, counted);
       }
     });
-  }
-
-  /** Sets how often this store looks for ended batches ({@link #COUNT_EVERY_NANOS} by default). For tests. */
-  void countEvery(Duration interval) {
-    countEveryNanos = interval.toNanos();
   }
 
   /**

@@ -97,9 +97,7 @@ final class EventQueries {
       try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SELECT "
           + dialect.microsSince("MIN(created_at)") + " FROM " + table + " WHERE status IN ('PENDING', 'PROCESSING')")) {
         rs.next();
-        long micros = rs.getLong(1);
-        return rs.wasNull() ? Optional.<Duration>empty()
-            : Optional.of(Duration.of(Math.max(0, micros), ChronoUnit.MICROS));
+        return age(rs);
       }
     });
   }
@@ -116,12 +114,7 @@ final class EventQueries {
     }
     return access.inAutoCommit(c -> {
       try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery(sql)) {
-        if (!rs.next()) {
-          return Optional.<Duration>empty();
-        }
-        long micros = rs.getLong(1);
-        return rs.wasNull() ? Optional.<Duration>empty()
-            : Optional.of(Duration.of(Math.max(0, micros), ChronoUnit.MICROS));
+        return rs.next() ? age(rs) : Optional.<Duration>empty();
       } catch (SQLException e) {
         if (!catalog.cannotSeeTransactions(e)) {
           throw e;
@@ -133,5 +126,11 @@ final class EventQueries {
         return Optional.<Duration>empty();
       }
     });
+  }
+
+  /** The row's microseconds as an age; empty when {@code NULL}. */
+  private static Optional<Duration> age(ResultSet rs) throws SQLException {
+    long micros = rs.getLong(1);
+    return rs.wasNull() ? Optional.empty() : Optional.of(Duration.of(Math.max(0, micros), ChronoUnit.MICROS));
   }
 }

@@ -174,7 +174,6 @@ final class HeldClaims implements Outcomes {
     return alive == null ? Set.of() : new HashSet<>(ids);
   }
 
-  /** The batch of {@code owner} while this store holds it, or {@code null}. */
   private Held held(String owner) {
     return owner == null ? null : byOwner.get(owner);
   }

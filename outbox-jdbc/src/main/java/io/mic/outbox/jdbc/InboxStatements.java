@@ -55,7 +55,6 @@ class InboxStatements {
     }
   }
 
-  /** The ids of the events {@code consumer} recorded. */
   Set<String> eventIds(Connection c, String consumer) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement("SELECT event_id FROM " + table + " WHERE consumer = ?")) {
       ps.setString(1, consumer);

@@ -74,7 +74,6 @@ public final class JdbcInbox {
     this.binding = new Binding<>("inbox", b.dataSource, b.dialect, b.tableName, InboxStatements::of);
   }
 
-  /** The inbox's statements, the dialect detected first unless known; every use calls this. */
   private InboxStatements statements() {
     return binding.get();
   }
@@ -122,10 +121,7 @@ public final class JdbcInbox {
    * Records that {@code consumer} processed {@code eventId}, inside the caller's transaction. Never
    * commits, rolls back or closes the connection; if the transaction rolls back, the record goes with it.
    *
-   * <p>On PostgreSQL this is {@code INSERT … ON CONFLICT DO NOTHING}; on MariaDB/MySQL an
-   * {@code INSERT IGNORE} whose warnings are checked (anything but a duplicate key is thrown); on H2 a
-   * plain insert whose duplicate-key failure H2 rolls back alone. The caller's transaction stays usable in
-   * every case.
+   * <p>The caller's transaction stays usable after a duplicate, on every database.
    *
    * @return {@code true} the first time, {@code false} if the event was already recorded for this consumer
    * @throws OutboxException if the connection is in auto-commit mode: the record would be committed apart
@@ -431,7 +427,6 @@ public final class JdbcInbox {
         + " between would lose the message. Call connection.setAutoCommit(false), record, apply the effect,"
         + " then commit; or use runOnce(...)");
   }
-
 
   /** Builds a {@link JdbcInbox}; {@code dataSource} is required. */
   public static final class Builder extends TableBuilder<Builder> {

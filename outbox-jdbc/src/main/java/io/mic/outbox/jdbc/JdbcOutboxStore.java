@@ -86,7 +86,6 @@ public final class JdbcOutboxStore implements OutboxStore {
     });
   }
 
-  /** The statements on this store's table, the dialect detected first unless known; every use calls this. */
   private Statements bind() {
     return binding.get();
   }
@@ -329,14 +328,6 @@ public final class JdbcOutboxStore implements OutboxStore {
     return bind().control().pauseState();
   }
 
-  /**
-   * Sets how often this store's claims look in the claim journal for batches that ended without their
-   * outcomes ({@link Builder#transactionalClaims}; every 500 ms by default). For tests only.
-   */
-  void countEndedClaimsEvery(Duration interval) {
-    bind().held().journal.countEvery(interval);
-  }
-
   private static void requireTransaction(Connection connection) {
     TableAccess.requireTransaction(connection, "append needs the caller's transaction, but the connection is in"
         + " auto-commit mode: the event would be committed apart from the business change. Call"
@@ -388,9 +379,7 @@ public final class JdbcOutboxStore implements OutboxStore {
      * ordered mode are unchanged, since a dispatched row is terminal and no read looks at it.
      *
      * <p>What it saves: the mark writes no new row version and indexes nothing, and nothing is left for
-     * {@code OutboxMaintenance} to purge. On PostgreSQL the mark of 500 rows takes about half the time, and
-     * a dispatcher without claims does about a third less database work per event (docs/performance.md).
-     * What it gives up: the dispatched history.
+     * {@code OutboxMaintenance} to purge (docs/performance.md). What it gives up: the dispatched history.
      * {@link JdbcOutboxStore#find} no longer finds a dispatched event, {@code countByStatus()} counts no
      * {@code DISPATCHED} row, {@code mic-outbox archive} and {@code reconcile} have no dispatched rows to
      * read, and an event id can be appended again once its row is gone (as after a purge). Keep the
@@ -409,9 +398,8 @@ public final class JdbcOutboxStore implements OutboxStore {
      * and processes skip the locked rows as they skip leased ones, so they still claim disjoint sets, and
      * ordered mode still publishes an aggregate in order (a locked head is still a live head).
      *
-     * <p>What it saves: the claim's write of every row, with its index entries and log. On PostgreSQL a claim
-     * and a deleting mark of 500 rows cost the server 3.8–4.0 ms of CPU instead of 11–14 ms
-     * (docs/performance.md). What changes:
+     * <p>What it saves: the claim's write of every row, with its index entries and log (docs/performance.md).
+     * What changes:
      * <ul>
      *   <li>a claimed event stays {@code PENDING} in the table (no {@code PROCESSING}, {@code lease_owner},
      *       {@code lease_until}); its attempt is counted by its outcome, or, when the batch's transaction ends

@@ -54,11 +54,9 @@ abstract class MarkStatements implements Outcomes {
   @Override
   public abstract Set<UUID> release(String owner, List<UUID> ids, Duration delay);
 
-  /** Extends the leases of claimed events to {@code leaseTtl} from now. */
   @Override
   public abstract Set<UUID> renew(String owner, List<UUID> ids, Duration leaseTtl);
 
-  /** Schedules a retry. */
   @Override
   public boolean scheduleRetry(OutboxEvent event, Duration delay, String error) {
     boolean claimed = event.leaseOwner() != null;
@@ -68,7 +66,6 @@ abstract class MarkStatements implements Outcomes {
         event.id()).plus(Sql.fence(event.leaseOwner()))) == 1;
   }
 
-  /** Moves an event to the DLQ. */
   @Override
   public boolean markDead(OutboxEvent event, String error) {
     boolean claimed = event.leaseOwner() != null;

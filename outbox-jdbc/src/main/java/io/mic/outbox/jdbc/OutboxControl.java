@@ -38,7 +38,6 @@ public final class OutboxControl {
   private final TableAccess outbox;
   private final ControlStatements statements;
 
-  /** For the outbox table of {@code outbox}. */
   OutboxControl(TableAccess outbox) {
     this.outbox = outbox;
     this.statements = new ControlStatements(outbox);
@@ -120,17 +119,13 @@ public final class OutboxControl {
    */
   public List<Pause> pauses() {
     try {
-      return readPauses();
+      return statements.list();
     } catch (OutboxStoreException e) {
       if (isMissingTable(e)) {
         return List.of();
       }
       throw e;
     }
-  }
-
-  private List<Pause> readPauses() {
-    return statements.list();
   }
 
   /** What dispatchers honour now: one short query on the small control table. */

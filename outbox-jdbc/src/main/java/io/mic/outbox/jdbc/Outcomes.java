@@ -32,7 +32,6 @@ interface Outcomes {
   /** Schedules a retry after {@code delay}, with the error; counts the attempt of an unclaimed event. */
   boolean scheduleRetry(OutboxEvent event, Duration delay, String error);
 
-  /** Moves an event to the DLQ, with the error. */
   boolean markDead(OutboxEvent event, String error);
 
   /** Puts untried events back to {@code PENDING} after {@code delay}: no attempt is counted for them. */

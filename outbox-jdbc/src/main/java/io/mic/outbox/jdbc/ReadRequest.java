@@ -41,12 +41,10 @@ record ReadRequest(String owner, int limit, Duration leaseTtl, boolean ordered, 
         true, List.of(), r.after());
   }
 
-  /** The same request, leaving out {@code events}. */
   ReadRequest leavingOut(List<UUID> events) {
     return new ReadRequest(owner, limit, leaseTtl, ordered, runLength, pausedTopics, honourControl, events, after);
   }
 
-  /** The same request, not reading the control table. */
   ReadRequest withoutControl() {
     return withoutControl(pausedTopics);
   }

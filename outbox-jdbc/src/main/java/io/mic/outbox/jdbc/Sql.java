@@ -58,12 +58,10 @@ final class Sql {
     return new Sql(text, values.length == 0 ? List.of() : Collections.unmodifiableList(Arrays.asList(values)));
   }
 
-  /** {@code column IN (?, ?, …)}, one parameter per value. */
   static Sql in(String column, Collection<?> values) {
     return of(column + " IN " + placeholders(values.size()), values.toArray());
   }
 
-  /** {@code column NOT IN (?, ?, …)}, one parameter per value. */
   static Sql notIn(String column, Collection<?> values) {
     return of(column + " NOT IN " + placeholders(values.size()), values.toArray());
   }
@@ -76,7 +74,6 @@ final class Sql {
     return of(dialect.plusMicros(dialect.now()), -micros);
   }
 
-  /** This, then {@code more}. */
   Sql plus(Sql more) {
     if (more.text.isEmpty()) {
       return this;
@@ -90,12 +87,10 @@ final class Sql {
     return new Sql(text + more.text, all);
   }
 
-  /** This, then {@code text} with its values: {@code plus(Sql.of(text, values))}. */
   Sql plus(String text, Object... values) {
     return plus(of(text, values));
   }
 
-  /** This when {@code condition}, else {@link #EMPTY}. */
   Sql when(boolean condition) {
     return condition ? this : EMPTY;
   }
@@ -104,12 +99,10 @@ final class Sql {
     return text;
   }
 
-  /** The values, in the order of their parameters. */
   List<Object> values() {
     return values;
   }
 
-  /** A statement of this text on {@code c}, its values bound. */
   PreparedStatement prepare(Connection c, Dialect dialect) throws SQLException {
     PreparedStatement ps = c.prepareStatement(text);
     try {
@@ -121,7 +114,6 @@ final class Sql {
     }
   }
 
-  /** Binds the values from the first parameter on. */
   void bind(PreparedStatement ps, Dialect dialect) throws SQLException {
     int i = 1;
     for (Object v : values) {
@@ -154,12 +146,10 @@ final class Sql {
     return prefix + COLUMNS.replace(", ", ", " + prefix);
   }
 
-  /** {@code (?, ?, …)} with {@code n} parameters. */
   static String placeholders(int n) {
     return "(" + repeat(n, "?") + ")";
   }
 
-  /** {@code item} {@code n} times, separated by commas. */
   static String repeat(int n, String item) {
     return String.join(", ", Collections.nCopies(n, item));
   }
