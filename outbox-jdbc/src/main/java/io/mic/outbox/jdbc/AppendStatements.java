@@ -22,6 +22,7 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.UUID;
 import java.util.concurrent.locks.LockSupport;
+import java.util.stream.Stream;
 
 /**
  * Appends events inside the caller's transaction: lock their aggregates, count them into the per-aggregate
@@ -68,18 +69,12 @@ abstract class AppendStatements {
   // ------------------------------------------------------------------ what differs per database
 
   /**
-   * Locks {@code keys} aggregates, in the order bound ({@link #bindLockKeys}), until the transaction ends;
+   * Locks {@code keys} aggregates, in the order bound (sorted lock keys), until the transaction ends;
    * {@code null} where {@link #countSequences} locks each aggregate's counter row, in lock-key order,
    * before the clock is read: that row lock then serialises an aggregate's appends just the same, without
    * a statement of its own.
    */
   abstract String lockAggregates(int keys);
-
-  void bindLockKeys(PreparedStatement ps, List<String> keys) throws SQLException {
-    for (int i = 0; i < keys.size(); i++) {
-      ps.setString(i + 1, keys.get(i));
-    }
-  }
 
   /**
    * Adds, for each of {@code aggregates} aggregates, a number of events to its counter, creating the row at 0
@@ -190,8 +185,7 @@ abstract class AppendStatements {
 
   void lockAggregates(Connection connection, Collection<OutboxEvent> events) throws SQLException {
     List<String> keys = events.stream().map(AppendStatements::lockKey).distinct().sorted().toList();
-    try (PreparedStatement lock = connection.prepareStatement(lockAggregates(keys.size()))) {
-      bindLockKeys(lock, keys);
+    try (PreparedStatement lock = Sql.of(lockAggregates(keys.size()), keys.toArray()).prepare(connection, dialect)) {
       lock.execute();
     }
   }
@@ -232,8 +226,7 @@ abstract class AppendStatements {
       String read = readSequences(chunk.size());
       String ensure = ensureSequences(chunk.size());
       if (ensure != null) {
-        try (PreparedStatement ps = connection.prepareStatement(ensure)) {
-          bindAggregates(ps, chunk, firsts);
+        try (PreparedStatement ps = Sql.of(ensure, aggregates(chunk, firsts)).prepare(connection, dialect)) {
           ps.executeUpdate();
         }
       }
@@ -246,8 +239,7 @@ abstract class AppendStatements {
         }
       }
       if (read != null) {
-        try (PreparedStatement ps = connection.prepareStatement(read)) {
-          bindAggregates(ps, chunk, firsts);
+        try (PreparedStatement ps = Sql.of(read, aggregates(chunk, firsts)).prepare(connection, dialect)) {
           readSequences(ps, last);
         }
       }
@@ -265,14 +257,9 @@ abstract class AppendStatements {
     return first;
   }
 
-  private static void bindAggregates(PreparedStatement ps, List<String> keys, Map<String, OutboxEvent> firsts)
-      throws SQLException {
-    int i = 1;
-    for (String key : keys) {
-      OutboxEvent e = firsts.get(key);
-      ps.setString(i++, e.aggregateType());
-      ps.setString(i++, e.aggregateId());
-    }
+  /** The type and id of each aggregate of {@code keys}, in order. */
+  private static Object[] aggregates(List<String> keys, Map<String, OutboxEvent> firsts) {
+    return keys.stream().map(firsts::get).flatMap(e -> Stream.of(e.aggregateType(), e.aggregateId())).toArray();
   }
 
   private static void readSequences(PreparedStatement ps, Map<String, Long> last) throws SQLException {

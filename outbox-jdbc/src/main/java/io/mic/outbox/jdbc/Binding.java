@@ -1,6 +1,9 @@
 package io.mic.outbox.jdbc;
 
+import io.mic.outbox.jdbc.internal.Causes;
 import io.mic.outbox.jdbc.internal.TableName;
+import java.sql.Connection;
+import java.sql.SQLException;
 import java.util.function.Function;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
@@ -57,12 +60,20 @@ final class Binding<T> {
 
   private synchronized T bindNow() {
     if (bound == null) {
-      Dialect chosen = TableAccess.dialect(dataSource, given);
+      Dialect chosen = given != null ? given : detect();
       if (given == null) {
         LOG.info("{} table {}: detected dialect {}", kind, name, chosen.name());
       }
       bound = bind.apply(new TableAccess(kind, dataSource, chosen, name));
     }
     return bound;
+  }
+
+  private Dialect detect() {
+    try (Connection c = dataSource.getConnection()) {
+      return Dialect.detect(c.getMetaData());
+    } catch (SQLException e) {
+      throw new OutboxStoreException("cannot connect to detect the database: " + Causes.describe(e), e);
+    }
   }
 }

@@ -34,6 +34,7 @@ final class ClaimJournal {
   private static final String BUSY = "55P03";
 
   private final TableAccess access;
+  private final Dialect dialect;
   private final String table;
   /** The claim journal, quoted, and the first key of its advisory locks (the second is a row's claim_key). */
   private final String journal;
@@ -43,6 +44,7 @@ final class ClaimJournal {
 
   ClaimJournal(TableAccess access) {
     this.access = access;
+    this.dialect = access.dialect;
     this.table = access.table;
     this.journal = access.name.sibling("claims", access.dialect.identifierQuote());
     this.lockClass = journal.hashCode(); // String.hashCode is the same in every JVM
@@ -75,11 +77,9 @@ final class ClaimJournal {
    */
   boolean write(int key, String owner, Collection<UUID> ids) {
     return access.inAutoCommit(c -> {
-      try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + journal + " (claim_key, claim_owner,"
-          + " event_ids) VALUES (?, ?, ?) ON CONFLICT (claim_key) DO NOTHING")) {
-        ps.setInt(1, key);
-        ps.setString(2, owner);
-        ps.setBytes(3, Ids.bytes(List.copyOf(ids)));
+      Sql insert = Sql.of("INSERT INTO " + journal + " (claim_key, claim_owner, event_ids) VALUES (?, ?, ?)"
+          + " ON CONFLICT (claim_key) DO NOTHING", key, owner, Ids.bytes(List.copyOf(ids)));
+      try (PreparedStatement ps = insert.prepare(c, dialect)) {
         return ps.executeUpdate() == 1;
       }
     });
@@ -87,8 +87,7 @@ final class ClaimJournal {
 
   /** Deletes the row of batch {@code key} in {@code c}'s transaction, which commits with its last outcome. */
   void delete(Connection c, int key) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement("DELETE FROM " + journal + " WHERE claim_key = ?")) {
-      ps.setInt(1, key);
+    try (PreparedStatement ps = Sql.of("DELETE FROM " + journal + " WHERE claim_key = ?", key).prepare(c, dialect)) {
       ps.executeUpdate();
     }
   }
@@ -109,9 +108,8 @@ final class ClaimJournal {
     Map<Integer, String> ended = access.inAutoCommit(c -> {
       // in auto-commit, each probe's lock ends with the statement
       Map<Integer, String> found = new HashMap<>();
-      try (PreparedStatement ps = c.prepareStatement("SELECT claim_key, claim_owner FROM " + journal
-          + " WHERE pg_try_advisory_xact_lock(?, claim_key)")) {
-        ps.setInt(1, lockClass);
+      try (PreparedStatement ps = Sql.of("SELECT claim_key, claim_owner FROM " + journal
+          + " WHERE pg_try_advisory_xact_lock(?, claim_key)", lockClass).prepare(c, dialect)) {
         try (ResultSet rs = ps.executeQuery()) {
           while (rs.next()) {
             found.put(rs.getInt(1), rs.getString(2));
@@ -145,36 +143,28 @@ final class ClaimJournal {
    * stays for a later look, when that batch has ended one way or the other.
    */
   private int countAttempt(Connection c, int key, String owner) throws SQLException {
-    try (PreparedStatement lock = c.prepareStatement("SELECT pg_try_advisory_xact_lock(?, ?)")) {
-      lock.setInt(1, lockClass);
-      lock.setInt(2, key);
-      try (ResultSet rs = lock.executeQuery()) {
-        if (!rs.next() || !rs.getBoolean(1)) {
-          return 0; // another store counts it now
-        }
+    try (PreparedStatement lock = Sql.of("SELECT pg_try_advisory_xact_lock(?, ?)", lockClass, key).prepare(c, dialect);
+        ResultSet rs = lock.executeQuery()) {
+      if (!rs.next() || !rs.getBoolean(1)) {
+        return 0; // another store counts it now
       }
     }
     byte[] ids;
-    try (PreparedStatement delete = c.prepareStatement("DELETE FROM " + journal + " WHERE claim_key = ?"
-        + " RETURNING event_ids")) {
-      delete.setInt(1, key);
-      try (ResultSet rs = delete.executeQuery()) {
-        if (!rs.next()) {
-          return 0; // counted already, or the batch ended with its outcomes after all
-        }
-        ids = rs.getBytes(1);
+    try (PreparedStatement delete = Sql.of("DELETE FROM " + journal + " WHERE claim_key = ? RETURNING event_ids", key)
+        .prepare(c, dialect); ResultSet rs = delete.executeQuery()) {
+      if (!rs.next()) {
+        return 0; // counted already, or the batch ended with its outcomes after all
       }
+      ids = rs.getBytes(1);
     }
     String pending = " WHERE id = ANY(" + PostgresDialect.ID_ARRAY + ") AND status = 'PENDING'";
-    try (PreparedStatement free = c.prepareStatement("SELECT 1 FROM " + table + pending + " FOR UPDATE NOWAIT")) {
-      free.setBytes(1, ids);
+    try (PreparedStatement free = Sql.of("SELECT 1 FROM " + table + pending + " FOR UPDATE NOWAIT", ids)
+        .prepare(c, dialect)) {
       free.executeQuery().close(); // BUSY: the transaction, with the deletion, is rolled back
     }
-    try (PreparedStatement count = c.prepareStatement("UPDATE " + table + " SET attempts = attempts + 1,"
-        + " last_error = ?" + pending)) {
-      count.setString(1, "claim " + owner + " ended without an outcome for this event: its process stopped or its"
-          + " session ended while publishing it");
-      count.setBytes(2, ids);
+    try (PreparedStatement count = Sql.of("UPDATE " + table + " SET attempts = attempts + 1, last_error = ?" + pending,
+        "claim " + owner + " ended without an outcome for this event: its process stopped or its session ended"
+            + " while publishing it", ids).prepare(c, dialect)) {
       return count.executeUpdate();
     }
   }

@@ -131,18 +131,14 @@ final class ControlStatements {
   /** Records a pause; {@code false} when the topic was paused already. */
   boolean insert(String key, String reason) {
     return outbox.inTransaction(c -> {
-      try (PreparedStatement ps = c.prepareStatement("SELECT topic FROM " + table + " WHERE topic = ?")) {
-        ps.setString(1, key);
-        try (ResultSet rs = ps.executeQuery()) {
-          if (rs.next()) {
-            return false;
-          }
+      try (PreparedStatement ps = Sql.of("SELECT topic FROM " + table + " WHERE topic = ?", key)
+          .prepare(c, outbox.dialect); ResultSet rs = ps.executeQuery()) {
+        if (rs.next()) {
+          return false;
         }
       }
-      try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + table + " (topic, reason, paused_at)"
-          + " VALUES (?, ?, " + outbox.dialect.now() + ")")) {
-        ps.setString(1, key);
-        ps.setString(2, reason);
+      try (PreparedStatement ps = Sql.of("INSERT INTO " + table + " (topic, reason, paused_at)"
+          + " VALUES (?, ?, " + outbox.dialect.now() + ")", key, reason).prepare(c, outbox.dialect)) {
         ps.executeUpdate();
         return true;
       } catch (SQLException e) {

@@ -10,12 +10,9 @@ import java.util.Objects;
 import java.util.UUID;
 
 /**
- * Reads and deletes the {@code DISPATCHED} rows of a {@link JdbcOutboxStore}'s table: a page of old
- * dispatched events is read, copied elsewhere, and only then deleted by id. It is the public seam for an
- * exporter of one's own (a data lake, an audit store); {@code io.mic.outbox.jdbc.archive.OutboxArchiver}
- * with its JSON Lines and ClickHouse sinks is built on it. Each call is one short transaction; no lock is
- * held between the read and the delete, and a delete touches only rows still {@code DISPATCHED}.
- * Immutable and thread-safe.
+ * Reads and deletes the {@code DISPATCHED} rows of a {@link JdbcOutboxStore}'s table: the seam for an exporter
+ * of one's own (a data lake, an audit store), on which {@code OutboxArchiver} is built. Each call is one short
+ * transaction; a delete touches only rows still {@code DISPATCHED}. Immutable and thread-safe.
  *
  * <pre>{@code
  * DispatchedEvents rows = DispatchedEvents.of(store);

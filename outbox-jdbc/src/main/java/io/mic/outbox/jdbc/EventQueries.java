@@ -57,12 +57,9 @@ final class EventQueries {
   /** The events of {@code topic} created in {@code [from, to]}, each with its age by the database clock. */
   List<OutboxMaintenance.EventState> createdBetween(String topic, Instant from, Instant to) {
     return access.inAutoCommit(c -> {
-      try (PreparedStatement ps = c.prepareStatement("SELECT id, aggregate_id, status, "
-          + dialect.microsSince("created_at") + " FROM " + table
-          + " WHERE topic = ? AND created_at >= ? AND created_at <= ?")) {
-        ps.setString(1, topic);
-        dialect.setInstant(ps, 2, from);
-        dialect.setInstant(ps, 3, to);
+      try (PreparedStatement ps = Sql.of("SELECT id, aggregate_id, status, " + dialect.microsSince("created_at")
+          + " FROM " + table + " WHERE topic = ? AND created_at >= ? AND created_at <= ?", topic, from, to)
+          .prepare(c, dialect)) {
         List<OutboxMaintenance.EventState> events = new ArrayList<>();
         try (ResultSet rs = ps.executeQuery()) {
           while (rs.next()) {

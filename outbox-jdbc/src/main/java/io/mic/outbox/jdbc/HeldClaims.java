@@ -205,10 +205,6 @@ final class HeldClaims implements Outcomes {
     }
   }
 
-  private Set<UUID> returningIds(Connection c, Sql statement) throws SQLException {
-    return PostgresMarks.returningIds(c, access.dialect, statement);
-  }
-
   /** One batch's transaction, and the events it has no outcome for yet. */
   private final class Held {
     private final String owner;
@@ -222,8 +218,6 @@ final class HeldClaims implements Outcomes {
     private final int key;
     private volatile long touched = System.nanoTime();
     private boolean ended; // guarded by this
-    /** Whether the batch has a row in the claim journal, which its commit deletes: it has events. */
-    private final boolean journaled;
 
     Held(String owner, Connection connection, boolean autoCommit, long leaseNanos, int key, List<UUID> claimed) {
       this.owner = owner;
@@ -233,7 +227,6 @@ final class HeldClaims implements Outcomes {
       this.key = key;
       this.claimed = claimed;
       this.open = new HashSet<>(claimed);
-      this.journaled = !claimed.isEmpty();
     }
 
     /**
@@ -247,7 +240,7 @@ final class HeldClaims implements Outcomes {
       if (unsettled.isEmpty()) {
         return Set.of();
       }
-      Set<UUID> changed = run(c -> returningIds(c, statement.apply(unsettled)));
+      Set<UUID> changed = run(c -> PostgresMarks.returningIds(c, access.dialect, statement.apply(unsettled)));
       if (changed == null) {
         return Set.of();
       }
@@ -264,7 +257,7 @@ final class HeldClaims implements Outcomes {
         return true;
       }
       try {
-        if (journaled) {
+        if (!claimed.isEmpty()) { // a batch with events has a journal row, which its commit deletes
           journal.delete(connection, key);
         }
         connection.commit();

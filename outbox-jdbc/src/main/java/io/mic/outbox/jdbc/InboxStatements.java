@@ -42,10 +42,8 @@ class InboxStatements {
    * unique-key violation that the database rolls back alone, leaving the caller's transaction usable.
    */
   boolean record(Connection c, String consumer, String eventId) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + table + " (consumer, event_id, processed_at)"
-        + " VALUES (?, ?, " + dialect.now() + ")")) {
-      ps.setString(1, consumer);
-      ps.setString(2, eventId);
+    try (PreparedStatement ps = Sql.of("INSERT INTO " + table + " (consumer, event_id, processed_at)"
+        + " VALUES (?, ?, " + dialect.now() + ")", consumer, eventId).prepare(c, dialect)) {
       return ps.executeUpdate() == 1;
     } catch (SQLException e) {
       if (dialect.isDuplicateKey(e)) {
@@ -56,8 +54,8 @@ class InboxStatements {
   }
 
   Set<String> eventIds(Connection c, String consumer) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement("SELECT event_id FROM " + table + " WHERE consumer = ?")) {
-      ps.setString(1, consumer);
+    try (PreparedStatement ps = Sql.of("SELECT event_id FROM " + table + " WHERE consumer = ?", consumer)
+        .prepare(c, dialect)) {
       Set<String> ids = new HashSet<>();
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
@@ -81,34 +79,23 @@ class InboxStatements {
 
   /** Creates the guard row if it is missing, then locks it and returns its last sequence, or -1 if it vanished. */
   long lockGuard(Connection c, String consumer, String aggregateType, String aggregateId) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(guardEnsure())) {
-      bindGuardKey(ps, 1, consumer, aggregateType, aggregateId);
+    try (PreparedStatement ps = Sql.of(guardEnsure(), consumer, aggregateType, aggregateId).prepare(c, dialect)) {
       ps.executeUpdate();
     }
-    try (PreparedStatement ps = c.prepareStatement("SELECT last_sequence FROM " + guardTable
-        + " WHERE consumer = ? AND aggregate_type = ? AND aggregate_id = ? FOR UPDATE")) {
-      bindGuardKey(ps, 1, consumer, aggregateType, aggregateId);
-      try (ResultSet rs = ps.executeQuery()) {
-        return rs.next() ? rs.getLong(1) : -1;
-      }
+    Sql lock = Sql.of("SELECT last_sequence FROM " + guardTable + " WHERE consumer = ? AND aggregate_type = ? AND"
+        + " aggregate_id = ? FOR UPDATE", consumer, aggregateType, aggregateId);
+    try (PreparedStatement ps = lock.prepare(c, dialect); ResultSet rs = ps.executeQuery()) {
+      return rs.next() ? rs.getLong(1) : -1;
     }
   }
 
   void advanceGuard(Connection c, String consumer, String aggregateType, String aggregateId, long sequence)
       throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement("UPDATE " + guardTable + " SET last_sequence = ?, updated_at = "
-        + dialect.now() + " WHERE consumer = ? AND aggregate_type = ? AND aggregate_id = ?")) {
-      ps.setLong(1, sequence);
-      bindGuardKey(ps, 2, consumer, aggregateType, aggregateId);
+    try (PreparedStatement ps = Sql.of("UPDATE " + guardTable + " SET last_sequence = ?, updated_at = " + dialect.now()
+        + " WHERE consumer = ? AND aggregate_type = ? AND aggregate_id = ?", sequence, consumer, aggregateType,
+        aggregateId).prepare(c, dialect)) {
       ps.executeUpdate();
     }
-  }
-
-  private static void bindGuardKey(PreparedStatement ps, int from, String consumer, String aggregateType,
-      String aggregateId) throws SQLException {
-    ps.setString(from, consumer);
-    ps.setString(from + 1, aggregateType);
-    ps.setString(from + 2, aggregateId);
   }
 
   /** Deletes at most {@code limit} records processed more than {@code retentionMicros} ago. */
@@ -125,10 +112,9 @@ class InboxStatements {
 
     @Override
     boolean record(Connection c, String consumer, String eventId) throws SQLException {
-      try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + table + " (consumer, event_id, processed_at)"
-          + " VALUES (?, ?, now()) ON CONFLICT (consumer, event_id) DO NOTHING")) {
-        ps.setString(1, consumer);
-        ps.setString(2, eventId);
+      try (PreparedStatement ps = Sql.of("INSERT INTO " + table + " (consumer, event_id, processed_at)"
+          + " VALUES (?, ?, now()) ON CONFLICT (consumer, event_id) DO NOTHING", consumer, eventId)
+          .prepare(c, dialect)) {
         return ps.executeUpdate() == 1;
       }
     }
@@ -159,10 +145,8 @@ class InboxStatements {
      */
     @Override
     boolean record(Connection c, String consumer, String eventId) throws SQLException {
-      try (PreparedStatement ps = c.prepareStatement("INSERT IGNORE INTO " + table
-          + " (consumer, event_id, processed_at) VALUES (?, ?, UTC_TIMESTAMP(6))")) {
-        ps.setString(1, consumer);
-        ps.setString(2, eventId);
+      try (PreparedStatement ps = Sql.of("INSERT IGNORE INTO " + table + " (consumer, event_id, processed_at)"
+          + " VALUES (?, ?, UTC_TIMESTAMP(6))", consumer, eventId).prepare(c, dialect)) {
         int rows = ps.executeUpdate();
         boolean duplicate = false;
         for (SQLWarning w = ps.getWarnings(); w != null; w = w.getNextWarning()) {

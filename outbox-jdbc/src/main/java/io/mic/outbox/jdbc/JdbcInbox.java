@@ -23,35 +23,15 @@ import org.slf4j.LoggerFactory;
  * <pre>{@code
  * JdbcInbox inbox = JdbcInbox.builder().dataSource(dataSource).build();
  * inbox.createSchema();
- *
- * // in a JetStream handler: NatsConsumers (outbox-nats) reads the event id from the message's headers,
- * // runs the effect once, and acks the message, or naks it when the effect threw
- * boolean applied = NatsConsumers.handle(msg,
- *     eventId -> inbox.runOnce("billing", eventId, c -> createInvoice(c, msg.getData())));
- * if (applied) {
- *   sendInvoiceEmail(msg);   // outside the transaction: skipped if the process dies first
- * }
- * }</pre>
- *
- * <p>RabbitMQ and Kafka have the same helpers ({@code RabbitMqConsumers.handle(channel, delivery, …)},
- * {@code KafkaHeaders.idempotencyKey(record.headers())}); from headers you hold as a map, the key is
- * {@link #eventIdOf(Map)}.
- *
- * <pre>{@code
  * String eventId = JdbcInbox.eventIdOf(headers);   // Map<String, String>: live or replayed
  * boolean applied = inbox.runOnce("billing", eventId, c -> createInvoice(c, payload));
  * }</pre>
  *
- * <p>{@link #tryRecord} is the building block when you manage the transaction yourself. The record is the
- * primary key {@code (consumer, event_id)}; the database decides between concurrent deliveries of the same
- * event (no SELECT first, no race): the second waits for the first transaction and is told "duplicate" if
- * it commits, or records the event if it rolls back. Purge records older than the longest time a broker may
- * still redeliver or replay a message with {@link #purgeOlderThan}.
- *
- * <p>The ordering guard, {@link #checkSequence}, is for a consumer that cannot tolerate reordering: it
- * remembers, in {@code <table>_sequences}, the last {@code x-sequence} each consumer processed per
- * aggregate, and tells whether a message is the next one, a duplicate, or after a gap. Immutable and
- * thread-safe.
+ * <p>The broker modules read the key for you ({@code NatsConsumers.handle}, {@code RabbitMqConsumers.handle},
+ * {@code KafkaHeaders.idempotencyKey}). {@link #tryRecord} is the building block when you manage the
+ * transaction yourself: the primary key {@code (consumer, event_id)} decides between concurrent deliveries of
+ * the same event (no SELECT first, no race). {@link #checkSequence} is the ordering guard, for a consumer that
+ * cannot tolerate reordering. Immutable and thread-safe.
  */
 public final class JdbcInbox {
   public static final String DEFAULT_TABLE = "outbox_inbox";
@@ -210,8 +190,6 @@ public final class JdbcInbox {
           + e.getClass().getName() + "; the transaction was rolled back and the event is not recorded", e);
     }
   }
-
-  // ------------------------------------------------------------------ ordering guard
 
   /**
    * The ordering guard, for a consumer that must apply an aggregate's events in order: compares the
@@ -403,15 +381,9 @@ public final class JdbcInbox {
 
   private static String header(Map<String, String> headers, String name) {
     String value = headers.get(name);
-    if (value != null) {
-      return value;
-    }
-    for (Map.Entry<String, String> e : headers.entrySet()) {
-      if (name.equalsIgnoreCase(e.getKey()) && e.getValue() != null) {
-        return e.getValue();
-      }
-    }
-    return null;
+    return value != null ? value : headers.entrySet().stream()
+        .filter(e -> name.equalsIgnoreCase(e.getKey()) && e.getValue() != null).map(Map.Entry::getValue)
+        .findFirst().orElse(null);
   }
 
   private static void requireKey(String what, String value) {

@@ -1,5 +1,7 @@
 package io.mic.outbox.jdbc;
 
+import static java.util.stream.Collectors.toSet;
+
 import io.mic.outbox.ClaimRequest;
 import io.mic.outbox.DispatchOrder;
 import io.mic.outbox.DuplicateEventException;
@@ -18,7 +20,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -114,13 +115,10 @@ public final class JdbcOutboxStore implements OutboxStore {
   }
 
   /**
-   * Creates the table, its indexes and the tables beside it if they are missing, and upgrades a table
-   * created before the event envelope ({@link #upgradeEnvelopeDdl()}: the columns
-   * {@code sequence}, {@code schema_version}, {@code occurred_at}, {@code trace_parent}) and the indexes of
-   * a table created before the lean schema ({@link #upgradeIndexesDdl()}). With
-   * {@link Builder#transactionalClaims} it also creates the claim journal {@code <table>_claims}. Safe to call
-   * at every start: when everything exists no DDL runs, so a runtime role with row rights only (SELECT,
-   * INSERT, UPDATE, DELETE) may call it.
+   * Creates the table, its indexes and the tables beside it if they are missing (with
+   * {@link Builder#transactionalClaims}, the claim journal too), and runs {@link #upgradeEnvelopeDdl()} and
+   * {@link #upgradeIndexesDdl()} on a table that needs them. Safe to call at every start: when everything
+   * exists no DDL runs, so a runtime role with row rights only may call it.
    */
   public void createSchema() {
     Statements statements = bind();
@@ -182,8 +180,6 @@ public final class JdbcOutboxStore implements OutboxStore {
     }
   }
 
-  // ------------------------------------------------------------------ dispatch
-
   /** Skips {@code pausedTopics} and the topics paused in the control table when the read starts. */
   @Override
   public List<OutboxEvent> fetchPending(int limit, boolean preserveAggregateOrder, Set<String> pausedTopics) {
@@ -209,13 +205,8 @@ public final class JdbcOutboxStore implements OutboxStore {
   public List<OutboxEvent> fetchPendingAfter(OutboxEvent after, int limit, Set<String> pausedTopics,
       Collection<OutboxEvent> inFlight) {
     Instant position = Objects.requireNonNull(after.createdAt(), "after: an event as the store returned it");
-    Set<UUID> ahead = new HashSet<>();
-    for (OutboxEvent e : inFlight) {
-      boolean sameTimeOrLater = !e.createdAt().isBefore(position);
-      if (e.priority() == after.priority() && sameTimeOrLater && !e.id().equals(after.id())) {
-        ahead.add(e.id());
-      }
-    }
+    Set<UUID> ahead = inFlight.stream().filter(e -> e.priority() == after.priority()
+        && !e.createdAt().isBefore(position) && !e.id().equals(after.id())).map(OutboxEvent::id).collect(toSet());
     FetchStatement fetch = bind().fetch();
     return bind().control().honouring(ReadRequest.fetchAfter(after, limit, pausedTopics, ahead), fetch::fetch);
   }
@@ -284,24 +275,17 @@ public final class JdbcOutboxStore implements OutboxStore {
   /**
    * {@inheritDoc}
    *
-   * <p>One query per call, on a connection of the store's: on PostgreSQL {@code pg_stat_activity} and
-   * {@code pg_prepared_xacts} of this database, on MariaDB {@code information_schema.innodb_trx} (the
-   * server's InnoDB transactions, since the undo history is shared); always empty on H2. PostgreSQL shows
-   * other roles' sessions only to a role with {@code pg_read_all_stats}; MariaDB needs the PROCESS
-   * privilege, without which only this role's own transactions are seen.
+   * <p>One query per call ({@link Catalog}); always empty on H2. PostgreSQL shows other roles' sessions only
+   * to a role with {@code pg_read_all_stats}; MariaDB needs the PROCESS privilege.
    */
   @Override
   public Optional<Duration> oldestTransactionAge() {
     return bind().queries().oldestTransactionAge();
   }
 
-  // ------------------------------------------------------------------ cluster-wide pauses
-
   /**
-   * With {@link Builder#notifyOnAppend(boolean) notifyOnAppend(true)} on PostgreSQL: listens for the
-   * appends of every process on a connection of its own from the store's {@code DataSource}, held until
-   * the subscription is closed ({@link PostgresAppendListener}: reconnects with a backoff; the dispatcher
-   * polls meanwhile). Without {@code notifyOnAppend}, empty.
+   * With {@link Builder#notifyOnAppend(boolean) notifyOnAppend(true)}: listens for the appends of every
+   * process on a connection of its own ({@link PostgresAppendListener}). Without it, empty.
    */
   @Override
   public Optional<Subscription> subscribeToAppends(Runnable wakeUp) {
@@ -347,25 +331,13 @@ public final class JdbcOutboxStore implements OutboxStore {
     /**
      * Announce every append so that the dispatchers of every process wake up at its commit instead of at
      * their next poll (default {@code false}). Set it on the stores of the appending processes and of the
-     * dispatching ones alike.
-     *
-     * <p><b>PostgreSQL only.</b> Each {@code append} call sends one {@code pg_notify} on the channel
-     * {@code <table>_appends} ({@code <schema>.<table>_appends} for a qualified table) inside the caller's
-     * transaction: it is delivered at commit and dropped at rollback, and PostgreSQL folds the
-     * notifications of one transaction into one. Each {@link io.mic.outbox.AsyncOutboxDispatcher} on such
-     * a store listens on that channel over one connection of its own, taken from the {@code DataSource}
-     * for as long as it runs (size the pool for it), reconnects with a backoff when it fails, and polls
-     * every {@code pollInterval} as usual meanwhile. A single-event append carries the notification in
-     * its one insert statement; a batch append sends one more statement. PostgreSQL serialises the commits
-     * of notifying transactions on one lock.
+     * dispatching ones alike. <b>PostgreSQL only</b> ({@code LISTEN/NOTIFY}): refused elsewhere with an
+     * {@link InvalidConfigurationException}. Each {@link io.mic.outbox.AsyncOutboxDispatcher} on such a store
+     * holds one connection of the {@code DataSource} to listen; docs/configuration.md has the details.
      *
      * <pre>{@code
      * JdbcOutboxStore store = JdbcOutboxStore.builder().dataSource(dataSource).notifyOnAppend(true).build();
      * }</pre>
-     *
-     * <p><b>MariaDB and H2</b> have no such notification: there the option is refused with an
-     * {@link InvalidConfigurationException} (at {@code build()}, or at the first use when the database
-     * was unreachable then), and dispatchers find new events by polling only.
      */
     public Builder notifyOnAppend(boolean notify) {
       this.notifyOnAppend = notify;
@@ -374,16 +346,10 @@ public final class JdbcOutboxStore implements OutboxStore {
 
     /**
      * Delete each event's row when its publication is marked, instead of keeping it as {@code DISPATCHED}
-     * until retention purges it (default {@code false}). The mark is fenced as before (an event whose lease
-     * was lost is neither marked nor deleted) and listeners hear of it as before; retries, the DLQ and
-     * ordered mode are unchanged, since a dispatched row is terminal and no read looks at it.
-     *
-     * <p>What it saves: the mark writes no new row version and indexes nothing, and nothing is left for
-     * {@code OutboxMaintenance} to purge (docs/performance.md). What it gives up: the dispatched history.
-     * {@link JdbcOutboxStore#find} no longer finds a dispatched event, {@code countByStatus()} counts no
-     * {@code DISPATCHED} row, {@code mic-outbox archive} and {@code reconcile} have no dispatched rows to
-     * read, and an event id can be appended again once its row is gone (as after a purge). Keep the
-     * default when you archive the outbox or audit it.
+     * until retention purges it (default {@code false}). The mark stays fenced; retries, the DLQ and ordered
+     * mode are unchanged. What it gives up: the dispatched history ({@code find}, {@code countByStatus()},
+     * archive and reconcile see no dispatched row, and an event id can be appended again once its row is
+     * gone). Keep the default when you archive the outbox or audit it (docs/configuration.md).
      */
     public Builder deleteOnDispatch(boolean delete) {
       this.deleteOnDispatch = delete;
@@ -392,34 +358,13 @@ public final class JdbcOutboxStore implements OutboxStore {
 
     /**
      * Hold each claim as the row locks of a transaction kept open until the batch's last outcome, instead of
-     * a lease written into the rows (default {@code false}). For dispatchers with {@code useClaim(true)}: the
-     * claim locks its rows with {@code FOR UPDATE SKIP LOCKED} and changes nothing; the batch's mark, retries,
-     * dead letters and releases run in that transaction, which commits with the last of them. Other workers
-     * and processes skip the locked rows as they skip leased ones, so they still claim disjoint sets, and
-     * ordered mode still publishes an aggregate in order (a locked head is still a live head).
-     *
-     * <p>What it saves: the claim's write of every row, with its index entries and log (docs/performance.md).
-     * What changes:
-     * <ul>
-     *   <li>a claimed event stays {@code PENDING} in the table (no {@code PROCESSING}, {@code lease_owner},
-     *       {@code lease_until}); its attempt is counted by its outcome, or, when the batch's transaction ends
-     *       without its outcomes (a crash), by the next claims through the claim journal
-     *       {@code <table>_claims}, which {@link #createSchema()} creates: an event that crashes its process
-     *       every time reaches the DLQ after {@code maxAttempts}, as with leases;</li>
-     *   <li>a process that dies gives its rows back as soon as its connections close, not after the lease;
-     *       a frozen one after {@code leaseTtl} ({@code idle_in_transaction_session_timeout} of the
-     *       transaction, kept from firing by the lease renewals while the process lives), and it can then
-     *       mark nothing, since its transaction is gone;</li>
-     *   <li>each batch in flight holds a connection of the {@code DataSource}: a pipelined worker holds up to
-     *       two (three in throughput mode through a publisher whose channel overlaps batches, such as NATS's),
-     *       and each claim borrows one more for a moment to write its journal row, so size the pool for
-     *       {@code 2 × workers + 1} ({@code 3 × workers + 1}) beside the rest;</li>
-     *   <li>the outcomes of a batch commit together, with its last one: a batch whose transaction fails (a
-     *       database restart, a terminated session) goes out again whole (at-least-once).</li>
-     * </ul>
-     *
-     * <p><b>PostgreSQL only</b>: refused on MariaDB and H2 with an {@link InvalidConfigurationException} (at
-     * {@code build()}, or at the first use when the database was unreachable then).
+     * a lease written into the rows (default {@code false}); for dispatchers with {@code useClaim(true)}.
+     * Claims stay disjoint and ordered mode keeps its order. A claimed event stays {@code PENDING} in the
+     * table; a batch that ends without its outcomes still counts its attempts through the claim journal
+     * {@code <table>_claims}, which {@link JdbcOutboxStore#createSchema()} creates. Each batch in flight holds a connection:
+     * size the pool for {@code 2 × workers + 1} ({@code 3 × workers + 1} in throughput mode through NATS).
+     * <b>PostgreSQL only</b>: refused elsewhere with an {@link InvalidConfigurationException}.
+     * docs/configuration.md has what changes, and why.
      */
     public Builder transactionalClaims(boolean transactional) {
       this.transactionalClaims = transactional;

@@ -50,13 +50,6 @@ abstract class MarkStatements implements Outcomes {
             + (claimed ? "" : ", attempts = attempts + 1");
   }
 
-  /** Puts untried events back to {@code PENDING} after {@code delay}, giving back a claim's attempt. */
-  @Override
-  public abstract Set<UUID> release(String owner, List<UUID> ids, Duration delay);
-
-  @Override
-  public abstract Set<UUID> renew(String owner, List<UUID> ids, Duration leaseTtl);
-
   @Override
   public boolean scheduleRetry(OutboxEvent event, Duration delay, String error) {
     boolean claimed = event.leaseOwner() != null;

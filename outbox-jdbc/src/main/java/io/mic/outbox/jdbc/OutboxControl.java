@@ -11,14 +11,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Cluster-wide pauses of a {@link JdbcOutboxStore}'s outbox, stored in the table {@code <table>_control}
- * ({@code outbox_control} by default). The store's claims read that table themselves: once
- * {@link #pause} has returned, no claim or no-claim read of that outbox that starts afterwards, in any
- * process, hands out a paused event, whatever pauses its dispatcher read at the start of the poll. A
- * pause of every topic claims nothing; a paused topic's events are skipped and stay committed in the
- * outbox. Events claimed before the pause committed (batches in flight) are still published. In ordered
- * mode a paused event at the head of its aggregate still blocks the aggregate's later events. This adds
- * to a dispatcher's in-process {@code pause()}.
+ * Cluster-wide pauses of a {@link JdbcOutboxStore}'s outbox, stored in the table {@code <table>_control}.
+ * Once {@link #pause} has returned, no claim or no-claim read of that outbox that starts afterwards, in any
+ * process, hands out a paused event; batches claimed before are still published, and in ordered mode a
+ * paused head still blocks its aggregate. This adds to a dispatcher's in-process {@code pause()}.
  *
  * <pre>{@code
  * OutboxControl control = OutboxControl.builder().store(store).build();

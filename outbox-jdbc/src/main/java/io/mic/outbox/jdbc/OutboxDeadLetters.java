@@ -20,17 +20,10 @@ import org.slf4j.LoggerFactory;
  * dlq.purgeDeadLetters(DeadLetterQuery.builder().topic("test.noise").build());
  * }</pre>
  *
- * <p>A redrive sets {@code status = 'PENDING'}, {@code attempts = 0}, {@code next_attempt_at} to the database
- * clock, clears the lease, and records itself in {@code last_error} as
- * {@code redriven at 2026-09-29T08:00:00.123456Z after: <previous error>} (a later failure overwrites it; the
- * log keeps the count). Sets are redriven and purged oldest first in batches of {@code batchSize}, each a
- * short statement, so within one call an older event is back in {@code PENDING} no later than a younger one.
- *
- * <p><b>Ordered mode.</b> A dead letter no longer blocks its aggregate: the events behind it were released
- * and may have been published. Redriving it makes it the aggregate's head again, by its original
- * {@code created_at}, and it is then published <i>after</i> those successors. Nothing reorders them.
- *
- * <p>Immutable and thread-safe.
+ * <p>A redrive records itself in {@code last_error} ({@code redriven at <UTC time> after: <previous error>}).
+ * Sets go oldest first, in batches of {@code batchSize}. <b>Ordered mode:</b> a redriven event becomes its
+ * aggregate's head again by its original {@code created_at}, and is published <i>after</i> the successors
+ * its dead letter released (docs/operations.md has the runbook). Immutable and thread-safe.
  */
 public final class OutboxDeadLetters {
   public static final int DEFAULT_BATCH_SIZE = 500;

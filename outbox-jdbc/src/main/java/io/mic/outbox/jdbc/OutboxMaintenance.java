@@ -14,9 +14,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Retention for a {@link JdbcOutboxStore}'s table: deletes {@code DISPATCHED} events once they are older
- * than a retention, so the table holds the live queue and a short history rather than every event ever
- * written. {@code PENDING}, {@code PROCESSING} and {@code DLQ} rows are never touched (dead letters stay
- * until an operator redrives or purges them with {@link OutboxDeadLetters}).
+ * than a retention. {@code PENDING}, {@code PROCESSING} and {@code DLQ} rows are never touched (dead letters
+ * stay until an operator redrives or purges them with {@link OutboxDeadLetters}).
  *
  * <pre>{@code
  * OutboxMaintenance maintenance = OutboxMaintenance.builder().store(store).build();
@@ -25,11 +24,9 @@ import org.slf4j.LoggerFactory;
  * }</pre>
  *
  * <p>The age is {@code dispatched_at} against the database clock. Rows go in batches of {@code batchSize},
- * oldest first ({@link Dialect#retentionOrder()}: on PostgreSQL by id, the UUIDv7 primary key, since the
- * lean schema keeps no index on {@code dispatched_at}), each batch one statement in its own short
- * transaction: locks are held for one batch only
- * and never on live rows, so dispatchers and appends carry on meanwhile. Several instances may purge at
- * once; they merely share the work. Immutable and thread-safe.
+ * oldest first ({@link Dialect#retentionOrder()}), each one statement in its own short transaction, so
+ * dispatchers and appends carry on meanwhile, and several instances may purge at once. Immutable and
+ * thread-safe.
  */
 public final class OutboxMaintenance {
   public static final int DEFAULT_BATCH_SIZE = 1_000;
@@ -82,11 +79,9 @@ public final class OutboxMaintenance {
   }
 
   /**
-   * How long the oldest open transaction of the database (other than this call's) has been running, among
-   * those that keep dead rows from being cleaned up: the store's {@link JdbcOutboxStore#oldestTransactionAge()},
-   * which the health summary and the Micrometer gauge {@code mic.outbox.oldest.transaction.age} report
-   * too. While it grows, no purge, no mark and no claim leaves garbage that can be reclaimed, and a queue
-   * table slows down with every dead row: alert on it (docs/operations.md).
+   * The store's {@link JdbcOutboxStore#oldestTransactionAge()}. While it grows, no purge, mark or claim leaves
+   * garbage that can be reclaimed, and a queue table slows down with every dead row: alert on it
+   * (docs/operations.md).
    */
   public Optional<Duration> oldestTransactionAge() {
     return store.oldestTransactionAge();

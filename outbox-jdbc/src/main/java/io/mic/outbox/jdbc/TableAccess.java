@@ -47,21 +47,6 @@ final class TableAccess {
     this.table = name.quoted(dialect.identifierQuote());
   }
 
-  /** The dialect given, or the one detected from a connection of {@code dataSource}. */
-  static Dialect dialect(DataSource dataSource, Dialect given) {
-    if (dataSource == null) {
-      throw new InvalidConfigurationException("dataSource is required: .dataSource(hikariDataSource)");
-    }
-    if (given != null) {
-      return given;
-    }
-    try (Connection c = dataSource.getConnection()) {
-      return Dialect.detect(c.getMetaData());
-    } catch (SQLException e) {
-      throw new OutboxStoreException("cannot connect to detect the database: " + Causes.describe(e), e);
-    }
-  }
-
   /**
    * Fails unless {@code connection} is inside a transaction the caller controls; {@code refusal} says why
    * that matters for the operation and what to do instead.
@@ -106,9 +91,7 @@ final class TableAccess {
 
   /**
    * Runs {@code batch}, one statement deleting at most {@code batchSize} rows in its own short transaction,
-   * until one deletes fewer, telling {@code progress} the running total after each.
-   *
-   * @return how many rows were deleted
+   * until one deletes fewer, telling {@code progress} the running total after each; returns the total.
    */
   static long deleteInBatches(IntSupplier batch, int batchSize, LongConsumer progress) {
     long total = 0;

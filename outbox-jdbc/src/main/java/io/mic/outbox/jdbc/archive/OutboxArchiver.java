@@ -10,15 +10,13 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
-import java.util.UUID;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * Copies {@code DISPATCHED} events to one or more immutable archives, then deletes them from the outbox:
- * retention that keeps history replayable with {@code mic-events-replay} (the sinks below come from
- * {@code outbox-archive}, package {@code io.mic.outbox.archive}). Use it <em>instead of</em>
+ * retention that keeps history replayable with {@code mic-events-replay}. Use it <em>instead of</em>
  * {@code OutboxMaintenance.purgeDispatchedOlderThan} (which deletes without archiving).
  *
  * <pre>{@code
@@ -30,21 +28,10 @@ import org.slf4j.LoggerFactory;
  * scheduler.scheduleWithFixedDelay(() -> archiver.archiveAndPurge(Duration.ofDays(7)), 1, 60, TimeUnit.MINUTES);
  * }</pre>
  *
- * <p>Each page of {@code batchSize} events (oldest {@code dispatched_at} first; on PostgreSQL in id order, see
- * {@link io.mic.outbox.jdbc.Dialect#retentionOrder()}) is: read in a short
- * transaction; written to every sink, each of which returns only once the write is durable; then deleted by
- * id, fenced by {@code status = 'DISPATCHED'}, in a second short transaction. No lock is held while the
- * archive is written. A sink that fails stops the run with an {@link ArchiveException}: that page is not
- * deleted, nor anything after it.
- *
- * <p><b>At least once, never lost.</b> A crash (or a failure of a later sink, or of the delete) after an
- * archive write and before the delete commits leaves the events in the outbox; the next run archives them
- * again, so an archive may hold an event twice (in two JSON files, or two ClickHouse rows). The replay order
- * stays deterministic: it is {@code (created_at, id)}, so both copies are adjacent and identical;
- * consumers deduplicate on the original id as for any redelivery. Two archivers running at once on one
- * table likewise only produce duplicates; run one per table to avoid them.
- *
- * <p>Thread-safe if its sinks are (those of this package are; run one archive at a time per sink anyway).
+ * <p>A page is deleted only once every sink has confirmed it durable, and no lock is held while it is
+ * written. <b>At least once, never lost:</b> a crash between the write and the delete archives a page twice
+ * (replay keeps the copies adjacent; consumers deduplicate on the original id); run one archiver per table
+ * (docs/operations.md). Thread-safe if its sinks are.
  */
 public final class OutboxArchiver {
   public static final int DEFAULT_BATCH_SIZE = 1_000;
@@ -104,11 +91,7 @@ public final class OutboxArchiver {
         throw e instanceof ArchiveException a ? a : new ArchiveException("archive write failed: " + e, e);
       }
       archived += page.size();
-      List<UUID> ids = new ArrayList<>(page.size());
-      for (OutboxEvent e : page) {
-        ids.add(e.id());
-      }
-      purged += rows.delete(ids); // only now: every sink confirmed the page
+      purged += rows.delete(page.stream().map(OutboxEvent::id).toList()); // only now: every sink confirmed the page
       batches++;
       progress.accept(new ArchiveResult(archived, purged, batches));
     } while (page.size() >= batchSize);
