@@ -29,22 +29,14 @@ public final class DeadLetterQuery {
 
   private static final DeadLetterQuery ALL = builder().build();
 
-  private final String topic;
-  private final String aggregateType;
-  private final String aggregateId;
-  private final Instant createdFrom;
-  private final Instant createdBefore;
-  private final String errorContains;
-  private final int limit;
+  /** The filters as built: {@code null} where unset, {@code limit} 0 when unset. */
+  private record Filters(String topic, String aggregateType, String aggregateId, Instant createdFrom,
+      Instant createdBefore, String errorContains, int limit) {}
 
-  private DeadLetterQuery(Builder b) {
-    this.topic = b.topic;
-    this.aggregateType = b.aggregateType;
-    this.aggregateId = b.aggregateId;
-    this.createdFrom = b.createdFrom;
-    this.createdBefore = b.createdBefore;
-    this.errorContains = b.errorContains;
-    this.limit = b.limit;
+  private final Filters f;
+
+  private DeadLetterQuery(Filters f) {
+    this.f = f;
   }
 
   /** Every dead letter. */
@@ -57,48 +49,48 @@ public final class DeadLetterQuery {
   }
 
   public Optional<String> topic() {
-    return Optional.ofNullable(topic);
+    return Optional.ofNullable(f.topic());
   }
 
   public Optional<String> aggregateType() {
-    return Optional.ofNullable(aggregateType);
+    return Optional.ofNullable(f.aggregateType());
   }
 
   public Optional<String> aggregateId() {
-    return Optional.ofNullable(aggregateId);
+    return Optional.ofNullable(f.aggregateId());
   }
 
   /** Inclusive lower bound of {@code created_at}. */
   public Optional<Instant> createdFrom() {
-    return Optional.ofNullable(createdFrom);
+    return Optional.ofNullable(f.createdFrom());
   }
 
   /** Exclusive upper bound of {@code created_at}. */
   public Optional<Instant> createdBefore() {
-    return Optional.ofNullable(createdBefore);
+    return Optional.ofNullable(f.createdBefore());
   }
 
   /** Text the stored error must contain, compared case-insensitively, wildcards taken literally. */
   public Optional<String> errorContains() {
-    return Optional.ofNullable(errorContains);
+    return Optional.ofNullable(f.errorContains());
   }
 
   /** The most events the operation reads or changes, oldest first; empty when unset. */
   public OptionalInt limit() {
-    return limit == 0 ? OptionalInt.empty() : OptionalInt.of(limit);
+    return f.limit() == 0 ? OptionalInt.empty() : OptionalInt.of(f.limit());
   }
 
   /** The filters for logs, e.g. {@code topic=order.created, limit=50}; {@code all} when none. */
   @Override
   public String toString() {
     List<String> parts = new ArrayList<>();
-    add(parts, "topic", topic);
-    add(parts, "aggregateType", aggregateType);
-    add(parts, "aggregateId", aggregateId);
-    add(parts, "createdFrom", createdFrom);
-    add(parts, "createdBefore", createdBefore);
-    add(parts, "errorContains", errorContains == null ? null : "'" + errorContains + "'");
-    add(parts, "limit", limit == 0 ? null : limit);
+    add(parts, "topic", f.topic());
+    add(parts, "aggregateType", f.aggregateType());
+    add(parts, "aggregateId", f.aggregateId());
+    add(parts, "createdFrom", f.createdFrom());
+    add(parts, "createdBefore", f.createdBefore());
+    add(parts, "errorContains", f.errorContains() == null ? null : "'" + f.errorContains() + "'");
+    add(parts, "limit", f.limit() == 0 ? null : f.limit());
     return parts.isEmpty() ? "all" : String.join(", ", parts);
   }
 
@@ -182,7 +174,8 @@ public final class DeadLetterQuery {
         throw new InvalidConfigurationException("createdFrom must be before createdBefore, was "
             + createdFrom + " and " + createdBefore);
       }
-      return new DeadLetterQuery(this);
+      return new DeadLetterQuery(new Filters(topic, aggregateType, aggregateId, createdFrom, createdBefore,
+          errorContains, limit));
     }
 
     private static String nonBlank(String option, String value) {

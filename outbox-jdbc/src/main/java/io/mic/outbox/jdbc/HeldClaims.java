@@ -22,18 +22,12 @@ import org.slf4j.LoggerFactory;
 /**
  * Claims held by transactions ({@link JdbcOutboxStore.Builder#transactionalClaims}), on PostgreSQL: a claim
  * locks its rows ({@code FOR UPDATE SKIP LOCKED}) in a transaction of its own and writes nothing; every outcome
- * of the batch (mark, retry, DLQ, release) runs in that transaction, which commits with the batch's last
- * outcome. Other claimers skip the locked rows as they skip leased ones; a process that dies gives its rows
- * back the moment its connection closes; a frozen one loses them after the lease's time
- * ({@code idle_in_transaction_session_timeout}), and then can mark nothing, since its transaction is gone.
- * A renewal of the leases is a statement in the transaction, which keeps it from that timeout.
+ * of the batch runs in that transaction, which commits with the batch's last outcome. A renewal of the leases
+ * is a statement in the transaction, which keeps it from its idle timeout (the lease's time).
  *
- * <p>A batch is known by its lease owner, which is unique per claim. The events come back as a lease would
- * return them ({@code PROCESSING}, the attempt counted, the owner), so the dispatcher treats them as claimed;
- * the rows themselves stay as they were until the outcomes, which count the attempt.
- *
- * <p>A batch whose transaction ends without its outcomes still counts its attempt through the
- * {@link ClaimJournal}.
+ * <p>A batch is known by its lease owner, unique per claim. The events come back as a lease would return them
+ * ({@code PROCESSING}, the attempt counted, the owner), so the dispatcher treats them as claimed; the rows stay
+ * as they were until the outcomes, which count the attempt, or the {@link ClaimJournal} if there are none.
  */
 final class HeldClaims implements Outcomes {
   private static final Logger LOG = LoggerFactory.getLogger(HeldClaims.class);
