@@ -109,7 +109,6 @@ public final class JdbcOutboxStore implements OutboxStore {
     return tableName.toString();
   }
 
-  /** For {@link OutboxMaintenance}, {@link OutboxDeadLetters} and the archiver, which work on this store's table. */
   TableAccess access() {
     return bind().access();
   }
@@ -125,19 +124,12 @@ public final class JdbcOutboxStore implements OutboxStore {
     new OutboxSchema(statements.access()).create(statements.held() != null);
   }
 
-  /**
-   * The script that upgrades an outbox table of the shape before the event envelope, for this store's table
-   * name, comments removed (the resource beside {@link Dialect#schemaResource()}, ending in
-   * {@code -upgrade-envelope.sql}).
-   */
+  /** The script that adds the event envelope's columns to an older table, for this store's table name. */
   public String upgradeEnvelopeDdl() {
     return new OutboxSchema(access()).envelopeUpgradeDdl();
   }
 
-  /**
-   * The script that replaces the indexes of a table created before the lean schema (PostgreSQL), for this
-   * store's table name, comments removed; empty where the database's indexes did not change.
-   */
+  /** The script that replaces the indexes of a table older than the lean schema (PostgreSQL), else empty. */
   public String upgradeIndexesDdl() {
     return new OutboxSchema(access()).indexesUpgradeDdl();
   }

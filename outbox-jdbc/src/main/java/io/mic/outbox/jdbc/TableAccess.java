@@ -148,10 +148,7 @@ final class TableAccess {
     return runUpgrade(resource, defaultTable, missing, "the columns may be missing", "missing columns");
   }
 
-  /**
-   * Runs the upgrade script {@code resource} unless the catalog found nothing to upgrade ({@code found}
-   * empty; {@code null}: the catalog could not tell). A failure says what was found and how else to apply it.
-   */
+  /** Runs {@code resource} unless the catalog found nothing to upgrade ({@code null}: it could not tell). */
   private boolean runUpgrade(String resource, String defaultTable, List<String> found, String unknown,
       String known) {
     if (found != null && found.isEmpty()) {
@@ -297,10 +294,7 @@ final class TableAccess {
     });
   }
 
-  /**
-   * Deletes up to {@code limit} rows of the table matching {@code where}, first by {@code order}, in one
-   * statement of the dialect's ({@link Dialect#deleteFirst}); {@code key} lists the primary-key columns.
-   */
+  /** {@link Dialect#deleteFirst} on this table, with {@code where}'s values and then {@code limit}. */
   int deleteFirst(String key, Sql where, String order, int limit) {
     List<Object> values = new ArrayList<>(where.values());
     values.add(limit);
