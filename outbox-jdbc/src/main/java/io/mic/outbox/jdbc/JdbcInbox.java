@@ -274,7 +274,6 @@ public final class JdbcInbox {
     }
   }
 
-  /** Creates the guard row if it is missing, then locks it and returns its last sequence. */
   private long lockGuard(InboxStatements sql, Connection c, String consumer, String aggregateType,
       String aggregateId) throws SQLException {
     long last = sql.lockGuard(c, consumer, aggregateType, aggregateId);

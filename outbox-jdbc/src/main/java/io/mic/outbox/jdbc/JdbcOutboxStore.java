@@ -52,10 +52,8 @@ import org.slf4j.LoggerFactory;
  * ends (docs/ordering.md has how), so two transactions writing the same aggregate get
  * {@code created_at} in commit order and ordered mode can never publish them the wrong way round.
  *
- * <p>The event envelope: each event gets its aggregate's next {@code sequence} (1, 2, 3 …) from a small
- * counter table, {@code <table>_sequences}, upserted in the appending transaction, so a rollback takes
- * its numbers back and the committed ones have no gap; {@code schema_version}, {@code occurred_at} (the
- * builder's, else the append time) and {@code trace_parent} are stored beside it.
+ * <p>Each event gets its aggregate's next {@code sequence} (1, 2, 3 …) from the counter table
+ * {@code <table>_sequences}, in the appending transaction: committed numbers have no gap.
  */
 public final class JdbcOutboxStore implements OutboxStore {
   public static final String DEFAULT_TABLE = "outbox";

@@ -136,9 +136,7 @@ final class TableAccess {
 
   /**
    * Runs the upgrade script {@code resource} when the table lacks one of {@code columns} (or the catalog
-   * cannot tell). When every column exists no DDL runs, so a role with row rights only can call this.
-   *
-   * @return {@code true} when the script ran
+   * cannot tell); else no DDL runs, so a role with row rights only can call this. {@code true} when it ran.
    */
   boolean upgrade(String resource, String defaultTable, List<String> columns) {
     Set<String> present = catalogNames(Catalog.of(dialect).columns(name.schema(), name.table()),
@@ -233,11 +231,8 @@ final class TableAccess {
   }
 
   /**
-   * Runs the database's index upgrade ({@link Catalog#upgradeIndexesResource()}) when one of the indexes it
-   * replaces exists on the table, or the catalog cannot tell. When none exists, or the database has no such
-   * upgrade, no DDL runs.
-   *
-   * @return {@code true} when the script ran
+   * Runs {@link Catalog#upgradeIndexesResource()} when one of the indexes it replaces exists on the table, or
+   * the catalog cannot tell; else no DDL runs. {@code true} when the script ran.
    */
   boolean upgradeIndexes(String defaultTable) {
     Catalog catalog = Catalog.of(dialect);
