@@ -24,6 +24,7 @@ import io.mic.outbox.SendOutcome;
 import java.time.Duration;
 import java.util.AbstractList;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -253,25 +254,22 @@ class BrokerControlTest {
     // a message is asked for again for the text of a failure: each step happens on the first ask only
     AtomicBoolean alarmRaised = new AtomicBoolean();
     AtomicBoolean fourthTaken = new AtomicBoolean();
+    AtomicBoolean closing = new AtomicBoolean(); // after the test closes the connection, no step waits on it
     AtomicReference<Thread> publishing = new AtomicReference<>();
-    AtomicBoolean inStep = new AtomicBoolean(); // the publishing thread waits in a step of this test
     List<OutgoingMessage> messages = new AbstractList<>() {
       @Override
       public OutgoingMessage get(int index) {
-        inStep.set(true);
         try {
           if (index == 2 && alarmRaised.compareAndSet(false, true)) {
             // the alarm goes off: the broker tells the connection, and stops reading it once it publishes
             publishing.set(Thread.currentThread());
             TestRabbit.rabbitmqctl("set_vm_memory_high_watermark", "0");
             awaitState(name, "blocking", "blocked"); // in force before this message goes
-          } else if (index == 3 && fourthTaken.compareAndSet(false, true)) {
+          } else if (index == 3 && !closing.get() && fourthTaken.compareAndSet(false, true)) {
             awaitState(name, "blocked"); // the third message made the broker block the connection
           }
         } catch (Exception x) {
           throw new IllegalStateException(x);
-        } finally {
-          inStep.set(false);
         }
         return OutboxHeaders.messageOf(batch.get(index));
       }
@@ -293,10 +291,10 @@ class BrokerControlTest {
         // the publisher saw the block, sends nothing more, and waits for the confirms of what it sent (the
         // third message, or the fourth too when it went out before the broker's notice came in); or nothing
         // it sent is held, and the batch ends by itself
-        await().atMost(Duration.ofSeconds(60)).until(() -> result.isDone()
-            || !inStep.get() && publishing.get().getState() == Thread.State.TIMED_WAITING);
+        await().atMost(Duration.ofSeconds(60)).until(() -> result.isDone() || awaitsConfirm(publishing.get()));
         held = !result.isDone();
         if (held) {
+          closing.set(true);
           TestRabbit.rabbitmqctl("close_connection", connection(name)[0], "closed by the test");
         }
         outcomes = result.get(60, TimeUnit.SECONDS);
@@ -369,6 +367,19 @@ class BrokerControlTest {
   }
 
   /** Waits until the broker lists the connection named {@code name} in one of {@code states}. */
+  /**
+   * Whether {@code thread} waits for a confirm, judged from one snapshot of its stack: in the sender's wait and
+   * not in a step of this test (a step's own waits look alike from outside).
+   */
+  private static boolean awaitsConfirm(Thread thread) {
+    StackTraceElement[] stack = thread.getStackTrace();
+    boolean inStep = Arrays.stream(stack)
+        .anyMatch(f -> f.getClassName().startsWith(BrokerControlTest.class.getName()));
+    boolean awaiting = Arrays.stream(stack)
+        .anyMatch(f -> f.getClassName().endsWith("ConfirmChannel$Pending") && f.getMethodName().equals("await"));
+    return awaiting && !inStep;
+  }
+
   private static void awaitState(String name, String... states) {
     await().atMost(Duration.ofSeconds(30)).until(() -> List.of(states).contains(connection(name)[1]));
   }
