@@ -29,6 +29,7 @@ final class ControlStatements {
 
   private final TableAccess outbox;
   private final String table;
+  private final SchemaVersion version;
   /** While the control table is missing: when to look for it again ({@link System#nanoTime()}). */
   private volatile long missingUntil;
   private volatile boolean missingReported;
@@ -36,6 +37,7 @@ final class ControlStatements {
   ControlStatements(TableAccess outbox) {
     this.outbox = outbox;
     this.table = outbox.name.sibling("control", outbox.dialect.identifierQuote());
+    this.version = new SchemaVersion(outbox);
   }
 
   /** The pauses now, on connection {@code c} (inside a claim's transaction, or alone). */
@@ -48,7 +50,9 @@ final class ControlStatements {
         if (EVERY_TOPIC.equals(topic)) {
           return PauseState.ALL;
         }
-        topics.add(topic);
+        if (!SchemaVersion.ROW.equals(topic)) {
+          topics.add(topic);
+        }
       }
     }
     return PauseState.topics(topics);
@@ -96,9 +100,11 @@ final class ControlStatements {
 
   /**
    * Runs a read that honours the control table's pauses, unless the table is known to be unusable; when the
-   * read finds it missing or unreadable, the read runs again without it (see {@link #pauseState()}).
+   * read finds it missing or unreadable, the read runs again without it (see {@link #pauseState()}). Refuses
+   * tables of a newer schema version first ({@link SchemaVersion#requireKnown()}).
    */
   List<OutboxEvent> honouring(ReadRequest request, Function<ReadRequest, List<OutboxEvent>> read) {
+    version.requireKnown();
     if (unusableNow()) {
       return read.apply(request.withoutControl());
     }
@@ -163,6 +169,9 @@ final class ControlStatements {
           + " ORDER BY topic"); ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
           String topic = rs.getString(1);
+          if (SchemaVersion.ROW.equals(topic)) {
+            continue;
+          }
           pauses.add(new OutboxControl.Pause(EVERY_TOPIC.equals(topic) ? null : topic, rs.getString(2),
               outbox.dialect.getInstant(rs, 3)));
         }

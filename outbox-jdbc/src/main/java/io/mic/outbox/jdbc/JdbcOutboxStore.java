@@ -57,6 +57,12 @@ import org.slf4j.LoggerFactory;
  */
 public final class JdbcOutboxStore implements OutboxStore {
   public static final String DEFAULT_TABLE = "outbox";
+  /**
+   * The schema version of the outbox's tables that this library knows: {@link #createSchema()} records it in the
+   * control table, and a store refuses to dispatch from tables that record a newer one
+   * ({@link SchemaTooNewException}).
+   */
+  public static final int SCHEMA_VERSION = 1;
 
   private static final Logger LOG = LoggerFactory.getLogger(JdbcOutboxStore.class);
 

@@ -24,10 +24,13 @@ final class OutboxSchema {
   /** See {@link JdbcOutboxStore#createSchema()}; {@code journal}: the claim journal of held claims too. */
   void create(boolean journal) {
     Dialect dialect = access.dialect;
+    SchemaVersion version = new SchemaVersion(access);
+    version.requireKnownNow(); // a schema newer than this library is left as it is
     boolean created = access.createSchema(dialect.schemaResource(), DEFAULT_TABLE);
     boolean upgraded = access.upgrade(envelopeUpgrade(), DEFAULT_TABLE, ENVELOPE_COLUMNS);
     boolean lean = access.upgradeIndexes(DEFAULT_TABLE);
     createControlTable();
+    version.record();
     if (journal) {
       access.createSchema(ClaimJournal.JOURNAL_RESOURCE, DEFAULT_TABLE);
     }

@@ -249,6 +249,14 @@ final class TableAccess {
   }
 
   /**
+   * The tables ({@code table <name>}) and indexes ({@code index <name>}) of {@code resource} that do not exist;
+   * {@code null} when the catalog cannot tell.
+   */
+  List<String> missingFrom(String resource, String defaultTable) {
+    return missing(schema(resource, defaultTable));
+  }
+
+  /**
    * The tables and indexes of {@code schema} that do not exist, from the catalog; {@code null} when the
    * dialect cannot tell or the catalog cannot be read (the DDL then runs and says what is wrong).
    */
