@@ -26,15 +26,16 @@ import picocli.CommandLine;
  * exceeded, a dead letter that is not there), 2 bad arguments or a database that cannot be used.
  */
 @Command(name = "mic-outbox", mixinStandardHelpOptions = true, sortOptions = false, version = "mic-outbox 0.1.0",
-    description = "Operates a MIC Outbox table: status, dead letters, cluster-wide pauses, retention, archive and"
-        + " reconciliation.",
+    description = "Operates a MIC Outbox table: status, dead letters, cluster-wide pauses, retention, archive,"
+        + " reconciliation and the doctor's checks.",
     subcommands = {StatusCommand.class, DlqCommand.class, PauseCommand.class, ResumeCommand.class,
-        PurgeCommand.class, ArchiveCommand.class, ReconcileCommand.class, CommandLine.HelpCommand.class},
+        PurgeCommand.class, ArchiveCommand.class, ReconcileCommand.class, DoctorCommand.class,
+        CommandLine.HelpCommand.class},
     exitCodeListHeading = "%nExit codes:%n",
     exitCodeList = {
         "0:done",
         "1:a check failed (reconcile found a difference over --tolerance, a status limit was exceeded, no such"
-            + " dead letter)",
+            + " dead letter, doctor found a WARN or FAIL)",
         "2:bad arguments, or the database cannot be reached or used"},
     footerHeading = "%nEnvironment:%n",
     footer = {"MIC_OUTBOX_PASSWORD              the database password when --password is not given",
@@ -121,7 +122,7 @@ public final class MicOutbox implements Callable<Integer> {
   @Override
   public Integer call() {
     throw new CommandLine.ParameterException(spec.commandLine(),
-        "a command is required: status, dlq, pause, resume, purge, archive or reconcile");
+        "a command is required: status, dlq, pause, resume, purge, archive, reconcile or doctor");
   }
 
   /** The database of {@code --jdbc-url}, connected once; a failure to connect says what to fix. */
