@@ -161,6 +161,18 @@ class DoctorCommandTest {
   }
 
   @Test
+  void aBrokerThatDoesNotAnswerIsOneFailure() throws Exception {
+    append(captured, "o-1");
+    append(uncaptured, "o-2");
+
+    Run run = doctor("--nats", "nats://127.0.0.1:1");
+
+    assertThat(line(run, "nats")).startsWith("FAIL").contains("127.0.0.1:1");
+    assertThat(run.stdout()).doesNotContain("nats:" + captured, "nats:" + uncaptured);
+    assertThat(run.exitCode()).isEqualTo(MicOutbox.CHECK_FAILED);
+  }
+
+  @Test
   void rabbitMqTakesTheTopicsOnlyWhenTheExchangeExists() throws Exception {
     append(captured, "o-1");
     String exchange = "dr-" + suffix;

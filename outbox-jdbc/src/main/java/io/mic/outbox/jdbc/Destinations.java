@@ -34,11 +34,11 @@ final class Destinations {
       String figure = topic.getValue() + " live event(s)";
       try {
         publisher.checkDestination(topic.getKey());
-        checks.add(Check.pass(name, figure + "; " + publisher + " takes the topic"));
+        checks.add(Check.pass(name, figure + "; " + broker + " takes the topic"));
       } catch (InvalidConfigurationException e) {
-        checks.add(Check.fail(name, figure + " that " + publisher + " cannot take", e.getMessage()));
+        checks.add(Check.fail(name, figure + " that " + broker + " cannot take", e.getMessage()));
       } catch (RuntimeException e) { // the broker did not answer: asking again for each topic would only wait again
-        checks.add(Check.fail(broker, "cannot ask " + publisher + ": " + OutboxStoreException.describe(e),
+        checks.add(Check.fail(broker, "cannot ask " + broker + ": " + OutboxStoreException.describe(e),
             "check the broker's address, credentials and that it runs"));
         break;
       }
