@@ -286,7 +286,7 @@ class MicOutboxTest {
     Run noCommand = run();
     assertThat(noCommand.exitCode()).isEqualTo(2);
     assertThat(noCommand.stderr()).startsWith("mic-outbox: a command is required: status, dlq, pause, resume,"
-        + " purge, archive or reconcile\n");
+        + " purge, archive, reconcile or doctor\n");
     Run badTable = Run.of(Map.of(), "--jdbc-url", url, "--table", "a;b", "status");
     assertThat(badTable.exitCode()).isEqualTo(2);
     assertThat(badTable.stderr()).startsWith("mic-outbox: --table 'a;b' is invalid: use a name matching");
