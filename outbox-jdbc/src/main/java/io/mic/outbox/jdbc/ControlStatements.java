@@ -101,13 +101,14 @@ final class ControlStatements {
   /**
    * Runs a read that honours the control table's pauses, unless the table is known to be unusable; when the
    * read finds it missing or unreadable, the read runs again without it (see {@link #pauseState()}). Refuses
-   * tables of a newer schema version first ({@link SchemaVersion#requireKnown()}).
+   * tables of a newer schema version first ({@link SchemaVersion#requireKnown()}), unless the control table,
+   * which holds the version, is known to be unusable.
    */
   List<OutboxEvent> honouring(ReadRequest request, Function<ReadRequest, List<OutboxEvent>> read) {
-    version.requireKnown();
     if (unusableNow()) {
       return read.apply(request.withoutControl());
     }
+    version.requireKnown();
     try {
       return read.apply(request);
     } catch (OutboxStoreException e) {

@@ -152,8 +152,11 @@ public final class OutboxControl {
     if (topic == null) {
       return ControlStatements.EVERY_TOPIC;
     }
-    if (topic.isBlank() || topic.length() > OutboxEvent.MAX_NAME_LENGTH || !topic.strip().equals(topic)
-        || topic.equals(SchemaVersion.ROW)) { // the schema version's row, not a pause
+    if (topic.equals(SchemaVersion.ROW)) {
+      throw new IllegalArgumentException("'" + topic + "' is the control table's row of the schema version, not a"
+          + " pause: it is never paused or resumed");
+    }
+    if (topic.isBlank() || topic.length() > OutboxEvent.MAX_NAME_LENGTH || !topic.strip().equals(topic)) {
       throw new IllegalArgumentException("topic '" + topic + "' is invalid: give the topic of the events to"
           + " pause, at most " + OutboxEvent.MAX_NAME_LENGTH + " characters, or no topic to pause every topic");
     }

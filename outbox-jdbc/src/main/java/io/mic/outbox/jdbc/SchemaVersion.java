@@ -1,9 +1,11 @@
 package io.mic.outbox.jdbc;
 
+import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.OptionalInt;
 import org.slf4j.Logger;
@@ -28,8 +30,8 @@ final class SchemaVersion {
 
   private final TableAccess access;
   private final String control;
-  /** When the version was last read ({@link System#nanoTime()}), and what it refused then; 0: never read. */
-  private volatile long readAt;
+  /** When to read the version again ({@link System#nanoTime()}), and what it refused when last read. */
+  private volatile long readDue = System.nanoTime();
   private volatile SchemaTooNewException refusal;
 
   SchemaVersion(TableAccess access) {
@@ -63,9 +65,9 @@ final class SchemaVersion {
    */
   void requireKnown() {
     long now = System.nanoTime();
-    if (readAt == 0 || now - readAt > Duration.ofSeconds(ControlStatements.RECHECK_SECONDS).toNanos()) {
+    if (now - readDue >= 0) {
       refusal = refusalOf(readQuietly());
-      readAt = now == 0 ? 1 : now;
+      readDue = now + Duration.ofSeconds(ControlStatements.RECHECK_SECONDS).toNanos();
     }
     SchemaTooNewException r = refusal;
     if (r != null) {
@@ -105,7 +107,7 @@ final class SchemaVersion {
         }
         return null;
       });
-      readAt = 0;
+      readDue = System.nanoTime();
       LOG.info("outbox table {}: schema version {} recorded", access.name, JdbcOutboxStore.SCHEMA_VERSION);
     } catch (OutboxStoreException e) {
       LOG.warn("outbox table {}: cannot record schema version {} in {} ({}); run createSchema() once as the"
@@ -114,7 +116,7 @@ final class SchemaVersion {
     }
   }
 
-  private void insert(java.sql.Connection c) throws SQLException {
+  private void insert(Connection c) throws SQLException {
     try (PreparedStatement ps = Sql.of("INSERT INTO " + control + " (topic, reason, paused_at, " + COLUMN
         + ") VALUES (?, ?, " + access.dialect.now() + ", ?)", ROW, REASON, JdbcOutboxStore.SCHEMA_VERSION)
         .prepare(c, access.dialect)) {
@@ -129,7 +131,7 @@ final class SchemaVersion {
   /** Runs {@code control-<database>-upgrade-version.sql} when the control table exists without the column. */
   private void addColumn() {
     List<String> columns = access.inAutoCommit(c -> {
-      List<String> found = new java.util.ArrayList<>();
+      List<String> found = new ArrayList<>();
       try (PreparedStatement ps = Catalog.of(access.dialect).columns(access.name.schema(),
           access.name.derivedName("control")).prepare(c, access.dialect); ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {

@@ -33,9 +33,9 @@ final class TableChecks {
     try {
       recorded = new SchemaVersion(access).recorded();
     } catch (OutboxStoreException e) {
-      return Check.warn(name, "no schema version recorded: the control table " + access.name.derivedName("control")
-          + " or its column " + SchemaVersion.COLUMN + " is missing", OWNER + ": it upgrades the tables and records"
-          + " version " + library);
+      return Check.warn(name, "no schema version readable in " + access.name.derivedName("control") + "."
+          + SchemaVersion.COLUMN + " (" + e.getMessage() + ")", OWNER + ": it upgrades the tables and records"
+          + " version " + library + "; grant SELECT on the control table to this role");
     }
     if (recorded.isEmpty()) {
       return Check.warn(name, "no schema version recorded (tables created before it was recorded, or by a role"

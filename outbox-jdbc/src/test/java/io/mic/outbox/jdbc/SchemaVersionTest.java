@@ -51,7 +51,9 @@ class SchemaVersionTest {
     assertThat(control.pauses()).isEmpty();
     assertThat(control.state()).isEqualTo(PauseState.NONE);
     assertThat(store.pauseState()).isEqualTo(PauseState.NONE);
-    assertThatThrownBy(() -> control.resume(SchemaVersion.ROW)).isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> control.resume(SchemaVersion.ROW)).isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("'#schema' is the control table's row of the schema version, not a pause: it is never paused or"
+            + " resumed");
     store.createSchema(); // idempotent
     assertThat(recorded()).isEqualTo(JdbcOutboxStore.SCHEMA_VERSION);
   }
