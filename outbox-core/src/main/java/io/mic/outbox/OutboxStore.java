@@ -5,6 +5,7 @@ import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.Set;
 import java.util.UUID;
 import java.util.stream.Collectors;
@@ -192,6 +193,17 @@ public interface OutboxStore {
    */
   default Optional<Duration> oldestTransactionAge() {
     return Optional.empty();
+  }
+
+  /**
+   * Dead row versions of the outbox table not yet vacuumed, as the database's statistics count them: every
+   * mark and claim leaves one, and a queue table whose dead rows pile up (vacuum not keeping pace, or held
+   * back by {@link #oldestTransactionAge() an old transaction}) slows every claim. Empty when the store
+   * cannot tell; this default, kept by stores without such rows, always is. The JDBC store answers on
+   * PostgreSQL ({@code pg_stat_user_tables.n_dead_tup}).
+   */
+  default OptionalLong deadTuples() {
+    return OptionalLong.empty();
   }
 
   /**

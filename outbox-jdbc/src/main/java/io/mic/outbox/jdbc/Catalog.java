@@ -35,6 +35,11 @@ enum Catalog {
           + " AND (backend_xmin IS NOT NULL OR backend_xid IS NOT NULL) AND pid <> pg_backend_pid()"
           + " UNION ALL SELECT prepared FROM pg_prepared_xacts WHERE database = current_database()) AS x";
     }
+
+    @Override
+    String deadTuples() {
+      return "SELECT n_dead_tup FROM pg_stat_user_tables WHERE relid = CAST(? AS regclass)";
+    }
   },
 
   /** information_schema shows a role the tables it has rights on, which is enough here. */
@@ -108,6 +113,14 @@ enum Catalog {
    * {@code null} when the database cannot tell.
    */
   String oldestTransactionMicros() {
+    return null;
+  }
+
+  /**
+   * One row, from the table named by the one parameter: its dead row versions not yet vacuumed (no row before
+   * the statistics first see it); {@code null} when the database keeps no such count.
+   */
+  String deadTuples() {
     return null;
   }
 

@@ -14,6 +14,7 @@ import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
@@ -121,6 +122,19 @@ final class EventQueries {
               + " oldestTransactionAge() reports none; on MariaDB grant it PROCESS", table, e.getMessage());
         }
         return Optional.<Duration>empty();
+      }
+    });
+  }
+
+  /** {@link Catalog#deadTuples()} for this table; empty when the database keeps no such count. */
+  OptionalLong deadTuples() {
+    String sql = Catalog.of(dialect).deadTuples();
+    if (sql == null) {
+      return OptionalLong.empty();
+    }
+    return access.inAutoCommit(c -> {
+      try (PreparedStatement ps = Sql.of(sql, table).prepare(c, dialect); ResultSet rs = ps.executeQuery()) {
+        return rs.next() ? OptionalLong.of(rs.getLong(1)) : OptionalLong.of(0);
       }
     });
   }

@@ -25,7 +25,9 @@ import java.util.regex.Pattern;
  *       {@code mic.outbox.oldest.pending.age} (seconds, 0 when nothing waits: the lag) and
  *       {@code mic.outbox.oldest.transaction.age} (seconds: how long the database's oldest open
  *       transaction has been holding back the cleanup of dead rows, see
- *       {@link OutboxStore#oldestTransactionAge()}; 0 when none is open or the store cannot tell).</li>
+ *       {@link OutboxStore#oldestTransactionAge()}; 0 when none is open or the store cannot tell) and
+ *       {@code mic.outbox.dead.tuples} ({@link OutboxStore#deadTuples()}; {@code NaN} when the store cannot
+ *       tell).</li>
  * </ul>
  *
  * <p>No meter carries an aggregate type or id, nor anything from a payload or header. The gauges read

@@ -13,11 +13,12 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The gauges over the store: rows per status, the age of the oldest waiting event and the age of the
- * database's oldest open transaction.
+ * The gauges over the store: rows per status, the age of the oldest waiting event, the age of the
+ * database's oldest open transaction and the table's dead row versions.
  */
 final class StoreGauges {
   private final MeterRegistry registry;
@@ -32,6 +33,7 @@ final class StoreGauges {
         new CachedRead<>("oldestPendingAge()", store::oldestPendingAge, refresh, clock::monotonicTime);
     CachedRead<Optional<Duration>> transaction =
         new CachedRead<>("oldestTransactionAge()", store::oldestTransactionAge, refresh, clock::monotonicTime);
+    CachedRead<OptionalLong> dead = new CachedRead<>("deadTuples()", store::deadTuples, refresh, clock::monotonicTime);
 
     // the age gauge first: if it already exists, another binding owns these names and would win every read
     List<Meter> before = List.copyOf(registry.find(prefix + ".oldest.pending.age").meters());
@@ -53,6 +55,11 @@ final class StoreGauges {
         .tags(tags)
         .strongReference(true)
         .register(registry));
+    meters.add(Gauge.builder(prefix + ".dead.tuples", dead, d -> tuples(d.get()))
+        .description("Dead row versions of the outbox table not yet vacuumed (NaN when the store cannot tell)")
+        .tags(tags)
+        .strongReference(true)
+        .register(registry));
     for (OutboxStatus status : OutboxStatus.values()) {
       // strong references: the registry must keep reading these even if the caller drops the binding
       meters.add(Gauge.builder(prefix + ".events", counts, c -> count(c.get(), status))
@@ -69,6 +76,10 @@ final class StoreGauges {
     }
     Long n = counts.get(status);
     return n == null ? 0 : n;
+  }
+
+  private static double tuples(OptionalLong count) {
+    return count == null || count.isEmpty() ? Double.NaN : count.getAsLong();
   }
 
   private static double seconds(Optional<Duration> age) {

@@ -10,6 +10,7 @@ import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -51,6 +52,11 @@ final class CountingStore implements OutboxStore {
       throw new OutboxException("database down");
     }
     return delegate.oldestTransactionAge();
+  }
+
+  @Override
+  public OptionalLong deadTuples() {
+    return delegate.deadTuples();
   }
 
   @Override

@@ -63,6 +63,12 @@ final class Meters {
     return g.value(TimeUnit.SECONDS);
   }
 
+  double deadTuples() {
+    Gauge g = registry.find("mic.outbox.dead.tuples").gauge();
+    assertThat(g).as("gauge mic.outbox.dead.tuples").isNotNull();
+    return g.value();
+  }
+
   /** Reads every gauge once, like one scrape. */
   void scrape() {
     for (OutboxStatus s : OutboxStatus.values()) {

@@ -154,6 +154,27 @@ class PostgresMetricsTest {
   }
 
   @Test
+  void theDeadTupleGaugeCountsTheRowVersionsVacuumHasNotRemoved() throws Exception {
+    DB.execute("ALTER TABLE " + table + " SET (autovacuum_enabled = false)"); // nothing removes them meanwhile
+    List<OutboxEvent> events = new ArrayList<>();
+    for (int i = 0; i < 300; i++) {
+      events.add(event("order.created", "c-" + i));
+    }
+    append(events);
+    DB.execute("DELETE FROM " + table);
+    // the statistics see a transaction's dead rows within about a second of its commit
+    await().atMost(Duration.ofSeconds(20)).until(() -> {
+      meterClock.add(REFRESH);
+      return meters.deadTuples() == 300;
+    });
+    DB.execute("VACUUM " + table);
+    await().atMost(Duration.ofSeconds(20)).until(() -> {
+      meterClock.add(REFRESH);
+      return meters.deadTuples() == 0;
+    });
+  }
+
+  @Test
   void asyncClaimingWorkersAreCountedExactly() throws Exception {
     List<OutboxEvent> events = new ArrayList<>();
     for (int i = 0; i < 60; i++) {
