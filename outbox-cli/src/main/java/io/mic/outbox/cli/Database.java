@@ -42,6 +42,11 @@ final class Database {
       throw new UsageException("--jdbc-url '" + url + "' is not a JDBC URL: use e.g."
           + " jdbc:postgresql://host:5432/db, jdbc:mariadb://host:3306/db or jdbc:h2:./data/app");
     }
+    if (hasUserInfo(url)) { // the drivers take it for a host or a port, and their messages repeat it
+      throw new UsageException("--jdbc-url '" + OutboxStoreException.redact(url) + "' names a user and password"
+          + " before the host, which the JDBC drivers do not read: remove them from the URL and give --user NAME,"
+          + " the password in " + MicOutbox.PASSWORD_ENV + " or by --password (asked for when given alone)");
+    }
     DataSource ds = new DriverManagerDataSource(url, user, password);
     try (Connection c = ds.getConnection()) {
       c.getMetaData();
@@ -53,6 +58,23 @@ final class Database {
     } catch (OutboxStoreException e) {
       throw unreachable(url, e);
     }
+  }
+
+  /**
+   * {@code jdbc:…//user:secret@host…}: an {@code @} between {@code //} and the query ({@code ?}) or properties
+   * ({@code ;}), so a secret holding {@code /} or {@code @} is found too; {@code ?user=me@realm} is not user-info.
+   */
+  private static boolean hasUserInfo(String url) {
+    int authority = url.indexOf("//");
+    if (authority < 0) {
+      return false;
+    }
+    int end = url.length();
+    for (char c : new char[] {'?', ';'}) {
+      int i = url.indexOf(c, authority);
+      end = i < 0 ? end : Math.min(end, i);
+    }
+    return url.substring(authority, end).indexOf('@') >= 0;
   }
 
   private static DatabaseException unreachable(String url, Exception e) {
