@@ -468,9 +468,9 @@ public final class KafkaPublisher implements BatchDispatchFn, MessagePublisher {
       try {
         own = newProducer.get();
       } catch (KafkaException e) {
-        // Kafka's messages hide password-type values; name the cause, never echo the settings
-        Throwable cause = e.getCause() != null ? e.getCause() : e;
-        throw new InvalidConfigurationException("the Kafka producer could not be created: " + cause.getMessage());
+        // Kafka's messages hide password-type values; its reasons are in the causes, never echo the settings
+        throw new InvalidConfigurationException("the Kafka producer could not be created: "
+            + KafkaErrors.describe(e));
       }
       return new KafkaPublisher(this, own, newProducer, ProducerSettings.sendBoundMillis(settings),
           TopicCheck.with(settings));

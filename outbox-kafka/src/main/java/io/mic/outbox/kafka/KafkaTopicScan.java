@@ -3,6 +3,8 @@ package io.mic.outbox.kafka;
 import io.mic.outbox.BrokerScan;
 import io.mic.outbox.InvalidConfigurationException;
 import io.mic.outbox.OutboxHeaders;
+import io.mic.outbox.kafka.internal.BootstrapServers;
+import io.mic.outbox.kafka.internal.KafkaErrors;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
@@ -47,8 +49,10 @@ public final class KafkaTopicScan implements BrokerScan {
   /**
    * @param kafkaTopic the Kafka topic, or {@code null} when it is the event topic (the publisher's default)
    * @param properties more consumer settings (security, timeouts), may be empty
+   * @throws InvalidConfigurationException {@code bootstrap} holds credentials ({@code user:secret@host})
    */
   public KafkaTopicScan(String bootstrap, String kafkaTopic, Map<String, String> properties) {
+    BootstrapServers.requireNoCredentials("bootstrap", bootstrap, "the sasl.jaas.config setting");
     this.bootstrap = bootstrap;
     this.kafkaTopic = kafkaTopic;
     this.properties = Map.copyOf(properties);
@@ -64,7 +68,7 @@ public final class KafkaTopicScan implements BrokerScan {
     try {
       return scan(name, from);
     } catch (KafkaException e) {
-      throw new ScanFailedException("cannot read Kafka topic " + name + " at " + bootstrap + ": " + e.getMessage(),
+      throw new ScanFailedException("cannot read Kafka topic " + name + " at " + bootstrap + ": " + KafkaErrors.describe(e),
           e);
     }
   }

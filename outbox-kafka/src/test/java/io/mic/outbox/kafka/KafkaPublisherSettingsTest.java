@@ -43,6 +43,33 @@ class KafkaPublisherSettingsTest {
     }
   }
 
+  @ParameterizedTest
+  @CsvSource(delimiter = '|', value = {
+      "svc:S3cret@127.0.0.1:9092 | ***@127.0.0.1:9092",
+      "SASL_SSL://svc:S3cret@kafka-1:9093,kafka-2:9093 | SASL_SSL://***@kafka-1:9093,kafka-2:9093"})
+  void credentialsInABootstrapAddressAreRefusedWithoutBeingRepeated(String servers, String masked) {
+    // Kafka does not read them; it would log them with its settings and repeat them in its messages
+    assertThatThrownBy(() -> KafkaPublisher.builder().bootstrapServers(servers).build())
+        .isInstanceOf(InvalidConfigurationException.class)
+        .hasMessage("bootstrapServers '" + masked + "' holds credentials, which Kafka does not read: give host:port"
+            + " only, and the credentials through property(\"sasl.jaas.config\", …)")
+        .message().doesNotContain("S3cret");
+    assertThatThrownBy(() -> new KafkaTopicScan(servers, null, java.util.Map.of()))
+        .isInstanceOf(InvalidConfigurationException.class).message().doesNotContain("S3cret");
+  }
+
+  @Test
+  void aProducerThatCannotBeCreatedSaysWhyDownToTheRootCause() {
+    String unterminated = SECRET_JAAS.substring(0, SECRET_JAAS.length() - 1); // the ';' forgotten
+    assertThatThrownBy(() -> KafkaPublisher.builder().bootstrapServers("127.0.0.1:9092")
+        .property("security.protocol", "SASL_PLAINTEXT").property("sasl.mechanism", "PLAIN")
+        .property("sasl.jaas.config", unterminated).build())
+        .isInstanceOf(InvalidConfigurationException.class)
+        .hasMessage("the Kafka producer could not be created: Failed to construct kafka producer; caused by: Failed"
+            + " to create new NetworkClient; JAAS config entry not terminated by semi-colon")
+        .message().doesNotContain("s3cr3t-pw");
+  }
+
   @Test
   void bootstrapServersAreRequired() {
     assertThatThrownBy(() -> KafkaPublisher.builder().property("linger.ms", "5").build())

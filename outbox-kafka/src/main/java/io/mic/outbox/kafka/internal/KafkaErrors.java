@@ -3,6 +3,10 @@ package io.mic.outbox.kafka.internal;
 import io.mic.outbox.OutboxException;
 import io.mic.outbox.PublishRejectedException;
 import io.mic.outbox.PublishUnavailableException;
+import java.util.ArrayList;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import org.apache.kafka.clients.producer.Producer;
@@ -30,6 +34,8 @@ import org.apache.kafka.common.errors.SerializationException;
  * unknown. Such an event is published again later and may then reach the topic twice.
  */
 public final class KafkaErrors {
+  private static final int MAX_CAUSES = 5;
+
   private KafkaErrors() {}
 
   /** The exception to report for {@code error}, raised while publishing {@code what} (id and topic). */
@@ -44,6 +50,25 @@ public final class KafkaErrors {
     }
     return new PublishUnavailableException("Kafka did not acknowledge " + what + " (" + t.getClass().getSimpleName()
         + ": " + t.getMessage() + "): the outcome is unknown, the event will be published again", t);
+  }
+
+  /**
+   * The messages of {@code t} and of its causes that add something, e.g. {@code "Failed to construct kafka
+   * producer; caused by: Failed to create new NetworkClient; JAAS config entry not terminated by semi-colon"}:
+   * Kafka wraps the reason an operator can act on two levels deep. A bootstrap address with credentials never
+   * reaches a client ({@link BootstrapServers}), so no message repeats one.
+   */
+  public static String describe(Throwable t) {
+    List<String> parts = new ArrayList<>();
+    Map<Throwable, Boolean> seen = new IdentityHashMap<>();
+    for (Throwable c = t; c != null && seen.put(c, true) == null && parts.size() < MAX_CAUSES; c = c.getCause()) {
+      String m = c.getMessage() == null ? c.getClass().getSimpleName() : c.getMessage().strip();
+      if (parts.stream().noneMatch(p -> p.contains(m))) {
+        parts.add(m);
+      }
+    }
+    return parts.size() == 1 ? parts.get(0)
+        : parts.get(0) + "; caused by: " + String.join("; ", parts.subList(1, parts.size()));
   }
 
   /** True when sending the same record again cannot succeed. */

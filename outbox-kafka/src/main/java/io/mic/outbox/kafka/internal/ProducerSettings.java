@@ -61,6 +61,8 @@ public final class ProducerSettings {
       throw new InvalidConfigurationException("bootstrapServers is required: .bootstrapServers(\"127.0.0.1:9092\")"
           + " or .producer(existingProducer)");
     }
+    BootstrapServers.requireNoCredentials("bootstrapServers", user.get(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG),
+        "property(\"sasl.jaas.config\", …)");
     p.put(ProducerConfig.ACKS_CONFIG, "all");
     p.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, "true");
     p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
