@@ -5,6 +5,7 @@ import static java.util.Objects.requireNonNullElse;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import io.mic.outbox.jdbc.JdbcOutboxStore;
+import io.mic.outbox.jdbc.OutboxStoreException;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
@@ -172,7 +173,7 @@ public final class OutboxTestDatabase {
 
   @Override
   public String toString() {
-    return label + " at " + url + " (" + source + ")";
+    return label + " at " + OutboxStoreException.redact(url) + " (" + source + ")"; // a CI secret stays one
   }
 
   private static synchronized OutboxTestDatabase resolve(String label, String envPrefix, String localUrl,
@@ -218,8 +219,8 @@ public final class OutboxTestDatabase {
     try (Connection c = DriverManager.getConnection(db.url, db.user, db.password)) {
       return db;
     } catch (SQLException e) {
-      String message = db.label + " for tests is unreachable at " + db.url + " (" + db.source + "): "
-          + e.getMessage() + ". Set " + envPrefix + "_URL (and _USER, _PASSWORD), start Docker, or start a"
+      String message = db.label + " for tests is unreachable at " + OutboxStoreException.redact(db.url) + " ("
+          + db.source + "): " + OutboxStoreException.describe(e) + ". Set " + envPrefix + "_URL (and _USER, _PASSWORD), start Docker, or start a"
           + " local server";
       if ("true".equalsIgnoreCase(System.getenv("CI"))) {
         throw new IllegalStateException(message, e);
