@@ -72,9 +72,11 @@ public final class JdbcOutboxStore implements OutboxStore {
   /** Where appends are announced ({@link Builder#notifyOnAppend}); null when they are not. */
   private final AppendChannel appendChannel;
   private final Binding<Statements> binding;
+  private final boolean deleteOnDispatch;
 
   private JdbcOutboxStore(Builder b) {
     this.tableName = b.tableName;
+    this.deleteOnDispatch = b.deleteOnDispatch;
     this.dataSource = b.dataSource;
     this.appendChannel = b.notifyOnAppend ? AppendChannel.of(b.tableName) : null;
     this.binding = new Binding<>("outbox", b.dataSource, b.dialect, b.tableName, access -> {
@@ -112,6 +114,11 @@ public final class JdbcOutboxStore implements OutboxStore {
   /** The validated table name, as configured. */
   public String table() {
     return tableName.toString();
+  }
+
+  /** True when a mark deletes the row ({@link Builder#deleteOnDispatch}): a dispatched event is not found. */
+  public boolean deletesOnDispatch() {
+    return deleteOnDispatch;
   }
 
   TableAccess access() {

@@ -102,4 +102,19 @@ class PostgresOutboxTestingTest {
         .hasMessage("no such event in the outbox: [" + event.id()
             + "] (was the transaction that appended it committed?)");
   }
+
+  @Test
+  void onAStoreThatDeletesDispatchedRowsAnEventNoLongerThereWasDispatched() throws Exception {
+    store = JdbcOutboxStore.builder().dataSource(db.dataSource()).table(store.table()).deleteOnDispatch(true).build();
+    List<OutboxEvent> events = appendCommitted(3);
+    RecordingDispatchFn published = new RecordingDispatchFn();
+    try (AsyncOutboxDispatcher dispatcher = AsyncOutboxDispatcher.builder().store(store).dispatchFn(published)
+        .pollInterval(Duration.ofMillis(10)).build()) {
+      dispatcher.start();
+      OutboxTesting.awaitDispatched(store, Duration.ofSeconds(20),
+          events.stream().map(OutboxEvent::id).toArray(java.util.UUID[]::new));
+    }
+    assertThat(published.ids()).hasSize(3);
+    assertThat(store.find(events.get(0).id())).isEmpty();
+  }
 }
