@@ -108,7 +108,6 @@ final class ReconcileCommand extends OutboxCommand {
       b.brokerUnavailable("RabbitMQ keeps no log of published messages, so the broker was not compared: check"
           + " the consumer's inbox (--consumer) instead");
     }
-    err().println("reconciling topic " + topic + " from " + from + " to " + to + " …");
     ReconcileReport report;
     JetStreamScan nats = natsUrl == null ? null : connectNats();
     try (nats) {
@@ -118,25 +117,42 @@ final class ReconcileCommand extends OutboxCommand {
       if (kafkaBootstrap != null) {
         b.broker(kafkaScan());
       }
-      report = b.build().run();
+      Reconciliation reconciliation = build(b);
+      err().println("reconciling topic " + topic + " from " + from + " to " + to + " …");
+      report = reconciliation.run();
     } catch (SQLException | OutboxStoreException e) {
       throw db.failed("reconcile", e);
+    } catch (Reconciliation.DomainQueryFailedException e) {
+      throw new UsageException("--domain-sql failed: " + e.getMessage() + " (it runs in a read-only transaction,"
+          + " rolled back at the end)");
+    } catch (InvalidConfigurationException e) { // the stream does not exist, or bootstrap holds credentials
+      throw new UsageException(e.getMessage() + (nats != null ? "; check --nats-stream (nats stream ls lists the"
+          + " streams)" : ""));
     } catch (BrokerScan.ScanFailedException e) {
-      throw new DatabaseException(e.getMessage(), e); // exit 2: the broker cannot be reached or read
+      throw new CheckFailedException(e.getMessage()); // exit 1: the broker could not be compared
     }
     if (json()) {
       json(report);
     } else {
       text(report);
     }
-    return report.over(tolerance).isEmpty() ? MicOutbox.OK : MicOutbox.CHECK_FAILED;
+    return report.over(tolerance).isEmpty() && report.comparable() ? MicOutbox.OK : MicOutbox.CHECK_FAILED;
   }
 
+  private static Reconciliation build(Reconciliation.Builder b) {
+    try {
+      return b.build();
+    } catch (IllegalArgumentException e) { // the other options were checked before
+      throw new UsageException("--domain-sql " + e.getMessage());
+    }
+  }
+
+  /** Exit 1 when the server cannot be reached: the broker could not be compared, as a failed check. */
   private JetStreamScan connectNats() throws InterruptedException {
     try {
       return JetStreamScan.connect(natsUrl, natsStream, natsPrefix);
     } catch (BrokerScan.ScanFailedException e) {
-      throw new DatabaseException(e.getMessage() + "; check --nats-url", e);
+      throw new CheckFailedException(e.getMessage() + "; check --nats-url");
     }
   }
 
@@ -153,8 +169,8 @@ final class ReconcileCommand extends OutboxCommand {
           throw new DatabaseException(e.getMessage() + ": check --kafka-topic (the topic the publisher writes to)",
               e);
         } catch (ScanFailedException e) {
-          throw new DatabaseException(e.getMessage() + "; check --kafka-bootstrap, and --kafka-property for a"
-              + " secured cluster", e);
+          throw new CheckFailedException(e.getMessage() + "; check --kafka-bootstrap, and --kafka-property for a"
+              + " secured cluster");
         }
       }
 
@@ -196,7 +212,7 @@ final class ReconcileCommand extends OutboxCommand {
         d.sample().forEach(j::value);
         j.endArray().end();
       }
-      j.end().beginArray("notes");
+      j.end().field("comparable", r.comparable()).beginArray("notes");
       r.notes().forEach(j::value);
       j.endArray().end();
     }

@@ -1,6 +1,7 @@
 package io.mic.outbox.nats;
 
 import io.mic.outbox.BrokerScan;
+import io.mic.outbox.InvalidConfigurationException;
 import io.mic.outbox.OutboxHeaders;
 import io.mic.outbox.nats.internal.NatsErrors;
 import io.mic.outbox.nats.internal.Urls;
@@ -48,6 +49,7 @@ public final class JetStreamScan implements BrokerScan, AutoCloseable {
   /** How long the scan waits without a message while the server still holds some. */
   static final Duration STALL_LIMIT = Duration.ofSeconds(30);
   private static final int NO_MESSAGE_FOUND = io.nats.client.api.Error.JsNoMessageFoundErr.getApiErrorCode();
+  private static final int STREAM_NOT_FOUND = 10059;
 
   private final Connection connection;
   private final boolean owned;
@@ -108,8 +110,7 @@ public final class JetStreamScan implements BrokerScan, AutoCloseable {
     ConsumerConfiguration cc = consumer.apply(ConsumerConfiguration.builder().deliverPolicy(DeliverPolicy.ByStartTime)
         .startTime(start.atZone(ZoneOffset.UTC))).build();
     // first: the server refuses a subject outside the stream (a wrong prefix), which must not read as "none"
-    JetStreamSubscription sub = connection.jetStream().subscribe(subject,
-        PushSubscribeOptions.builder().stream(stream).ordered(true).configuration(cc).build());
+    JetStreamSubscription sub = subscribe(subject, cc);
     try {
       long last = lastOf(subject, start); // the scan ends there: messages published after its start are left out
       long received = 0; // the stream sequence of the last message that arrived
@@ -141,6 +142,26 @@ public final class JetStreamScan implements BrokerScan, AutoCloseable {
       } catch (RuntimeException e) {
         // the connection is gone: the server drops the ordered consumer by itself
       }
+    }
+  }
+
+  /**
+   * An ordered consumer of {@code subject} on the stream.
+   *
+   * @throws InvalidConfigurationException the stream does not exist, or the server refuses the subject: the
+   *     message names the stream, the subject and the server
+   */
+  private JetStreamSubscription subscribe(String subject, ConsumerConfiguration cc) throws Exception {
+    try {
+      return connection.jetStream().subscribe(subject,
+          PushSubscribeOptions.builder().stream(stream).ordered(true).configuration(cc).build());
+    } catch (JetStreamApiException e) {
+      String server = Urls.redact(connection.getConnectedUrl());
+      throw new InvalidConfigurationException(e.getApiErrorCode() == STREAM_NOT_FOUND
+          ? "JetStream stream '" + stream + "' does not exist at " + server + ": name the stream that captures"
+              + " subject '" + subject + "'"
+          : "JetStream stream '" + stream + "' at " + server + " refuses to scan subject '" + subject + "': "
+              + e.getMessage());
     }
   }
 

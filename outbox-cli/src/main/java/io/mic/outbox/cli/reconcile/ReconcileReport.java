@@ -12,9 +12,11 @@ import java.util.List;
  * @param deadLetters events in the {@code DLQ} in the range
  * @param onBroker messages of the topic on the broker since the start, or -1 when the broker was not scanned
  * @param notes what could not be compared, and why
+ * @param comparable false when the table no longer holds events the broker or inbox has from the range: the
+ *     comparisons with them were not made, and the notes say why
  */
 public record ReconcileReport(String topic, Instant from, Instant to, long dispatched, long live, long deadLetters,
-    long onBroker, List<Difference> differences, List<String> notes) {
+    long onBroker, List<Difference> differences, List<String> notes, boolean comparable) {
 
   /** Names of the differences, as in the JSON report. */
   public static final String STILL_LIVE = "stillLiveAfterThreshold";

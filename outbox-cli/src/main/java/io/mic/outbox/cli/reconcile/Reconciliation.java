@@ -4,10 +4,6 @@ import io.mic.outbox.BrokerScan;
 import io.mic.outbox.jdbc.JdbcInbox;
 import io.mic.outbox.jdbc.JdbcOutboxStore;
 import io.mic.outbox.jdbc.OutboxMaintenance;
-import java.sql.Connection;
-import java.sql.ResultSet;
-import java.sql.SQLException;
-import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -17,6 +13,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.UUID;
 import java.util.function.Predicate;
 import java.util.stream.Collectors;
 import javax.sql.DataSource;
@@ -42,6 +39,10 @@ import javax.sql.DataSource;
 public final class Reconciliation {
   public static final int SAMPLE_SIZE = 10;
   public static final Duration DEFAULT_LIVE_THRESHOLD = Duration.ofMinutes(5);
+  private static final int VANISHED_PROBES = 100;
+  private static final String NO_LONGER_HELD = "its store deletes rows at dispatch (deleteOnDispatch), or they were"
+      + " purged or archived, so the broker and inbox comparisons were not made; reconcile a range whose"
+      + " dispatched events the table still keeps";
 
   private final DataSource dataSource;
   private final JdbcOutboxStore store;
@@ -53,7 +54,7 @@ public final class Reconciliation {
   private final String brokerUnavailable;
   private final String inboxTable;
   private final String consumer;
-  private final String domainSql;
+  private final DomainQuery domainQuery;
 
   private Reconciliation(Builder b) {
     this.dataSource = b.dataSource;
@@ -66,7 +67,7 @@ public final class Reconciliation {
     this.brokerUnavailable = b.brokerUnavailable;
     this.inboxTable = b.inboxTable;
     this.consumer = b.consumer;
-    this.domainSql = b.domainSql;
+    this.domainQuery = b.domainSql == null ? null : new DomainQuery(b.domainSql);
   }
 
   public static Builder builder() {
@@ -86,11 +87,20 @@ public final class Reconciliation {
     differences.add(diff(ReconcileReport.DEAD_LETTERS, "in the DLQ", ids(rows, r -> r.status().equals("DLQ"))));
     long onBroker = -1;
     Set<String> brokerIds = null;
+    boolean comparable = true;
     if (broker != null) {
       Set<String> all = broker.eventIds(topic, from);
       brokerIds = new HashSet<>(all);
       brokerIds.retainAll(inRange); // messages of events created outside the range are not compared
       onBroker = brokerIds.size();
+      long gone = vanished(all, inRange);
+      if (gone > 0) {
+        comparable = false;
+        notes.add("cannot compare: " + gone + " message(s) on " + broker + " are of events created in the range that the outbox table"
+            + " no longer holds: " + NO_LONGER_HELD);
+      }
+    }
+    if (broker != null && comparable) {
       differences.add(diff(ReconcileReport.DISPATCHED_NOT_ON_BROKER, "DISPATCHED in the outbox, absent from "
           + broker, minus(dispatched, brokerIds)));
       differences.add(diff(ReconcileReport.ON_BROKER_NOT_MARKED, "on " + broker + " but not DISPATCHED in the"
@@ -98,20 +108,27 @@ public final class Reconciliation {
     } else if (brokerUnavailable != null) {
       notes.add(brokerUnavailable);
     }
-    if (consumer != null) {
+    if (consumer != null && comparable) {
       Set<String> processed = inboxIds();
-      Set<String> delivered = brokerIds != null ? brokerIds : dispatched;
-      differences.add(diff(ReconcileReport.NOT_PROCESSED_BY_CONSUMER, (brokerIds != null ? "on the broker"
-          : "DISPATCHED") + " but not in the inbox of consumer " + consumer, minus(delivered, processed)));
+      long gone = brokerIds == null ? vanished(processed, inRange) : 0; // with a broker, its messages were checked
+      if (gone > 0) {
+        comparable = false;
+        notes.add("cannot compare: " + gone + " event(s) in the inbox of consumer " + consumer + " were created in the range but the"
+            + " outbox table no longer holds them: " + NO_LONGER_HELD);
+      } else {
+        Set<String> delivered = brokerIds != null ? brokerIds : dispatched;
+        differences.add(diff(ReconcileReport.NOT_PROCESSED_BY_CONSUMER, (brokerIds != null ? "on the broker"
+            : "DISPATCHED") + " but not in the inbox of consumer " + consumer, minus(delivered, processed)));
+      }
     }
-    if (domainSql != null) {
+    if (domainQuery != null && comparable) { // the rows of the events it would look for are gone too
       Set<String> aggregates = rows.stream().map(Row::aggregateId).collect(Collectors.toCollection(HashSet::new));
       differences.add(diff(ReconcileReport.DOMAIN_WITHOUT_EVENT, "returned by the domain query, without an event"
-          + " of the topic in the range", minus(domainIds(), aggregates)));
+          + " of the topic in the range", minus(domainQuery.ids(dataSource), aggregates)));
     }
     return new ReconcileReport(topic, from, to, dispatched.size(), ids(rows, r -> r.status().equals("PENDING")
         || r.status().equals("PROCESSING")).size(), ids(rows, r -> r.status().equals("DLQ")).size(), onBroker,
-        List.copyOf(differences), List.copyOf(notes));
+        List.copyOf(differences), List.copyOf(notes), comparable);
   }
 
   private List<Row> outboxRows() {
@@ -128,15 +145,29 @@ public final class Reconciliation {
         .recordedEventIds(consumer);
   }
 
-  private Set<String> domainIds() throws SQLException {
-    Set<String> ids = new HashSet<>();
-    try (Connection c = dataSource.getConnection(); Statement s = c.createStatement();
-        ResultSet rs = s.executeQuery(domainSql)) {
-      while (rs.next()) {
-        ids.add(rs.getString(1));
-      }
+  /**
+   * Of {@code ids} read from the broker or an inbox, how many are of events created in the range (by the time
+   * in their UUIDv7) that the outbox table no longer holds: rows deleted at dispatch ({@code deleteOnDispatch}),
+   * purged or archived. Comparing with such a table would report nothing missing for events it cannot see.
+   * At most {@value #VANISHED_PROBES} are looked up one by one; one gone is enough to say so.
+   */
+  private long vanished(Set<String> ids, Set<String> inRange) {
+    long from = this.from.toEpochMilli();
+    long to = this.to.toEpochMilli();
+    List<UUID> candidates = ids.stream().filter(id -> !inRange.contains(id)).map(Reconciliation::uuid)
+        .filter(u -> u != null && u.version() == 7 && (u.getMostSignificantBits() >>> 16) >= from
+            && (u.getMostSignificantBits() >>> 16) <= to)
+        .toList();
+    long probed = candidates.stream().limit(VANISHED_PROBES).filter(u -> store.find(u).isEmpty()).count();
+    return probed == 0 ? 0 : candidates.size();
+  }
+
+  private static UUID uuid(String id) {
+    try {
+      return UUID.fromString(id);
+    } catch (IllegalArgumentException e) {
+      return null; // not an id this library made
     }
-    return ids;
   }
 
   private static Set<String> ids(List<Row> rows, Predicate<Row> keep) {
@@ -153,6 +184,13 @@ public final class Reconciliation {
     List<String> sorted = new ArrayList<>(new TreeSet<>(ids));
     return new ReconcileReport.Difference(name, description, sorted.size(),
         List.copyOf(sorted.subList(0, Math.min(SAMPLE_SIZE, sorted.size()))));
+  }
+
+  /** The domain query failed on the database (it may not write: it runs read-only); the message is the database's. */
+  public static final class DomainQueryFailedException extends RuntimeException {
+    DomainQueryFailedException(java.sql.SQLException cause) {
+      super(cause.getMessage(), cause);
+    }
   }
 
   /** Builds a {@link Reconciliation}; dataSource, store, topic, from and to are required. */
@@ -219,7 +257,10 @@ public final class Reconciliation {
       return this;
     }
 
-    /** A query whose first column is the id of each aggregate that should have an event in the range. */
+    /**
+     * A query whose first column is the id of each aggregate that should have an event in the range: one
+     * statement starting with {@code SELECT} or {@code WITH}, run in a read-only transaction that is rolled back.
+     */
     public Builder domainSql(String domainSql) {
       this.domainSql = domainSql;
       return this;
@@ -233,6 +274,9 @@ public final class Reconciliation {
       }
       if (from == null || to == null || from.isAfter(to)) {
         throw new IllegalArgumentException("range is required with from <= to, was " + from + " .. " + to);
+      }
+      if (domainSql != null) {
+        new DomainQuery(domainSql); // refused here, before anything is read
       }
       if (liveThreshold.isNegative()) {
         throw new IllegalArgumentException("liveThreshold must be >= 0, was " + liveThreshold);
