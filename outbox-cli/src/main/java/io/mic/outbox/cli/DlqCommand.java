@@ -59,7 +59,7 @@ final class DlqCommand implements Callable<Integer> {
         }
       } else {
         for (OutboxEvent e : events) {
-          out().println(e.id() + "  " + e.topic() + "  " + e.aggregateType() + "/" + e.aggregateId()
+          out().println(e.id() + "  " + e.topic() + "  " + e.aggregateType() + "/" + Printable.of(e.aggregateId())
               + "  attempts " + e.attempts() + "  created " + e.createdAt() + "  "
               + (e.lastError() == null ? "" : StatusCommand.firstLine(e.lastError())));
         }

@@ -34,7 +34,8 @@ final class PauseCommand extends OutboxCommand {
     String what = topic == null ? "every topic" : "topic " + topic;
     print(j -> j.begin().field("paused", paused).field("topic", topic).field("reason", pause.reason())
         .field("pausedAt", pause.pausedAt()).end(), paused ? "paused " + what + " at " + pause.pausedAt() + ": "
-        + pause.reason() : what + " was paused already, since " + pause.pausedAt() + ": " + pause.reason());
+        + Printable.of(pause.reason()) : what + " was paused already, since " + pause.pausedAt() + ": "
+        + Printable.of(pause.reason()));
     return MicOutbox.OK;
   }
 }

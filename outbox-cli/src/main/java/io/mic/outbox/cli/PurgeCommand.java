@@ -12,7 +12,7 @@ import picocli.CommandLine.Option;
         "PENDING, PROCESSING and DLQ events are never touched. Use archive to keep a copy first."})
 final class PurgeCommand extends OutboxCommand {
   @Option(names = "--older-than", paramLabel = "DURATION", required = true, converter = Durations.class,
-      description = "retention, e.g. 7d or 12h")
+      description = "retention, e.g. 7d or 12h; 0s purges every dispatched event")
   private Duration olderThan;
 
   @Option(names = "--batch-size", paramLabel = "N", defaultValue = "" + OutboxMaintenance.DEFAULT_BATCH_SIZE,
@@ -24,8 +24,9 @@ final class PurgeCommand extends OutboxCommand {
 
   @Override
   public Integer call() {
-    if (olderThan.isNegative() || olderThan.isZero()) {
-      throw new UsageException("--older-than must be > 0, was " + Durations.format(olderThan));
+    if (olderThan.isNegative()) {
+      throw new UsageException("--older-than must be >= 0 (0s: every dispatched event), was "
+          + Durations.format(olderThan));
     }
     progressInterval.check();
     Database db = database();

@@ -37,7 +37,7 @@ final class ResumeCommand extends OutboxCommand {
       out().println(resumed ? "resumed " + what : what + " was not paused");
       for (OutboxControl.Pause p : left) {
         out().println("still paused: " + (p.allTopics() ? "every topic" : "topic " + p.topic()) + " since "
-            + p.pausedAt() + ": " + p.reason());
+            + p.pausedAt() + ": " + Printable.of(p.reason()));
       }
     }
     return MicOutbox.OK;

@@ -83,7 +83,7 @@ final class StatusCommand extends OutboxCommand {
     }
     out.println("lag: " + st.lag().map(Durations::format).orElse("none (no live event)"));
     st.oldest().ifPresent(e -> out.println("oldest live event: " + e.id() + " topic " + e.topic() + ", aggregate "
-        + e.aggregateType() + "/" + e.aggregateId() + ", " + e.status() + ", attempts " + e.attempts()
+        + e.aggregateType() + "/" + Printable.of(e.aggregateId()) + ", " + e.status() + ", attempts " + e.attempts()
         + ", created " + e.createdAt() + (e.lastError() == null ? "" : ", last error: " + firstLine(e.lastError()))));
     out.println("dead letters: " + st.counts().get(OutboxStatus.DLQ));
     if (st.pauses().isEmpty()) {
@@ -91,7 +91,7 @@ final class StatusCommand extends OutboxCommand {
     }
     for (OutboxControl.Pause p : st.pauses()) {
       out.println("paused: " + (p.allTopics() ? "every topic" : "topic " + p.topic()) + " since " + p.pausedAt()
-          + ": " + p.reason());
+          + ": " + Printable.of(p.reason()));
     }
     out.println("oldest open transaction: " + st.oldestTransaction().map(Durations::format).orElse("none seen"));
     st.failed().forEach(f -> out.println("check failed: " + f));
@@ -123,8 +123,9 @@ final class StatusCommand extends OutboxCommand {
     }
   }
 
+  /** The first line of {@code text}, {@link Printable}. */
   static String firstLine(String text) {
     int nl = text.indexOf('\n');
-    return nl < 0 ? text : text.substring(0, nl) + " …";
+    return Printable.of(nl < 0 ? text : text.substring(0, nl)) + (nl < 0 ? "" : " …");
   }
 }

@@ -82,8 +82,7 @@ class MicOutboxTest {
     assertThat(code).isEqualTo(MicOutbox.OUTPUT_FAILED);
     assertThat(err.toString(StandardCharsets.UTF_8)).isEqualTo("1 dead letter(s)\n"
         + "mic-outbox: stdout refused the output (a full"
-        + " disk, or a reader that went away): what it shows is incomplete; what the command changed, if"
-        + " anything, is done\n");
+        + " disk, say): what it shows is incomplete; what the command changed, if anything, is done\n");
   }
 
   @Test
