@@ -12,8 +12,9 @@ import java.util.List;
 
 /**
  * The dry run: publishes nothing and writes one JSON line per selected event, in replay order, with
- * {@code original_id}, {@code topic}, {@code subject}, {@code created_at} (UTC), {@code aggregate_type},
- * {@code aggregate_id}, {@code batch_id}, {@code nats_msg_id} and {@code payload_bytes}.
+ * {@code original_id}, {@code topic}, {@code created_at} (UTC), {@code aggregate_type}, {@code aggregate_id}, the
+ * envelope fields the archive has, {@code batch_id} and {@code payload_bytes}: the same for every broker, since
+ * a dry run has none (NATS's {@code Nats-Msg-Id} is {@code <original_id>:replay:<batch_id>}).
  *
  * <pre>{@code
  * Writer out = new OutputStreamWriter(System.out, StandardCharsets.UTF_8);
@@ -43,13 +44,11 @@ public final class DryRunSink implements ReplaySink {
         json.writeStartObject();
         json.writeStringField("original_id", e.id());
         json.writeStringField("topic", e.topic());
-        json.writeStringField("subject", m.subject());
         json.writeStringField("created_at", Timestamps.format(e.createdAt()));
         json.writeStringField("aggregate_type", e.aggregateType());
         json.writeStringField("aggregate_id", e.aggregateId());
         ArchiveRecords.writeJsonEnvelope(json, e.envelope());
         json.writeStringField("batch_id", m.batchId());
-        json.writeStringField("nats_msg_id", m.msgId());
         json.writeNumberField("payload_bytes", m.payloadBytes().length);
         json.writeEndObject();
         json.writeRaw('\n');

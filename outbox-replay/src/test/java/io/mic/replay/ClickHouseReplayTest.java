@@ -81,8 +81,8 @@ class ClickHouseReplayTest {
     assertThat(cli.exitCode()).as(cli.stderr()).isZero();
     assertThat(cli.ids()).containsExactly("a", "b", "last");
     assertThat(cli.lines().get(0)).isEqualTo("{\"original_id\":\"a\",\"topic\":\"order.created\","
-        + "\"subject\":\"order.created\",\"created_at\":\"2026-09-29T08:00:00.000Z\",\"aggregate_type\":\"order\","
-        + "\"aggregate_id\":\"42\",\"batch_id\":\"ch\",\"nats_msg_id\":\"a:replay:ch\",\"payload_bytes\":7}");
+        + "\"created_at\":\"2026-09-29T08:00:00.000Z\",\"aggregate_type\":\"order\","
+        + "\"aggregate_id\":\"42\",\"batch_id\":\"ch\",\"payload_bytes\":7}");
     assertThat(cli.stderr()).startsWith("dry run: 3 events selected from 3 records of ClickHouse table " + table);
   }
 

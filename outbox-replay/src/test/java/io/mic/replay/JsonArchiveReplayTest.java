@@ -44,9 +44,10 @@ class JsonArchiveReplayTest {
     Cli cli = dryRun(file, "2026-09-29T08:00:00Z", "2026-09-29T10:00:00Z");
 
     assertThat(cli.exitCode()).isZero();
+    // the same for every broker: no NATS subject or Nats-Msg-Id for a replay that may go to Kafka or RabbitMQ
     assertThat(cli.lines()).containsExactly("{\"original_id\":\"e1\",\"topic\":\"order.created\","
-        + "\"subject\":\"order.created\",\"created_at\":\"2026-09-29T08:00:00.123Z\",\"aggregate_type\":\"order\","
-        + "\"aggregate_id\":\"42\",\"batch_id\":\"b1\",\"nats_msg_id\":\"e1:replay:b1\",\"payload_bytes\":11}");
+        + "\"created_at\":\"2026-09-29T08:00:00.123Z\",\"aggregate_type\":\"order\","
+        + "\"aggregate_id\":\"42\",\"batch_id\":\"b1\",\"payload_bytes\":11}");
     assertThat(cli.stderr()).startsWith("dry run: 1 events selected from 1 records of JSON archive " + file
         + " (topic order.created, 2026-09-29T08:00:00.000Z .. 2026-09-29T10:00:00.000Z); batch id b1;"
         + " nothing was published (");
