@@ -47,7 +47,7 @@ final class Database {
           + " before the host, which the JDBC drivers do not read: remove them from the URL and give --user NAME,"
           + " the password in " + MicOutbox.PASSWORD_ENV + " or by --password (asked for when given alone)");
     }
-    DataSource ds = new DriverManagerDataSource(url, user, password);
+    DataSource ds = new DriverManagerDataSource(forDriver(url), user, password);
     try (Connection c = ds.getConnection()) {
       c.getMetaData();
     } catch (SQLException e) {
@@ -58,6 +58,17 @@ final class Database {
     } catch (OutboxStoreException e) {
       throw unreachable(url, e);
     }
+  }
+
+  /**
+   * The URL for {@link DriverManager}: the MariaDB driver the jar carries serves {@code jdbc:mysql:} only when
+   * the URL says {@code permitMysqlScheme}. Messages show the URL as the operator gave it.
+   */
+  private static String forDriver(String url) {
+    if (!url.startsWith("jdbc:mysql:") || url.contains("permitMysqlScheme")) {
+      return url;
+    }
+    return url + (url.indexOf('?') < 0 ? "?" : "&") + "permitMysqlScheme";
   }
 
   /**
