@@ -42,7 +42,7 @@ final class ReadmeExample {
   static AsyncOutboxDispatcher example(DataSource hikari, DataSource consumerDb, Orders orders, Order order,
       Message msg) throws SQLException {
     // README begin
-    JdbcOutboxStore store = JdbcOutboxStore.builder().dataSource(hikari).build();  // PostgreSQL, MariaDB/MySQL, H2
+    JdbcOutboxStore store = JdbcOutboxStore.builder().dataSource(hikari).build();  // PostgreSQL, MariaDB, H2
     store.createSchema();                                 // or ship the DDL from io/mic/outbox/jdbc/schema/
 
     try (Connection c = hikari.getConnection()) {         // 1. your transaction writes the event
