@@ -126,8 +126,8 @@ final class ReconcileCommand extends OutboxCommand {
       throw new UsageException("--domain-sql failed: " + e.getMessage() + " (it runs in a read-only transaction,"
           + " rolled back at the end)");
     } catch (InvalidConfigurationException e) { // the stream does not exist, or bootstrap holds credentials
-      throw new UsageException(e.getMessage() + (nats != null ? "; check --nats-stream (nats stream ls lists the"
-          + " streams)" : ""));
+      throw new UsageException(e.getMessage() + (nats != null ? "; check --nats-stream and --nats-subject-prefix"
+          + " (nats stream ls lists the streams and their subjects)" : ""));
     } catch (BrokerScan.ScanFailedException e) {
       throw new CheckFailedException(e.getMessage()); // exit 1: the broker could not be compared
     }

@@ -132,7 +132,7 @@ class ReconcileSafetyTest {
     Run r = reconcile("--nats-url", NATS, "--nats-stream", "NOPE_" + suffix);
     assertThat(r.exitCode()).isEqualTo(2);
     assertThat(r.stderr()).contains("\nmic-outbox: JetStream stream 'NOPE_" + suffix + "' does not exist at nats://")
-        .endsWith(": name the stream that captures subject '" + topic + "'; check --nats-stream (nats stream ls lists"
-            + " the streams)\n");
+        .endsWith(": name the stream that captures subject '" + topic + "'; check --nats-stream and"
+            + " --nats-subject-prefix (nats stream ls lists the streams and their subjects)\n");
   }
 }

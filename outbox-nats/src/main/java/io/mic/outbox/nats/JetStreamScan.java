@@ -102,6 +102,10 @@ public final class JetStreamScan implements BrokerScan, AutoCloseable {
     }
   }
 
+  /**
+   * @throws InvalidConfigurationException the stream does not exist, or does not capture the subject
+   * @throws ScanFailedException the server held messages back past the stall limit
+   */
   @Override
   public Set<String> eventIds(String topic, Instant from) throws Exception {
     String subject = subjectPrefix + topic;

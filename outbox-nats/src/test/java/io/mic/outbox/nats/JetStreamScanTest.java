@@ -97,7 +97,10 @@ class JetStreamScanTest {
     assertThat(new JetStreamScan(nats, stream, prefixed).eventIds(topic, from)).containsExactly(id);
     assertThatThrownBy(() -> new JetStreamScan(nats, stream, "wrong" + suffix).eventIds(topic, from))
         .as("not an empty scan, which would report every event missing")
-        .isInstanceOf(io.nats.client.JetStreamApiException.class).hasMessageContaining("[10093]");
+        .isInstanceOf(io.mic.outbox.InvalidConfigurationException.class)
+        .hasMessageStartingWith("JetStream stream '" + stream + "' at nats://")
+        .hasMessageContaining(" refuses to scan subject 'wrong" + suffix + "." + topic + "': ")
+        .hasMessageEndingWith("[10093]");
   }
 
   @Test
