@@ -48,8 +48,8 @@ import picocli.CommandLine;
     exitCodeListHeading = "%nExit codes:%n",
     exitCodeList = {
         "0:all selected events published (or dry run done)",
-        "1:a publication failed: the batch stopped; stderr says how many were published and the id of the first"
-            + " event not published",
+        "1:a publication failed, or the broker cannot be reached: the batch stopped; stderr says how many were"
+            + " published and the id of the first event not published",
         "2:bad arguments, unreadable input, or an event the destination cannot take (nothing published)"},
     footerHeading = "%nEnvironment:%n",
     footer = "CLICKHOUSE_USER, CLICKHOUSE_PASSWORD   ClickHouse credentials when the options are not given")
