@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.mic.outbox.OutboxEvent;
 import io.mic.outbox.OutboxHeaders;
+import io.mic.outbox.jdbc.JdbcInbox;
 import io.mic.outbox.jdbc.JdbcOutboxStore;
 import io.mic.outbox.test.OutboxTestDatabase;
 import io.nats.client.Connection;
@@ -33,6 +34,7 @@ class ReconcileSafetyTest {
   private final String table = postgres.newTable();
   private final String victim = "victim_rc_" + suffix;
   private final String stream = "RCS_" + suffix;
+  private final String inboxTable = "inbox_rcs_" + suffix;
   private final String topic = "rcs" + suffix + ".created";
   private Database db;
   private Connection nats;
@@ -57,6 +59,8 @@ class ReconcileSafetyTest {
     if (db != null) {
       postgres.dropStore(table);
       postgres.execute("DROP TABLE IF EXISTS " + victim);
+      postgres.execute("DROP TABLE IF EXISTS " + inboxTable);
+      postgres.execute("DROP TABLE IF EXISTS " + inboxTable + "_sequences");
     }
   }
 
@@ -125,6 +129,21 @@ class ReconcileSafetyTest {
     assertThat(r.stdout()).doesNotContain("dispatchedNotOnBroker").doesNotContain("onBrokerNotMarked")
         .contains("cannot compare: 3 message(s) on JetStream stream " + stream + " are of events created in the"
             + " range that the outbox table no longer holds");
+    // without a broker, the consumer's inbox tells the same
+    JdbcInbox inbox = JdbcInbox.builder().dataSource(db.dataSource()).table(inboxTable).build();
+    inbox.createSchema();
+    try (java.sql.Connection c = db.dataSource().getConnection()) {
+      c.setAutoCommit(false);
+      for (OutboxEvent e : events) {
+        inbox.tryRecord(c, "billing", e.id().toString());
+      }
+      c.commit();
+    }
+    Run byInbox = reconcile("--consumer", "billing", "--inbox-table", inboxTable);
+    assertThat(byInbox.exitCode()).as(byInbox.stdout()).isEqualTo(1);
+    assertThat(byInbox.stdout()).doesNotContain("notProcessedByConsumer")
+        .contains("cannot compare: 3 event(s) in the inbox of consumer billing were created in the range but the"
+            + " outbox table no longer holds them");
   }
 
   @Test

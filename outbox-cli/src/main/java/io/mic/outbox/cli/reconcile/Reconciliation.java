@@ -96,7 +96,7 @@ public final class Reconciliation {
       long gone = vanished(all, inRange);
       if (gone > 0) {
         comparable = false;
-        notes.add("cannot compare: " + gone + " message(s) on " + broker + " are of events created in the range that the outbox table"
+        notes.add("cannot compare: " + atLeast(gone) + " message(s) on " + broker + " are of events created in the range that the outbox table"
             + " no longer holds: " + NO_LONGER_HELD);
       }
     }
@@ -113,7 +113,7 @@ public final class Reconciliation {
       long gone = brokerIds == null ? vanished(processed, inRange) : 0; // with a broker, its messages were checked
       if (gone > 0) {
         comparable = false;
-        notes.add("cannot compare: " + gone + " event(s) in the inbox of consumer " + consumer + " were created in the range but the"
+        notes.add("cannot compare: " + atLeast(gone) + " event(s) in the inbox of consumer " + consumer + " were created in the range but the"
             + " outbox table no longer holds them: " + NO_LONGER_HELD);
       } else {
         Set<String> delivered = brokerIds != null ? brokerIds : dispatched;
@@ -149,7 +149,8 @@ public final class Reconciliation {
    * Of {@code ids} read from the broker or an inbox, how many are of events created in the range (by the time
    * in their UUIDv7) that the outbox table no longer holds: rows deleted at dispatch ({@code deleteOnDispatch}),
    * purged or archived. Comparing with such a table would report nothing missing for events it cannot see.
-   * At most {@value #VANISHED_PROBES} are looked up one by one; one gone is enough to say so.
+   * At most {@value #VANISHED_PROBES} are looked up one by one: one gone is enough to say the comparison cannot
+   * be made, so the count is a lower bound beyond that.
    */
   private long vanished(Set<String> ids, Set<String> inRange) {
     long from = this.from.toEpochMilli();
@@ -158,8 +159,12 @@ public final class Reconciliation {
         .filter(u -> u != null && u.version() == 7 && (u.getMostSignificantBits() >>> 16) >= from
             && (u.getMostSignificantBits() >>> 16) <= to)
         .toList();
-    long probed = candidates.stream().limit(VANISHED_PROBES).filter(u -> store.find(u).isEmpty()).count();
-    return probed == 0 ? 0 : candidates.size();
+    long gone = candidates.stream().limit(VANISHED_PROBES).filter(u -> store.find(u).isEmpty()).count();
+    return gone;
+  }
+
+  private static String atLeast(long gone) {
+    return gone < VANISHED_PROBES ? Long.toString(gone) : "at least " + gone;
   }
 
   private static UUID uuid(String id) {
