@@ -1,7 +1,10 @@
 package io.mic.outbox;
 
 import io.mic.outbox.internal.ErrorText;
+import io.mic.outbox.internal.Waiter;
+import io.mic.outbox.spi.BrokerProbe;
 import java.time.Duration;
+import java.util.function.BooleanSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -10,6 +13,9 @@ import org.slf4j.LoggerFactory;
  * batch, and when to say so again. The first unavailable publication is logged at WARN with its cause
  * (the publisher names the subject or queue); while the outage lasts, a summary is logged at most every
  * {@link #WARN_EVERY}; the end of the outage is logged at INFO.
+ *
+ * <p>The wait after a batch the broker could not take is {@link #waitOut}: the backoff, cut short when the
+ * publisher's {@link BrokerProbe} saw the broker go and come back meanwhile.
  */
 final class BrokerOutage {
   /** The longest wait between two batches while the broker stays unavailable. */
@@ -20,14 +26,17 @@ final class BrokerOutage {
 
   private final String worker;
   private final Backoff backoff;
+  /** {@code null}: the publisher offers none, and a wait is the whole backoff. */
+  private final BrokerProbe probe;
   private int batches;
   private long events;
   private long sinceNanos;
   private long warnedNanos;
   private boolean stalled;
 
-  BrokerOutage(String worker, Duration initial, Duration max) {
+  BrokerOutage(String worker, Duration initial, Duration max, BrokerProbe probe) {
     this.worker = worker;
+    this.probe = probe;
     Duration cap = max.compareTo(MAX_PAUSE) < 0 ? max : MAX_PAUSE;
     this.backoff = new Backoff(initial, initial.compareTo(cap) > 0 ? initial : cap);
   }
@@ -76,5 +85,51 @@ final class BrokerOutage {
    */
   Duration pause() {
     return stalled ? backoff.delay(batches) : null;
+  }
+
+  /**
+   * Waits {@link #pause()}, unless {@code stop} holds. With a probe, asks it every {@link BrokerProbe#EVERY}
+   * and returns as soon as it answers ready after having answered not ready during this wait: the broker came
+   * back. A probe that answers ready from the start (the connection is up, the broker still refuses) cuts
+   * nothing short, so the backoff still protects a broker that stays down.
+   */
+  void waitOut(Waiter waiter, BooleanSupplier stop) throws InterruptedException {
+    Duration pause = pause();
+    if (pause == null) {
+      return;
+    }
+    if (probe == null) {
+      waiter.sleep(pause, stop);
+      return;
+    }
+    long deadline = System.nanoTime() + pause.toNanos();
+    boolean sawDown = false;
+    while (!stop.getAsBoolean()) {
+      if (!ready()) {
+        sawDown = true;
+      } else if (sawDown) {
+        LOG.debug("{}: the publisher's probe says the broker is back; the wait ends early", worker);
+        return;
+      }
+      long left = deadline - System.nanoTime();
+      if (left <= 0) {
+        return;
+      }
+      waiter.sleep(Duration.ofNanos(Math.min(left, BrokerProbe.EVERY.toNanos())), stop);
+      if (System.nanoTime() >= deadline) {
+        return;
+      }
+    }
+  }
+
+  private boolean ready() throws InterruptedException {
+    try {
+      return probe.ready();
+    } catch (InterruptedException e) {
+      throw e;
+    } catch (Exception e) {
+      LOG.debug("{}: the publisher's probe failed: {}", worker, ErrorText.of(e));
+      return false;
+    }
   }
 }

@@ -32,7 +32,9 @@ import java.util.Set;
  * <p><b>Broker outages.</b> A publication that fails with {@link PublishUnavailableException} puts its
  * events back untried, without counting an attempt. A batch that published nothing for that reason makes
  * {@link AsyncOutboxDispatcher} wait before the next one, doubling the wait up to 30 s (with jitter);
- * the outage is logged once with its cause, then summarised at most every 30 s, and its end is logged.
+ * the outage is logged once with its cause, then summarised at most every 30 s, and its end is logged. A
+ * publisher that offers a {@link io.mic.outbox.spi.BrokerProbe} (the NATS, RabbitMQ and Kafka ones do) is asked
+ * every 250 ms during that wait, which ends as soon as the probe sees the broker come back.
  *
  * <p><b>Marks that fail.</b> A mark that throws (a connection reset, the first moments of a failover) is
  * tried again after 100 ms, 500 ms and 2 s ({@link #MARK_RETRY_PAUSES}), within 5 s of its first try

@@ -53,9 +53,8 @@ final class Worker {
             LOG.info("{}: polling works again", s.worker());
             failing = false;
           }
-          Duration outage = channel.outage().pause();
-          if (outage != null) {
-            sleep(state, outage); // the broker is down: wake-ups would only spin
+          if (channel.outage().pause() != null) {
+            waitForBroker(state); // the broker is down: wake-ups would only spin
             continue;
           }
           if (more) {
@@ -95,9 +94,9 @@ final class Worker {
     }
   }
 
-  private void sleep(RunState state, Duration timeout) {
+  private void waitForBroker(RunState state) {
     try {
-      state.waiter().sleep(timeout, () -> !state.running());
+      channel.outage().waitOut(state.waiter(), () -> !state.running());
     } catch (InterruptedException e) {
       if (state.running()) {
         LOG.error("{}: interrupted while waiting for the broker; polling goes on", s.worker());

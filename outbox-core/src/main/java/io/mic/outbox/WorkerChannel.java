@@ -2,6 +2,7 @@ package io.mic.outbox;
 
 import io.mic.outbox.internal.Channels;
 import io.mic.outbox.spi.BatchChannel;
+import io.mic.outbox.spi.BrokerProbe;
 import java.util.List;
 import java.util.Map;
 import org.slf4j.Logger;
@@ -26,7 +27,7 @@ final class WorkerChannel {
   WorkerChannel(DispatcherBuilder<?> b, String worker) {
     this.dispatchFn = b.dispatchFn;
     this.worker = worker;
-    this.outage = new BrokerOutage(worker, b.retryInitial, b.retryMax);
+    this.outage = new BrokerOutage(worker, b.retryInitial, b.retryMax, BrokerProbe.of(b.dispatchFn));
   }
 
   String worker() {

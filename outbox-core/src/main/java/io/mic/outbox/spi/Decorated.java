@@ -20,16 +20,47 @@ final class Decorated {
     if (publisher instanceof BatchDispatchFn batches) {
       return new Batches(batches, decorator);
     }
-    return event -> decorator.dispatch(event, publisher);
+    return new Single(publisher, decorator);
   }
 
-  private static class Batches implements BatchDispatchFn {
+  /** The probe of {@code publisher} or of the publisher it wraps, however deep; {@code null}: none. */
+  static BrokerProbe probeOf(DispatchFn publisher) {
+    DispatchFn p = publisher;
+    while (!(p instanceof BrokerProbe) && p instanceof Wrapper wrapper) {
+      p = wrapper.wrapped();
+    }
+    return p instanceof BrokerProbe probe ? probe : null;
+  }
+
+  /** A publisher built here: it names what it wraps, so that {@link #probeOf} finds the wrapped one's probe. */
+  private interface Wrapper {
+    DispatchFn wrapped();
+  }
+
+  private record Single(DispatchFn publisher, DispatchDecorator decorator) implements DispatchFn, Wrapper {
+    @Override
+    public void dispatch(OutboxEvent event) throws Exception {
+      decorator.dispatch(event, publisher);
+    }
+
+    @Override
+    public DispatchFn wrapped() {
+      return publisher;
+    }
+  }
+
+  private static class Batches implements BatchDispatchFn, Wrapper {
     final DispatchDecorator decorator;
     private final BatchDispatchFn publisher;
 
     Batches(BatchDispatchFn publisher, DispatchDecorator decorator) {
       this.publisher = publisher;
       this.decorator = decorator;
+    }
+
+    @Override
+    public DispatchFn wrapped() {
+      return publisher;
     }
 
     @Override
