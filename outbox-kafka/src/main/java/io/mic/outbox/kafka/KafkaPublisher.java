@@ -12,8 +12,10 @@ import io.mic.outbox.PublishUnavailableException;
 import io.mic.outbox.SendOutcome;
 import io.mic.outbox.kafka.internal.KafkaErrors;
 import io.mic.outbox.kafka.internal.ProducerSettings;
+import io.mic.outbox.kafka.internal.ProducerState;
 import io.mic.outbox.kafka.internal.TopicCheck;
 import io.mic.outbox.kafka.internal.TopicMetadata;
+import io.mic.outbox.spi.BrokerProbe;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -73,7 +75,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Thread-safe. {@link #close()} closes the producer only if this publisher created it.
  */
-public final class KafkaPublisher implements BatchDispatchFn, MessagePublisher {
+public final class KafkaPublisher implements BatchDispatchFn, MessagePublisher, BrokerProbe {
   /** Default {@code delivery.timeout.ms}: the longest a send may take once accepted by the producer. */
   public static final Duration DEFAULT_DELIVERY_TIMEOUT = Duration.ofSeconds(20);
   /** Default {@code request.timeout.ms}: one request to a broker. */
@@ -350,6 +352,15 @@ public final class KafkaPublisher implements BatchDispatchFn, MessagePublisher {
 
   private static byte[] utf8(String s) {
     return s.getBytes(StandardCharsets.UTF_8);
+  }
+
+  /**
+   * Whether the producer holds a connection to a broker now; a dispatcher worker waiting out an outage asks it,
+   * and resumes once it turns true.
+   */
+  @Override
+  public boolean ready() {
+    return ProducerState.connected(producer);
   }
 
   /** Closes the producer if this publisher created it (built with {@link Builder#bootstrapServers}). */

@@ -14,6 +14,7 @@ import io.mic.outbox.nats.internal.JetStreamChannel;
 import io.mic.outbox.nats.internal.JetStreamSender;
 import io.mic.outbox.nats.internal.Urls;
 import io.mic.outbox.spi.BatchChannel;
+import io.mic.outbox.spi.BrokerProbe;
 import io.mic.outbox.spi.ChannelDispatchFn;
 import io.nats.client.Connection;
 import java.time.Duration;
@@ -68,7 +69,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Thread-safe. {@link #close()} closes only the connections this publisher opened.
  */
-public final class NatsJetStreamPublisher implements ChannelDispatchFn, MessagePublisher {
+public final class NatsJetStreamPublisher implements ChannelDispatchFn, MessagePublisher, BrokerProbe {
   public static final Duration DEFAULT_ACK_TIMEOUT = Duration.ofSeconds(5);
   public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(2);
   public static final int DEFAULT_MAX_PENDING_ACKS = 256;
@@ -216,6 +217,16 @@ public final class NatsJetStreamPublisher implements ChannelDispatchFn, MessageP
    */
   public void checkStreams(Collection<String> topics) throws InterruptedException {
     sender.checkStreams(topics);
+  }
+
+  /**
+   * Whether a publication could go now: each connection in use says {@code CONNECTED} and answers a PING and a
+   * JetStream request (within the ack timeout, at most 2 s). A dispatcher worker waiting out an outage asks it,
+   * and resumes once it turns true.
+   */
+  @Override
+  public boolean ready() throws InterruptedException {
+    return sender.ready();
   }
 
   /** Closes the connections this publisher opened (built with {@link Builder#url}). */

@@ -14,6 +14,7 @@ import io.mic.outbox.rabbitmq.internal.ChannelPool;
 import io.mic.outbox.rabbitmq.internal.RabbitErrors;
 import io.mic.outbox.rabbitmq.internal.RabbitSender;
 import io.mic.outbox.rabbitmq.internal.Urls;
+import io.mic.outbox.spi.BrokerProbe;
 import java.net.URI;
 import java.net.URISyntaxException;
 import java.security.GeneralSecurityException;
@@ -61,7 +62,7 @@ import org.slf4j.LoggerFactory;
  * the broker closed is dropped, and the connection is opened again on the next publication after it was
  * lost. {@link #close()} closes the connection.
  */
-public final class RabbitMqPublisher implements BatchDispatchFn, MessagePublisher {
+public final class RabbitMqPublisher implements BatchDispatchFn, MessagePublisher, BrokerProbe {
   public static final int DEFAULT_CONFIRM_WINDOW = 256;
   public static final int CONFIRM_WINDOW_LIMIT = 10_000;
   public static final Duration DEFAULT_CONFIRM_TIMEOUT = Duration.ofSeconds(10);
@@ -197,6 +198,16 @@ public final class RabbitMqPublisher implements BatchDispatchFn, MessagePublishe
   }
 
   /** Closes the publisher's connection; publications after this fail as unavailable. */
+  /**
+   * Whether a publication could go now: the connection is open (opened again if it was lost, within the connect
+   * timeout) and no memory or disk alarm blocks it. A dispatcher worker waiting out an outage asks it, and
+   * resumes once it turns true.
+   */
+  @Override
+  public boolean ready() {
+    return sender.ready();
+  }
+
   @Override
   public void close() {
     sender.close();

@@ -1,5 +1,6 @@
 package io.mic.outbox.nats.internal;
 
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 
@@ -41,6 +42,19 @@ public final class ConnectionPool implements AutoCloseable {
   /** The first source: for calls that need one connection, whichever (stream checks, messages). */
   public ConnectionSource first() {
     return sources.get(0);
+  }
+
+  /**
+   * Whether every connection a publication may get answers (see {@link ConnectionSource#ready}); the first is
+   * opened if needed, the others are asked only once opened.
+   */
+  public boolean ready(Duration timeout) throws InterruptedException {
+    for (int i = 0; i < sources.size(); i++) {
+      if (!sources.get(i).ready(timeout, i == 0)) {
+        return false;
+      }
+    }
+    return true;
   }
 
   @Override

@@ -27,6 +27,8 @@ import org.slf4j.LoggerFactory;
  */
 public final class ConnectionSource implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(ConnectionSource.class);
+  /** Between two reconnection attempts to a server that is down: one refused TCP connect each. */
+  static final Duration RECONNECT_WAIT = Duration.ofMillis(250);
 
   /** How this class opens its own connection; null while it uses the application's. */
   private volatile Options options;
@@ -63,6 +65,7 @@ public final class ConnectionSource implements AutoCloseable {
       Duration ackTimeout) {
     Options options = options(url, connectionName, connectTimeout)
         .maxReconnects(-1) // an outage delays events, it must not end the publisher
+        .reconnectWait(RECONNECT_WAIT) // the client's 2 s would hold events that long after the server is back
         .errorListener(new Slf4jErrorListener())
         .build();
     return new ConnectionSource(null, options, Urls.redact(url), ackTimeout);
@@ -99,6 +102,40 @@ public final class ConnectionSource implements AutoCloseable {
       }
     }
     return new Session(connection, jetStream);
+  }
+
+  /**
+   * Whether a publication could go now: the connection says {@code CONNECTED} (an owned one is opened first
+   * if there is none) and answers a PING and a JetStream request within {@code timeout}.
+   *
+   * @param openIfNeeded {@code false}: an owned connection not opened yet counts as ready, since a publication
+   *     opens it when it needs it
+   */
+  public boolean ready(Duration timeout, boolean openIfNeeded) throws InterruptedException {
+    Connection c;
+    synchronized (this) {
+      if (closed) {
+        return false;
+      }
+      if (!openIfNeeded && options != null && connection == null) {
+        return true;
+      }
+    }
+    try {
+      c = session().connection();
+    } catch (PublishUnavailableException e) {
+      return false;
+    }
+    if (c.getStatus() != Connection.Status.CONNECTED) {
+      return false;
+    }
+    try {
+      c.flush(timeout);
+      c.jetStreamManagement(JetStreamOptions.builder().requestTimeout(timeout).build()).getAccountStatistics();
+      return true;
+    } catch (TimeoutException | IOException | JetStreamApiException | RuntimeException e) {
+      return false; // no PONG, no JetStream answer (a refusal included): not yet
+    }
   }
 
   /** Where this source connects to, without credentials. */

@@ -238,6 +238,11 @@ public final class JetStreamSender implements AutoCloseable {
     }
   }
 
+  /** Whether NATS and JetStream answer on every connection a publication may get, each within the probe timeout. */
+  public boolean ready() throws InterruptedException {
+    return connections.ready(probeTimeout);
+  }
+
   /** Sends on a channel of its own and waits for every outcome. */
   public List<SendOutcome> send(List<OutgoingMessage> messages, boolean stopAtFirstFailure)
       throws InterruptedException {

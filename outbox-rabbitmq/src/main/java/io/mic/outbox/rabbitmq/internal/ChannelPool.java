@@ -65,18 +65,36 @@ public final class ChannelPool implements AutoCloseable {
     return blockedReason;
   }
 
+  /**
+   * Whether a publication could go now: the connection is open (opened first if it was lost) and not blocked
+   * by an alarm.
+   */
+  public boolean ready() {
+    try {
+      open();
+    } catch (PublishUnavailableException e) {
+      return false;
+    }
+    return blockedReason == null;
+  }
+
+  /** The open connection, opened again if it was lost. */
+  private synchronized Connection open() {
+    if (closed) {
+      throw new PublishUnavailableException("the publisher is closed");
+    }
+    if (connection == null || !connection.isOpen()) {
+      idle.clear(); // closed with their connection
+      connection = connect();
+    }
+    return connection;
+  }
+
   /** An open channel in confirm mode, exclusively the caller's until {@link #giveBack}. */
   public ConfirmChannel borrow() {
     Connection c;
     synchronized (this) {
-      if (closed) {
-        throw new PublishUnavailableException("the publisher is closed");
-      }
-      if (connection == null || !connection.isOpen()) {
-        idle.clear(); // closed with their connection
-        connection = connect();
-      }
-      c = connection;
+      c = open();
       while (!idle.isEmpty()) {
         ConfirmChannel ch = idle.pop();
         if (ch.connection() == c && ch.reusable()) {

@@ -302,6 +302,11 @@ public final class RabbitSender implements AutoCloseable {
     return channels.displayUri();
   }
 
+  /** Whether a publication could go now: see {@link ChannelPool#ready()}. */
+  public boolean ready() {
+    return channels.ready();
+  }
+
   @Override
   public void close() {
     channels.close();
