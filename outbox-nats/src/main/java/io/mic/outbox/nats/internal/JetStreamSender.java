@@ -45,6 +45,7 @@ public final class JetStreamSender implements AutoCloseable {
   final int maxPendingAcks;
   private final String expectedStream;
   final Duration probeTimeout;
+  private final NoResponders noResponders;
   /** The expected stream's max_msg_size, learnt by {@link #checkDestination}; -1: none or not known. */
   private volatile long streamMaxMessageSize = -1;
 
@@ -56,6 +57,7 @@ public final class JetStreamSender implements AutoCloseable {
     this.maxPendingAcks = maxPendingAcks;
     this.expectedStream = expectedStream;
     this.probeTimeout = ackTimeout.compareTo(MAX_PROBE_TIMEOUT) < 0 ? ackTimeout : MAX_PROBE_TIMEOUT;
+    this.noResponders = new NoResponders(connections, probeTimeout);
   }
 
   public String subjectOf(String destination) {
@@ -79,6 +81,9 @@ public final class JetStreamSender implements AutoCloseable {
   }
 
   OutboxException classify(Throwable e, OutgoingMessage m) {
+    if (NatsErrors.isNoRespondersFailure(e)) {
+      return noResponders.explain(subjectOf(m.destination()), m.eventId());
+    }
     return NatsErrors.classify(e, m.eventId(), subjectOf(m.destination()), ackTimeout);
   }
 

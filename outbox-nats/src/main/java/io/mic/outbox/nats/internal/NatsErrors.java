@@ -16,7 +16,8 @@ import java.util.concurrent.TimeoutException;
  * refused this message" (an attempt is counted).
  *
  * <p>Unavailable: I/O errors and a closed connection, no responders (no stream captures the subject, or
- * JetStream is down: the client cannot tell them apart, and neither is the event's fault), no PubAck in
+ * its stream has no leader: the client cannot tell them apart, {@code NoResponders} asks JetStream which; neither
+ * is the event's fault), no PubAck in
  * time (the outcome is unknown, so the event must be published again with the same {@code Nats-Msg-Id}),
  * server errors 5xx (storage or cluster unavailable, stream full with the discard-new policy), and
  * error 10060 (the subject is captured by a stream other than the expected one: a configuration
@@ -86,6 +87,12 @@ public final class NatsErrors {
         + " 'nats stream add EVENTS --subjects \"" + subject + "\"' or, in Java,"
         + " jetStreamManagement.addStream(StreamConfiguration.builder().name(\"EVENTS\").subjects(\""
         + subject + "\").build()) (or enable JetStream on the server: nats-server -js)";
+  }
+
+  /** Whether a publication failed with "no responders", once the client's wrappers are peeled off. */
+  public static boolean isNoRespondersFailure(Throwable error) {
+    Throwable t = unwrap(error);
+    return t instanceof IOException && isNoResponders(t);
   }
 
   /** The client's "no responders" error: nobody listens on the subject (no stream, or JetStream disabled). */
