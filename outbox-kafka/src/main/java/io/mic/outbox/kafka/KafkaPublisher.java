@@ -12,7 +12,7 @@ import io.mic.outbox.PublishUnavailableException;
 import io.mic.outbox.SendOutcome;
 import io.mic.outbox.kafka.internal.KafkaErrors;
 import io.mic.outbox.kafka.internal.ProducerSettings;
-import io.mic.outbox.kafka.internal.ProducerState;
+import io.mic.outbox.kafka.internal.ProducerRenewal;
 import io.mic.outbox.kafka.internal.TopicCheck;
 import io.mic.outbox.kafka.internal.TopicMetadata;
 import io.mic.outbox.spi.BrokerProbe;
@@ -38,7 +38,6 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.KafkaException;
-import org.apache.kafka.common.errors.AuthenticationException;
 import org.apache.kafka.common.errors.InterruptException;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.slf4j.Logger;
@@ -69,9 +68,10 @@ import org.slf4j.LoggerFactory;
  * <p>Failures: {@link PublishUnavailableException} (no attempt counted) for retriable errors and unknown
  * outcomes (timeouts, not enough replicas, network, broker down, failed authentication);
  * {@link PublishRejectedException} (an attempt counted, then the DLQ) for a record too large, an invalid
- * topic, a missing authorization or a serialization error. After failed authentication the publisher's own
- * producer is replaced by a new one (at most every {@link #PRODUCER_RENEWAL_INTERVAL}): a producer Kafka
- * refused stops sending for good, even once the credentials are accepted.
+ * topic, a missing authorization or a serialization error. After failed authentication or a fatal error of the
+ * idempotent producer (fenced, out-of-order sequence, unsupported version, cluster authorization) the publisher's
+ * own producer is closed and replaced by a new one (at most every {@link #PRODUCER_RENEWAL_INTERVAL}): such a
+ * producer stops sending for good, even once the broker would accept it again.
  *
  * <p>Thread-safe. {@link #close()} closes the producer only if this publisher created it.
  */
@@ -95,17 +95,12 @@ public final class KafkaPublisher implements BatchDispatchFn, MessagePublisher, 
   public static final Duration MISSING_TOPIC_RECHECK = Duration.ofSeconds(30);
   /**
    * The shortest time between two replacements of the publisher's own producer after Kafka refused its
-   * credentials: a refused producer stops sending for good, so it is replaced by one that authenticates afresh.
+   * credentials or it hit a fatal error: such a producer stops sending for good, so it is replaced by a new one.
    */
   public static final Duration PRODUCER_RENEWAL_INTERVAL = Duration.ofSeconds(5);
 
-  /** Creates the publisher's own producer; null when it publishes with the application's. */
-  private final Supplier<Producer<byte[], byte[]>> newProducer;
-  private volatile Producer<byte[], byte[]> producer;
-  /** Set when a send reported failed authentication; the next batch then replaces an own producer. */
-  private volatile boolean authenticationFailed;
-  private long renewedAt; // System.nanoTime(), guarded by this
-  private boolean closed; // guarded by this
+  /** The producer, replaced after a failure that leaves it unusable for good. */
+  private final ProducerRenewal producer;
   private final Function<OutboxEvent, String> topicOf;
   private final Function<OutboxEvent, String> keyOf;
   private final long waitMillis;
@@ -114,10 +109,8 @@ public final class KafkaPublisher implements BatchDispatchFn, MessagePublisher, 
 
   private KafkaPublisher(Builder b, Producer<byte[], byte[]> producer,
       Supplier<Producer<byte[], byte[]>> newProducer, long sendBoundMillis, TopicCheck topics) {
-    this.producer = producer;
+    this.producer = new ProducerRenewal(producer, newProducer, PRODUCER_RENEWAL_INTERVAL);
     this.topics = topics;
-    this.newProducer = newProducer;
-    this.renewedAt = System.nanoTime() - PRODUCER_RENEWAL_INTERVAL.toNanos();
     this.topicOf = b.topicOf;
     this.keyOf = b.keyOf;
     this.waitMillis = sendBoundMillis + WAIT_MARGIN_MILLIS;
@@ -172,7 +165,7 @@ public final class KafkaPublisher implements BatchDispatchFn, MessagePublisher, 
   @Override
   public List<SendOutcome> send(List<OutgoingMessage> messages, boolean stopAtFirstFailure)
       throws InterruptedException {
-    Producer<byte[], byte[]> producer = authenticationFailed ? renewIfDue() : this.producer;
+    Producer<byte[], byte[]> producer = this.producer.current();
     SendOutcome[] outcomes = new SendOutcome[messages.size()];
     int failed = 0;
     List<InFlight> inFlight = new ArrayList<>(messages.size());
@@ -240,10 +233,7 @@ public final class KafkaPublisher implements BatchDispatchFn, MessagePublisher, 
     }
     if (failed > 0) {
       LOG.debug("{} of {} events not acknowledged by Kafka", failed, messages.size());
-      if (!authenticationFailed && producer == this.producer // not a batch that ran on a producer replaced since
-          && Arrays.stream(outcomes).anyMatch(o -> isFailedAuthentication(o.failure()))) {
-        authenticationFailed = true;
-      }
+      this.producer.report(producer, Arrays.stream(outcomes).map(o -> (Throwable) o.failure()).toList());
     }
     return Arrays.asList(outcomes);
   }
@@ -265,47 +255,6 @@ public final class KafkaPublisher implements BatchDispatchFn, MessagePublisher, 
   @Override
   public void check(OutgoingMessage message) {
     topics.checkSize(recordOf(message));
-  }
-
-  /**
-   * The producer for the next batch. A producer whose credentials Kafka refused stops sending for good, even
-   * once the broker accepts them (a user created later, a password rotated on the broker first): the
-   * publisher's own producer is replaced by a new one, at most once per {@link #PRODUCER_RENEWAL_INTERVAL}.
-   * Sends still in flight on the old one fail as unavailable.
-   */
-  private synchronized Producer<byte[], byte[]> renewIfDue() {
-    if (closed || System.nanoTime() - renewedAt < PRODUCER_RENEWAL_INTERVAL.toNanos()) {
-      return producer;
-    }
-    authenticationFailed = false;
-    renewedAt = System.nanoTime();
-    if (newProducer == null) {
-      LOG.warn("Kafka refused the credentials of the application's producer; the publisher cannot replace it."
-          + " Once Kafka accepts them, recreate that producer if its sends keep failing");
-      return producer;
-    }
-    Producer<byte[], byte[]> renewed;
-    try {
-      renewed = newProducer.get();
-    } catch (KafkaException e) {
-      LOG.warn("Kafka refused the producer's credentials and a new producer could not be created ({});"
-          + " the old one is kept and replaced later", e.getMessage());
-      return producer;
-    }
-    Producer<byte[], byte[]> refused = producer;
-    producer = renewed;
-    refused.close(Duration.ZERO);
-    LOG.warn("Kafka refused the producer's credentials: replaced it by a new producer that authenticates afresh");
-    return renewed;
-  }
-
-  private static boolean isFailedAuthentication(Throwable failure) {
-    for (Throwable t = failure; t != null; t = t.getCause()) {
-      if (t instanceof AuthenticationException) {
-        return true;
-      }
-    }
-    return false;
   }
 
   private Future<RecordMetadata> send(Producer<byte[], byte[]> producer, OutgoingMessage m)
@@ -360,20 +309,13 @@ public final class KafkaPublisher implements BatchDispatchFn, MessagePublisher, 
    */
   @Override
   public boolean ready() {
-    return ProducerState.connected(producer);
+    return producer.connected();
   }
 
   /** Closes the producer if this publisher created it (built with {@link Builder#bootstrapServers}). */
   @Override
   public void close() {
-    Producer<byte[], byte[]> own;
-    synchronized (this) { // no renewal after this
-      own = closed || newProducer == null ? null : producer;
-      closed = true;
-    }
-    if (own != null) {
-      own.close(Duration.ofMillis(waitMillis));
-    }
+    producer.close(Duration.ofMillis(waitMillis));
   }
 
   private record InFlight(int index, OutgoingMessage message, Future<RecordMetadata> sent) {}
