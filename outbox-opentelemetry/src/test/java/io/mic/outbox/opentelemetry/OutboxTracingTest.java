@@ -13,6 +13,7 @@ import io.mic.outbox.OutboxEvent;
 import io.mic.outbox.OutboxStatus;
 import io.mic.outbox.PublishUnavailableException;
 import io.mic.outbox.spi.BatchChannel;
+import io.mic.outbox.spi.BrokerProbe;
 import io.mic.outbox.spi.ChannelDispatchFn;
 import io.opentelemetry.api.OpenTelemetry;
 import io.opentelemetry.api.common.Attributes;
@@ -243,6 +244,21 @@ class OutboxTracingTest {
     assertThat(span.getStatus().getStatusCode()).isEqualTo(StatusCode.ERROR);
     assertThat(span.getAttributes().get(MessagingAttributes.ERROR_TYPE))
         .isEqualTo("io.mic.outbox.PublishUnavailableException");
+  }
+
+  /** A publisher that can tell whether its broker is back: tracing it must not hide that from the dispatcher. */
+  interface ProbedPublisher extends DispatchFn, BrokerProbe {}
+
+  @Test
+  void theTracedPublisherKeepsItsProbe() throws Exception {
+    ProbedPublisher probed = new ProbedPublisher() {
+      @Override public void dispatch(OutboxEvent event) {}
+      @Override public boolean ready() {
+        return true;
+      }
+    };
+
+    assertThat(BrokerProbe.of(tracing.wrap(probed))).isSameAs(probed);
   }
 
   @Test
