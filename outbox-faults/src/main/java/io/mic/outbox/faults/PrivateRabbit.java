@@ -126,6 +126,16 @@ public final class PrivateRabbit implements AutoCloseable {
     ctl(90, "await_startup");
   }
 
+  /** Raises a memory alarm on this node (high watermark 0): the broker blocks every connection that publishes. */
+  public void raiseMemoryAlarm() {
+    ctl(60, "set_vm_memory_high_watermark", "0");
+  }
+
+  /** Clears the alarm: the default watermark again. */
+  public void clearMemoryAlarm() {
+    ctl(60, "set_vm_memory_high_watermark", "0.4");
+  }
+
   public int port() {
     return port;
   }
