@@ -221,8 +221,9 @@ public final class NatsJetStreamPublisher implements ChannelDispatchFn, MessageP
 
   /**
    * Whether a publication could go now: each connection in use says {@code CONNECTED} and answers a PING and a
-   * JetStream request (within the ack timeout, at most 2 s). A dispatcher worker waiting out an outage asks it,
-   * and resumes once it turns true.
+   * JetStream request and, after a publication found unavailable, the stream of its subject answers, with a
+   * leader when replicated (each answer within the ack timeout, at most 500 ms). A dispatcher worker waiting out
+   * an outage asks it, and resumes once it turns true.
    */
   @Override
   public boolean ready() throws InterruptedException {

@@ -91,6 +91,11 @@ final class PrivateNatsCluster implements AutoCloseable {
         clientPorts[node]));
   }
 
+  /** Starts a killed node again, on its ports and store. */
+  void restart(int node) throws IOException {
+    launch(node);
+  }
+
   String url(int node) {
     return "nats://127.0.0.1:" + clientPorts[node];
   }

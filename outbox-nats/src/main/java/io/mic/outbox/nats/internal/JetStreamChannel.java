@@ -181,7 +181,7 @@ public final class JetStreamChannel implements AutoCloseable {
     window.poll();
     p.batch().waiting--;
     if (cause == null) {
-      p.batch().outcomes[p.index()] = JetStreamSender.acknowledged(p.message(), ack);
+      p.batch().outcomes[p.index()] = sender.acknowledged(p.message(), ack);
       p.batch().acks++;
       return;
     }

@@ -11,6 +11,7 @@ import io.nats.client.Connection;
 import io.nats.client.JetStreamApiException;
 import io.nats.client.JetStreamManagement;
 import io.nats.client.JetStreamOptions;
+import io.nats.client.api.ClusterInfo;
 import io.nats.client.api.PublishAck;
 import io.nats.client.api.ServerInfo;
 import io.nats.client.api.StreamConfiguration;
@@ -21,6 +22,8 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CompletableFuture;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -35,6 +38,10 @@ public final class JetStreamSender implements AutoCloseable {
   private static final String EXPECTED_STREAM_HEADER = "Nats-Expected-Stream";
   /** JetStream API error: no stream of that name. */
   private static final int STREAM_NOT_FOUND = 10059;
+  /** How long the probe waits for each answer: a probe that waits longer ends a dispatcher's wait later. */
+  private static final Duration MAX_READY_TIMEOUT = Duration.ofMillis(500);
+  /** Destinations whose stream is remembered at most; beyond, the memory starts over. */
+  private static final int MAX_KNOWN_SUBJECTS = 1_000;
   /** How long a connection whose PubAcks timed out may take to answer a PING before it is replaced. */
   private static final Duration MAX_PROBE_TIMEOUT = Duration.ofSeconds(2);
   private static final Logger LOG = LoggerFactory.getLogger(JetStreamSender.class);
@@ -46,6 +53,14 @@ public final class JetStreamSender implements AutoCloseable {
   private final String expectedStream;
   final Duration probeTimeout;
   private final NoResponders noResponders;
+  private final Duration readyTimeout;
+  /** The destination of the last publication found unavailable, whose stream {@link #ready} asks for; null: none. */
+  private volatile String lastUnavailable;
+  /**
+   * The stream of each destination, from its last PubAck: {@link #ready} asks that stream, which answers once it
+   * has a leader, where finding it by subject needs JetStream's meta leader too, often elected later.
+   */
+  private final Map<String, String> streams = new ConcurrentHashMap<>();
   /** The expected stream's max_msg_size, learnt by {@link #checkDestination}; -1: none or not known. */
   private volatile long streamMaxMessageSize = -1;
 
@@ -58,6 +73,7 @@ public final class JetStreamSender implements AutoCloseable {
     this.expectedStream = expectedStream;
     this.probeTimeout = ackTimeout.compareTo(MAX_PROBE_TIMEOUT) < 0 ? ackTimeout : MAX_PROBE_TIMEOUT;
     this.noResponders = new NoResponders(connections, probeTimeout);
+    this.readyTimeout = ackTimeout.compareTo(MAX_READY_TIMEOUT) < 0 ? ackTimeout : MAX_READY_TIMEOUT;
   }
 
   public String subjectOf(String destination) {
@@ -81,10 +97,13 @@ public final class JetStreamSender implements AutoCloseable {
   }
 
   OutboxException classify(Throwable e, OutgoingMessage m) {
-    if (NatsErrors.isNoRespondersFailure(e)) {
-      return noResponders.explain(subjectOf(m.destination()), m.eventId());
+    String subject = subjectOf(m.destination());
+    OutboxException failure = NatsErrors.isNoRespondersFailure(e) ? noResponders.explain(subject, m.eventId())
+        : NatsErrors.classify(e, m.eventId(), subject, ackTimeout);
+    if (failure instanceof PublishUnavailableException) {
+      lastUnavailable = m.destination();
     }
-    return NatsErrors.classify(e, m.eventId(), subjectOf(m.destination()), ackTimeout);
+    return failure;
   }
 
   private Headers headersOf(OutgoingMessage m) {
@@ -109,7 +128,14 @@ public final class JetStreamSender implements AutoCloseable {
     }
   }
 
-  static SendOutcome acknowledged(OutgoingMessage m, PublishAck ack) {
+  SendOutcome acknowledged(OutgoingMessage m, PublishAck ack) {
+    String destination = m.destination();
+    if (!ack.getStream().equals(streams.get(destination))) {
+      if (streams.size() >= MAX_KNOWN_SUBJECTS) {
+        streams.clear();
+      }
+      streams.put(destination, ack.getStream());
+    }
     if (!ack.isDuplicate()) {
       return SendOutcome.ACKNOWLEDGED;
     }
@@ -243,9 +269,40 @@ public final class JetStreamSender implements AutoCloseable {
     }
   }
 
-  /** Whether NATS and JetStream answer on every connection a publication may get, each within the probe timeout. */
+  /**
+   * Whether NATS and JetStream answer on every connection a publication may get and, after a publication found
+   * unavailable, whether the stream of its subject answers, with a leader when it is replicated: a cluster that
+   * lost a stream's quorum keeps its connections and answers account requests, but takes no message.
+   */
   public boolean ready() throws InterruptedException {
-    return connections.ready(probeTimeout);
+    if (!connections.ready(readyTimeout)) {
+      return false;
+    }
+    String destination = lastUnavailable;
+    if (destination != null && !streamAnswers(destination)) {
+      return false;
+    }
+    lastUnavailable = null;
+    return true;
+  }
+
+  private boolean streamAnswers(String destination) throws InterruptedException {
+    try {
+      JetStreamManagement jsm = connections.first().session().connection()
+          .jetStreamManagement(JetStreamOptions.builder().requestTimeout(readyTimeout).build());
+      String stream = streams.get(destination);
+      if (stream == null) {
+        List<String> names = jsm.getStreamNames(subjectOf(destination));
+        if (names.isEmpty()) {
+          return false;
+        }
+        stream = names.get(0);
+      }
+      ClusterInfo cluster = jsm.getStreamInfo(stream).getClusterInfo();
+      return cluster == null || cluster.getLeader() != null;
+    } catch (IOException | JetStreamApiException | RuntimeException e) {
+      return false;
+    }
   }
 
   /** Sends on a channel of its own and waits for every outcome. */
