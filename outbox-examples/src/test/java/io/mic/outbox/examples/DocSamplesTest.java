@@ -44,7 +44,7 @@ class DocSamplesTest {
         }
       }
     }
-    assertThat(checked).hasSize(21);
+    assertThat(checked).hasSize(24);
   }
 
   private static String compiled(List<String> source, String marker) {
