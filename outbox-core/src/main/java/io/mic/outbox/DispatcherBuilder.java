@@ -51,10 +51,12 @@ public abstract class DispatcherBuilder<B extends DispatcherBuilder<B>> {
   }
 
   /**
-   * How long a claim holds its events (default 60 s). While a batch is being published its leases are
+   * How long a claim holds its events (default 3 s). While a batch is being published its leases are
    * renewed every third of this time, however long a publication takes; the lease only runs out when the
    * worker's process dies or freezes, or the store stays unreachable. It is how long such a worker's events
-   * wait before another worker takes them over.
+   * wait before another worker takes them over. A longer lease tolerates longer freezes (GC pauses, a
+   * database out of reach) without duplicates, and holds a dead process's events (in ordered mode, their
+   * aggregates) that much longer; see docs/guarantees.md.
    */
   public B leaseTtl(Duration leaseTtl) {
     this.leaseTtl = leaseTtl;

@@ -47,7 +47,7 @@ import java.util.Set;
  * <p>Not thread-safe: one thread per instance. Use {@link AsyncOutboxDispatcher} for background workers.
  */
 public final class OutboxDispatcher {
-  public static final Duration DEFAULT_LEASE_TTL = Duration.ofSeconds(60);
+  public static final Duration DEFAULT_LEASE_TTL = Duration.ofSeconds(3);
   public static final int DEFAULT_BATCH_SIZE = 100;
   public static final int MAX_BATCH_SIZE = 10_000;
   public static final int DEFAULT_MAX_ATTEMPTS = 10;

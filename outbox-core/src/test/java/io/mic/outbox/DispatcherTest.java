@@ -43,7 +43,7 @@ class DispatcherTest {
 
   @Test
   void defaultsArePublicConstants() {
-    assertThat(OutboxDispatcher.DEFAULT_LEASE_TTL).isEqualTo(Duration.ofSeconds(60));
+    assertThat(OutboxDispatcher.DEFAULT_LEASE_TTL).isEqualTo(Duration.ofSeconds(3));
     assertThat(OutboxDispatcher.DEFAULT_BATCH_SIZE).isEqualTo(100);
     assertThat(OutboxDispatcher.DEFAULT_MAX_ATTEMPTS).isEqualTo(10);
     assertThat(OutboxDispatcher.DEFAULT_RETRY_INITIAL).isEqualTo(Duration.ofSeconds(1));

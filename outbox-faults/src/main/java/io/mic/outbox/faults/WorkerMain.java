@@ -27,7 +27,7 @@ import javax.sql.DataSource;
  * ({@code ordered} | {@code throughput}), {@code sink} ({@code record:<file>} | {@code nats:<url>} |
  * {@code rabbitmq:<uri>} | {@code kafka:<bootstrap servers>}), {@code stream} (subject prefix on NATS,
  * exchange on RabbitMQ, topic on Kafka), {@code outage} (file), {@code workers}, {@code batch},
- * {@code leaseMs}, {@code pollMs}, {@code delayMs}, {@code maxAttempts}, {@code retryMs},
+ * {@code leaseMs}, {@code pollMs} (either left out: the dispatcher's default), {@code delayMs}, {@code maxAttempts}, {@code retryMs},
  * {@code pipelined} ({@code true}, the dispatcher's default, or {@code false}), {@code claim} ({@code true},
  * or {@code false}: the store's default mode, one process at a time), {@code deleteOnDispatch} ({@code false}
  * or {@code true}), {@code transactionalClaims} ({@code false} or {@code true}: claims held by transactions,
@@ -93,13 +93,18 @@ public final class WorkerMain {
             + " kafka:<bootstrap servers>");
       }
       long retryMs = Long.parseLong(a.getOrDefault("retryMs", "200"));
-      AsyncOutboxDispatcher dispatcher = AsyncOutboxDispatcher.builder()
+      AsyncOutboxDispatcher.Builder builder = AsyncOutboxDispatcher.builder();
+      if (a.containsKey("leaseMs")) {
+        builder.leaseTtl(Duration.ofMillis(Long.parseLong(a.get("leaseMs"))));
+      }
+      if (a.containsKey("pollMs")) {
+        builder.pollInterval(Duration.ofMillis(Long.parseLong(a.get("pollMs"))));
+      }
+      AsyncOutboxDispatcher dispatcher = builder
           .store(new FaultStore(store)).dispatchFn(publish)
           .useClaim(Boolean.parseBoolean(a.getOrDefault("claim", "true")))
           .preserveAggregateOrder("ordered".equals(a.get("mode")))
           .workers(workers).batchSize(Integer.parseInt(a.getOrDefault("batch", "10")))
-          .leaseTtl(Duration.ofMillis(Long.parseLong(a.getOrDefault("leaseMs", "2000"))))
-          .pollInterval(Duration.ofMillis(Long.parseLong(a.getOrDefault("pollMs", "100"))))
           .maxAttempts(Integer.parseInt(a.getOrDefault("maxAttempts", "10")))
           .retryBackoff(Duration.ofMillis(retryMs), Duration.ofMillis(retryMs * 2))
           .shutdownTimeout(Duration.ofSeconds(5))

@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -28,7 +29,23 @@ class PauseTest {
   @Test
   @Timeout(value = 5, unit = TimeUnit.MINUTES)
   void pausedPastItsLease() throws Exception {
-    try (Scenario s = Scenario.of("SIGSTOP past the lease, SIGCONT", "ordered", "recording", 201)) {
+    pausePastTheLease("SIGSTOP past the lease, SIGCONT", s -> {});
+  }
+
+  /** The same with the dispatcher's default lease and poll interval. */
+  @Tag("fast")
+  @Test
+  @Timeout(value = 5, unit = TimeUnit.MINUTES)
+  void pausedPastTheDefaultLease() throws Exception {
+    pausePastTheLease("SIGSTOP past the default lease, SIGCONT", s -> {
+      s.leaseMs = 0;
+      s.pollMs = 0;
+    });
+  }
+
+  private static void pausePastTheLease(String fault, Consumer<Scenario> setUp) throws Exception {
+    try (Scenario s = Scenario.of(fault, "ordered", "recording", 201)) {
+      setUp.accept(s);
       s.produce();
       WorkerProcess paused = s.worker("paused", "delayMs=25");
       s.worker("survivor");

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import io.mic.outbox.OutboxDispatcher;
 import io.mic.outbox.jdbc.JdbcOutboxStore;
 import io.nats.client.Connection;
 import io.nats.client.JetStreamApiException;
@@ -47,6 +48,7 @@ final class Scenario implements AutoCloseable {
   int repetitions = 1;
   int batch = 10;
   int workersPerProcess = 1;
+  /** The workers' lease and poll interval; 0: the dispatcher's default. */
   long leaseMs = 2000;
   long pollMs = 100;
   long delayMs = 2;
@@ -141,6 +143,11 @@ final class Scenario implements AutoCloseable {
     };
   }
 
+  /** The workers' lease. */
+  Duration lease() {
+    return leaseMs > 0 ? Duration.ofMillis(leaseMs) : OutboxDispatcher.DEFAULT_LEASE_TTL;
+  }
+
   static Scenario of(String fault, String mode, String sink, long seed) throws Exception {
     return new Scenario(fault, mode, sink, seed);
   }
@@ -167,8 +174,13 @@ final class Scenario implements AutoCloseable {
         "sink=" + sinkArgument(), "pipelined=" + pipelined, "claim=" + claim, "deleteOnDispatch=" + deleteOnDispatch,
         "transactionalClaims=" + transactionalClaims,
         "stream=" + stream, "outage=" + outage, "workers=" + workersPerProcess, "batch=" + batch,
-        "leaseMs=" + leaseMs, "pollMs=" + pollMs, "delayMs=" + delayMs, "maxAttempts=" + maxAttempts,
-        "retryMs=" + retryMs));
+        "delayMs=" + delayMs, "maxAttempts=" + maxAttempts, "retryMs=" + retryMs));
+    if (leaseMs > 0) {
+      args.add("leaseMs=" + leaseMs);
+    }
+    if (pollMs > 0) {
+      args.add("pollMs=" + pollMs);
+    }
     args.addAll(List.of(extra));
     WorkerProcess w = WorkerProcess.start(name, dir, args);
     workers.add(w);
@@ -232,7 +244,7 @@ final class Scenario implements AutoCloseable {
     if (producer != null) {
       producer.close();
     }
-    Duration drain = Duration.ofMillis(leaseMs + pollMs).plusSeconds(60);
+    Duration drain = lease().plus(Duration.ofMillis(pollMs > 0 ? pollMs : 1000)).plusSeconds(60);
     try {
       Awaitility.await().atMost(drain).pollInterval(Duration.ofMillis(250)).until(() -> tableState().stuck() == 0);
     } catch (ConditionTimeoutException e) {
