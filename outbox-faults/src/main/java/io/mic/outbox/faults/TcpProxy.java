@@ -7,20 +7,29 @@ import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * A loopback TCP proxy in front of the database or the broker that can delay traffic, hold it back (a
  * partition: the sockets stay open, nothing gets through until {@link #heal()}), reset every connection,
- * or cut a connection right after it forwarded a {@code COMMIT}. Plain sockets, two relay threads per
- * connection.
+ * or cut a connection right after it forwarded a {@code COMMIT}. It can also hold back only the connections
+ * whose client sent a given text (a {@code LISTEN}), leaving the others and new ones alone. Plain sockets, two
+ * relay threads per connection.
  */
 public final class TcpProxy implements AutoCloseable {
   private final ServerSocket server;
   private final int target;
   private final Set<Socket> sockets = ConcurrentHashMap.newKeySet();
+  private final Set<Link> links = ConcurrentHashMap.newKeySet();
+  /** Texts whose sending the proxy notes per connection, for {@link #blackholeConnectionsThatSent}. */
+  private final List<String> watched = new CopyOnWriteArrayList<>();
+  /** How many connections sent each watched text. */
+  private final Map<String, Integer> sentBy = new ConcurrentHashMap<>();
   private final Object gate = new Object();
   private volatile long delayMillis;
   private volatile boolean blackhole;
@@ -55,8 +64,42 @@ public final class TcpProxy implements AutoCloseable {
     delayMillis = 0;
     synchronized (gate) {
       blackhole = false;
+      links.forEach(l -> l.held = false);
       gate.notifyAll();
     }
+  }
+
+  /** From now on, notes which connections' clients send {@code text} (e.g. {@code LISTEN}). */
+  public void watch(String text) {
+    watched.add(text);
+  }
+
+  /**
+   * Nothing gets through, in either direction, on the open connections whose client sent the {@link #watch
+   * watched} {@code text}, until {@link #heal()}; other connections and new ones pass. Returns how many.
+   */
+  public int blackholeConnectionsThatSent(String text) {
+    int n = 0;
+    synchronized (gate) {
+      for (Link l : links) {
+        if (l.sent.contains(text)) {
+          l.held = true;
+          n++;
+        }
+      }
+    }
+    return n;
+  }
+
+  /** How many connections, open or closed, had a client that sent the {@link #watch watched} {@code text}. */
+  public int connectionsThatSent(String text) {
+    return sentBy.getOrDefault(text, 0);
+  }
+
+  /** One client connection: the watched texts its client sent, and whether it alone is held back. */
+  private static final class Link {
+    final Set<String> sent = ConcurrentHashMap.newKeySet();
+    volatile boolean held;
   }
 
   /**
@@ -96,9 +139,11 @@ public final class TcpProxy implements AutoCloseable {
         Socket upstream = new Socket(InetAddress.getLoopbackAddress(), target);
         sockets.add(client);
         sockets.add(upstream);
+        Link link = new Link();
+        links.add(link);
         AtomicBoolean cutting = new AtomicBoolean(); // this connection's COMMIT is on its way: no reply passes
-        relay(client, upstream, client, cutting);
-        relay(upstream, client, client, cutting);
+        relay(client, upstream, client, cutting, link);
+        relay(upstream, client, client, cutting, link);
       } catch (IOException e) {
         if (closed) {
           return;
@@ -107,7 +152,7 @@ public final class TcpProxy implements AutoCloseable {
     }
   }
 
-  private void relay(Socket from, Socket to, Socket client, AtomicBoolean cutting) {
+  private void relay(Socket from, Socket to, Socket client, AtomicBoolean cutting, Link link) {
     boolean fromClient = from == client;
     Thread t = new Thread(() -> {
       byte[] buffer = new byte[16 * 1024];
@@ -117,7 +162,10 @@ public final class TcpProxy implements AutoCloseable {
         OutputStream out = to.getOutputStream();
         int n;
         while ((n = in.read(buffer)) >= 0) {
-          pass();
+          if (fromClient) {
+            noteWatched(buffer, n, link);
+          }
+          pass(link);
           // decided before the COMMIT goes: the server's reply can then never overtake the cut
           cut = fromClient && contains(buffer, n, COMMIT) && cutAfterCommit.compareAndSet(true, false);
           if (cut) {
@@ -139,6 +187,7 @@ public final class TcpProxy implements AutoCloseable {
       } catch (IOException | InterruptedException e) {
         // the connection ended or was reset
       } finally {
+        links.remove(link);
         closeQuietly(from);
         if (!cut) {
           closeQuietly(to);
@@ -162,9 +211,17 @@ public final class TcpProxy implements AutoCloseable {
     return false;
   }
 
-  private void pass() throws InterruptedException {
+  private void noteWatched(byte[] buffer, int n, Link link) {
+    for (String text : watched) {
+      if (contains(buffer, n, text.getBytes(StandardCharsets.US_ASCII)) && link.sent.add(text)) {
+        sentBy.merge(text, 1, Integer::sum);
+      }
+    }
+  }
+
+  private void pass(Link link) throws InterruptedException {
     synchronized (gate) {
-      while (blackhole && !closed) {
+      while ((blackhole || link.held) && !closed) {
         gate.wait();
       }
     }

@@ -38,6 +38,15 @@ abstract class MarkStatements implements Outcomes {
   @Override
   public abstract Set<UUID> markDispatched(String owner, List<UUID> ids, Instant appendedBy);
 
+  /**
+   * How long a renewal may wait for the database: from when it is due (a third of the lease after the last one)
+   * until the lease runs out. An answer after that saves nothing, and a renewal that waits for ever on a
+   * partition would hold up the renewals of every dispatcher in the process.
+   */
+  static Duration renewalAnswer(Duration leaseTtl) {
+    return leaseTtl.multipliedBy(2).dividedBy(3);
+  }
+
   /** The bound of {@link #markDispatched} on unclaimed rows; nothing when there is none. */
   static Sql appendedNoLaterThan(Instant appendedBy) {
     return appendedBy == null ? Sql.EMPTY : Sql.of(" AND created_at <= ?", appendedBy);

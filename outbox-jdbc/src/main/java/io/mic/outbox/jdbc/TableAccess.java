@@ -306,7 +306,16 @@ final class TableAccess {
 
   /** Work on a connection of its own, committed whatever the pool's default. */
   <T> T inAutoCommit(Work<T> work) {
-    return withConnection(c -> {
+    return withConnection(autoCommitted(work));
+  }
+
+  /** {@link #inAutoCommit}, each call on the connection {@link #answeredWithin answered within} {@code within}. */
+  <T> T inAutoCommit(Duration within, Work<T> work) {
+    return withConnection(answeredWithin(within, autoCommitted(work)));
+  }
+
+  private static <T> Work<T> autoCommitted(Work<T> work) {
+    return c -> {
       boolean autoCommit = c.getAutoCommit();
       try {
         T result = work.run(c);
@@ -320,7 +329,7 @@ final class TableAccess {
         }
         throw e;
       }
-    });
+    };
   }
 
   /**
@@ -328,7 +337,16 @@ final class TableAccess {
    * the connection's settings are restored after.
    */
   <T> T inTransaction(Work<T> work) {
-    return withConnection(c -> {
+    return withConnection(transacted(work));
+  }
+
+  /** {@link #inTransaction}, each call on the connection {@link #answeredWithin answered within} {@code within}. */
+  <T> T inTransaction(Duration within, Work<T> work) {
+    return withConnection(answeredWithin(within, transacted(work)));
+  }
+
+  private <T> Work<T> transacted(Work<T> work) {
+    return c -> {
       boolean autoCommit = c.getAutoCommit();
       int isolation = c.getTransactionIsolation();
       try {
@@ -348,7 +366,28 @@ final class TableAccess {
           restoreIsolation(c, isolation);
         }
       }
-    });
+    };
+  }
+
+  /**
+   * {@code work} with the connection's network timeout at {@code within}, restored after: a server that does not
+   * answer in time (a partition, a frozen server, which send no error) fails the call and the driver closes the
+   * connection, instead of a background thread waiting until TCP gives up.
+   */
+  private static <T> Work<T> answeredWithin(Duration within, Work<T> work) {
+    return c -> {
+      int before = c.getNetworkTimeout();
+      c.setNetworkTimeout(Runnable::run, (int) Math.min(Integer.MAX_VALUE, Math.max(1, within.toMillis())));
+      try {
+        return work.run(c);
+      } finally {
+        try {
+          c.setNetworkTimeout(Runnable::run, before);
+        } catch (SQLException e) {
+          LOG.debug("cannot restore the network timeout of a connection that is being closed: {}", e.getMessage());
+        }
+      }
+    };
   }
 
   /** Rolls back after {@code cause}; a rollback that fails too (the session ended) must not replace it. */

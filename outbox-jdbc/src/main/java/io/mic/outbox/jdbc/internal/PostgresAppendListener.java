@@ -21,6 +21,10 @@ import org.slf4j.LoggerFactory;
  * {@link #RECONNECT_MAX}; meanwhile the dispatcher polls as usual, and after each (re)connection it runs
  * {@code wakeUp} once, since notifications sent while nobody listened are lost.
  *
+ * <p>A connection that stayed silent for {@link #CHECK_AFTER} is asked a round trip, which must come back within
+ * {@link #ANSWER_TIMEOUT} (the connection's network timeout, which bounds every call on it): a partition or a
+ * frozen server sends no error, only silence, so a listener that does not answer is replaced, with a WARN.
+ *
  * <p>The PgJDBC classes are loaded only when a store on PostgreSQL asks for this class, so the driver stays
  * an optional dependency of {@code outbox-jdbc}.
  */
@@ -30,7 +34,9 @@ public final class PostgresAppendListener implements OutboxStore.Subscription {
   /** How long one wait for notifications lasts; bounds how long {@link #close()} waits for the thread. */
   static final int WAIT_MILLIS = 250;
   /** A connection that stayed silent this long is checked with a round trip (a dead peer sends nothing). */
-  static final Duration CHECK_AFTER = Duration.ofSeconds(15);
+  static final Duration CHECK_AFTER = Duration.ofSeconds(5);
+  /** How long any call on the listening connection may wait for the server's answer. */
+  static final Duration ANSWER_TIMEOUT = Duration.ofSeconds(5);
 
   private static final Logger LOG = LoggerFactory.getLogger(PostgresAppendListener.class);
 
@@ -104,41 +110,60 @@ public final class PostgresAppendListener implements OutboxStore.Subscription {
   /** One connection's life: LISTEN, then wait for notifications until closed or the connection fails. */
   private void listen() throws SQLException {
     try (Connection c = dataSource.getConnection()) {
-      if (!c.getAutoCommit()) {
-        c.setAutoCommit(true); // notifications are delivered between transactions only
-      }
-      PGConnection pg = c.unwrap(PGConnection.class);
-      try (Statement s = c.createStatement()) {
-        s.execute(channel.listen());
-      }
-      connections++;
-      LOG.info("listening for appends on channel {} (connection {})", channel, connections);
-      wakeUp.run(); // whatever was committed while nobody listened
-      long quietSince = System.nanoTime();
+      int networkTimeout = c.getNetworkTimeout();
+      c.setNetworkTimeout(Runnable::run, (int) ANSWER_TIMEOUT.toMillis());
       try {
-        while (!closed) {
-          PGNotification[] received = pg.getNotifications(WAIT_MILLIS);
-          if (received != null && received.length > 0) {
-            wakeUp.run();
-            quietSince = System.nanoTime();
-          } else if (System.nanoTime() - quietSince > CHECK_AFTER.toNanos()) {
-            try (Statement s = c.createStatement()) {
-              s.execute("SELECT 1"); // throws if the peer is gone; a timeout alone would not tell
-            }
-            quietSince = System.nanoTime();
-          }
-        }
+        listen(c);
       } finally {
         // The connection goes back to a pool: it must not keep collecting notifications. On a dead connection
         // this fails at once, through the pool's proxy, which then discards the connection.
-        unlisten(c);
+        unlisten(c, networkTimeout);
       }
     }
   }
 
-  private void unlisten(Connection c) {
+  private void listen(Connection c) throws SQLException {
+    if (!c.getAutoCommit()) {
+      c.setAutoCommit(true); // notifications are delivered between transactions only
+    }
+    PGConnection pg = c.unwrap(PGConnection.class);
+    try (Statement s = c.createStatement()) {
+      s.execute(channel.listen());
+    }
+    connections++;
+    LOG.info("listening for appends on channel {} (connection {})", channel, connections);
+    wakeUp.run(); // whatever was committed while nobody listened
+    long quietSince = System.nanoTime();
+    while (!closed) {
+      PGNotification[] received = pg.getNotifications(WAIT_MILLIS);
+      if (received != null && received.length > 0) {
+        wakeUp.run();
+        quietSince = System.nanoTime();
+      } else if (System.nanoTime() - quietSince > CHECK_AFTER.toNanos()) {
+        check(c);
+        quietSince = System.nanoTime();
+      }
+    }
+  }
+
+  /** A round trip: throws if the peer is gone, or says nothing within {@link #ANSWER_TIMEOUT}. */
+  private void check(Connection c) throws SQLException {
+    long asked = System.nanoTime();
+    try (Statement s = c.createStatement()) {
+      s.execute("SELECT 1");
+    } catch (SQLException e) {
+      if (System.nanoTime() - asked >= ANSWER_TIMEOUT.toNanos() * 9 / 10) {
+        throw new SQLException("the connection listening on channel " + channel + " did not answer a check within "
+            + ANSWER_TIMEOUT + " (a network partition or a frozen server); replacing it", e);
+      }
+      throw e;
+    }
+  }
+
+  private void unlisten(Connection c, int networkTimeout) {
     try (Statement s = c.createStatement()) {
       s.execute("UNLISTEN *");
+      c.setNetworkTimeout(Runnable::run, networkTimeout);
     } catch (SQLException e) {
       LOG.debug("UNLISTEN on channel {} failed; the connection is probably gone", channel, e);
     }
