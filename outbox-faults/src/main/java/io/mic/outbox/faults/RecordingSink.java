@@ -12,7 +12,8 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 
 /**
- * A broker that keeps every publication as a line {@code eventId aggregateId sequence pid} in a file
+ * A broker that keeps every publication as a line {@code eventId aggregateId sequence pid millis} (the wall
+ * clock of the publication) in a file
  * shared by all worker processes. Each line is one {@code write(2)} on a file opened for append, so it
  * survives a SIGKILL the instant the call returns, and lines of several processes never interleave.
  *
@@ -42,7 +43,8 @@ final class RecordingSink implements DispatchFn, AutoCloseable {
     if (delayMillis > 0) {
       Thread.sleep(delayMillis);
     }
-    String line = event.id() + " " + event.aggregateId() + " " + Workload.sequenceOf(event.payload()) + " " + pid + "\n";
+    String line = event.id() + " " + event.aggregateId() + " " + Workload.sequenceOf(event.payload()) + " " + pid + " "
+        + System.currentTimeMillis() + "\n";
     ByteBuffer bytes = ByteBuffer.wrap(line.getBytes(StandardCharsets.US_ASCII));
     synchronized (log) {
       while (bytes.hasRemaining()) {

@@ -33,7 +33,7 @@ class PauseTest {
   }
 
   /** The same with the dispatcher's default lease and poll interval. */
-  @Tag("fast")
+  @Tag("full")
   @Test
   @Timeout(value = 5, unit = TimeUnit.MINUTES)
   void pausedPastTheDefaultLease() throws Exception {
