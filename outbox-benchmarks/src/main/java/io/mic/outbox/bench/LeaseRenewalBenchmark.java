@@ -66,8 +66,8 @@ public final class LeaseRenewalBenchmark {
     BenchSupport.write(Path.of(options.getOrDefault("out", "bench-results/lease-renewal.md")), report.toString());
   }
 
-  private static String run(Map<String, String> options, HikariDataSource ds, int events, int batch, long publishMillis, Duration lease)
-      throws Exception {
+  private static String run(Map<String, String> options, HikariDataSource ds, int events, int batch,
+      long publishMillis, Duration lease) throws Exception {
     String table = "bench_lease_" + UUID.randomUUID().toString().substring(0, 8);
     JdbcOutboxStore store = JdbcOutboxStore.builder().dataSource(ds).table(table).build();
     store.createSchema();

@@ -27,7 +27,8 @@ import javax.sql.DataSource;
  * ({@code ordered} | {@code throughput}), {@code sink} ({@code record:<file>} | {@code nats:<url>} |
  * {@code rabbitmq:<uri>} | {@code kafka:<bootstrap servers>}), {@code stream} (subject prefix on NATS,
  * exchange on RabbitMQ, topic on Kafka), {@code outage} (file), {@code workers}, {@code batch},
- * {@code leaseMs}, {@code pollMs} (either left out: the dispatcher's default), {@code delayMs}, {@code maxAttempts}, {@code retryMs},
+ * {@code leaseMs}, {@code pollMs} (either left out: the dispatcher's default), {@code delayMs},
+ * {@code maxAttempts}, {@code retryMs},
  * {@code pipelined} ({@code true}, the dispatcher's default, or {@code false}), {@code claim} ({@code true},
  * or {@code false}: the store's default mode, one process at a time), {@code deleteOnDispatch} ({@code false}
  * or {@code true}), {@code transactionalClaims} ({@code false} or {@code true}: claims held by transactions,

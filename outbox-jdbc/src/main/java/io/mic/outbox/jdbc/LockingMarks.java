@@ -55,9 +55,9 @@ final class LockingMarks extends MarkStatements {
 
   @Override
   public Set<UUID> renew(String owner, List<UUID> ids, Duration leaseTtl) {
-    return access.inTransaction(renewalAnswer(leaseTtl), c -> markHeld(c, owner, null, ids, held -> Sql.of("UPDATE " + table
-        + " SET lease_until = " + dialect.plusMicros(dialect.now()) + " WHERE ", TableAccess.micros(leaseTtl))
-        .plus(Sql.in("id", held))));
+    return access.inTransaction(renewalAnswer(leaseTtl), c -> markHeld(c, owner, null, ids,
+        held -> Sql.of("UPDATE " + table + " SET lease_until = " + dialect.plusMicros(dialect.now()) + " WHERE ",
+            TableAccess.micros(leaseTtl)).plus(Sql.in("id", held))));
   }
 
   /**
