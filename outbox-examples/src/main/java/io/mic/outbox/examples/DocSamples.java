@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.sun.net.httpserver.HttpServer;
 import io.mic.outbox.AsyncOutboxDispatcher;
 import io.mic.outbox.DeliveryHandler;
+import io.mic.outbox.DeliveryOutcome;
 import io.mic.outbox.DispatchFn;
 import io.mic.outbox.OutboxDispatcher;
 import io.mic.outbox.OutboxEvent;
@@ -21,7 +22,7 @@ import io.mic.outbox.jdbc.OutboxMaintenance;
 import io.mic.outbox.archive.ClickHouseArchive;
 import io.mic.outbox.archive.JsonLinesArchive;
 import io.mic.outbox.jdbc.archive.OutboxArchiver;
-import io.mic.outbox.kafka.KafkaHeaders;
+import io.mic.outbox.kafka.KafkaConsumers;
 import io.mic.outbox.kafka.KafkaPublisher;
 import io.mic.outbox.micrometer.MicrometerOutboxMetrics;
 import io.mic.outbox.opentelemetry.OutboxTracing;
@@ -52,11 +53,9 @@ import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import javax.sql.DataSource;
 import org.apache.kafka.clients.consumer.Consumer;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * Every Java sample of docs/, compiled against the real API. {@code DocSamplesTest} checks that each
@@ -65,7 +64,6 @@ import org.slf4j.LoggerFactory;
  */
 @SuppressWarnings({"unused", "resource"})
 final class DocSamples {
-  private static final Logger log = LoggerFactory.getLogger(DocSamples.class);
 
   private DocSamples() {}
 
@@ -93,7 +91,7 @@ final class DocSamples {
   }
 
   static void operations1(DataSource ds, io.nats.client.Message natsMessage, Channel channel, Delivery delivery,
-      ConsumerRecord<byte[], byte[]> record, Order order) throws IOException {
+      Consumer<byte[], byte[]> consumer, Order order) throws IOException {
     // docs/operations.md 1 begin
     JdbcInbox inbox = JdbcInbox.builder().dataSource(ds).build();   // .table("outbox_inbox"), .purgeBatchSize(1000)
     inbox.createSchema();                                            // or copy io/mic/outbox/jdbc/schema/inbox-<db>.sql
@@ -102,18 +100,14 @@ final class DocSamples {
     DeliveryHandler billing = eventId -> inbox.runOnce("billing", eventId, createInvoice);  // true: applied now
 
     // NATS JetStream: ack() once applied or a duplicate, nak() if the effect threw, term() without an event id
-    NatsConsumers.handle(natsMessage, billing);
+    DeliveryOutcome outcome = NatsConsumers.handle(natsMessage, billing);
 
-    // RabbitMQ (manual acks): basicAck, or basicNack with requeue if the effect threw, and then it rethrows:
-    try {                                     // catch it in a DeliverCallback, or amqp-client closes the channel
-      RabbitMqConsumers.handle(channel, delivery, billing);
-    } catch (RuntimeException e) {
-      log.warn("billing will see the delivery again: {}", e.toString());
-    }
+    // RabbitMQ (manual acks): basicAck, basicNack with requeue if the effect threw, without it if no event id
+    RabbitMqConsumers.handle(channel, delivery, billing);    // never throws the effect's failure
 
-    // Kafka: the key from the record's headers; commit the offsets after runOnce returns
-    String eventId = KafkaHeaders.idempotencyKey(record.headers());  // x-original-event-id (replay), else x-event-id
-    boolean applied = inbox.runOnce("billing", eventId, createInvoice);
+    // Kafka: one poll's records in partition order; commits the offsets of what was handled
+    KafkaConsumers.handle(consumer, consumer.poll(Duration.ofMillis(500)),
+        (record, eventId) -> inbox.runOnce("billing", eventId, createInvoice));
     // docs/operations.md 1 end
   }
 
@@ -239,13 +233,12 @@ final class DocSamples {
     // docs/kafka.md 1 end
   }
 
-  static void kafka2(Consumer<byte[], byte[]> consumer, JdbcInbox inbox) {
+  static void kafka2(Consumer<byte[], byte[]> consumer, JdbcInbox inbox, AtomicBoolean running) {
     // docs/kafka.md 2 begin
-    for (ConsumerRecord<byte[], byte[]> record : consumer.poll(Duration.ofMillis(500))) {
-      String eventId = KafkaHeaders.idempotencyKey(record.headers());   // replay: x-original-event-id
-      inbox.runOnce("billing", eventId, c -> createInvoice(c, record.value()));
+    while (running.get()) {    // enable.auto.commit=false: the helper commits what was handled
+      KafkaConsumers.handle(consumer, consumer.poll(Duration.ofMillis(500)), (record, eventId) ->
+          inbox.runOnce("billing", eventId, c -> createInvoice(c, record.value())));
     }
-    consumer.commitSync();    // commit offsets only after the effects are recorded
     // docs/kafka.md 2 end
   }
 

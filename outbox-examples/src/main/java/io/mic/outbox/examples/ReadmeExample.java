@@ -6,7 +6,7 @@ import io.mic.outbox.AsyncOutboxDispatcher;
 import io.mic.outbox.OutboxEvent;
 import io.mic.outbox.jdbc.JdbcInbox;
 import io.mic.outbox.jdbc.JdbcOutboxStore;
-import io.mic.outbox.kafka.KafkaHeaders;
+import io.mic.outbox.kafka.KafkaConsumers;
 import io.mic.outbox.nats.NatsConsumers;
 import io.mic.outbox.nats.NatsJetStreamPublisher;
 import io.mic.outbox.rabbitmq.RabbitMqConsumers;
@@ -15,18 +15,13 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
 import javax.sql.DataSource;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * The usage example of README.md, kept here so that it compiles against the real API. Keep the two in
  * step: the lines between the markers are the README's.
  */
 final class ReadmeExample {
-  private static final Logger log = LoggerFactory.getLogger(ReadmeExample.class);
-
   private ReadmeExample() {}
 
   record Order(String id, String json) {
@@ -66,29 +61,28 @@ final class ReadmeExample {
     return dispatcher;
   }
 
-  static DeliverCallback consumers(JdbcInbox inbox, Channel channel, KafkaConsumer<byte[], byte[]> kafka) {
+  /** The consumer's business effect, written with the inbox's transaction. */
+  interface Invoices {
+    void create(Connection tx, byte[] body) throws SQLException;
+  }
+
+  static DeliverCallback rabbitConsumer(JdbcInbox inbox, Channel channel, Invoices invoices) {
     // README consumers begin
-    DeliverCallback rabbit = (tag, delivery) -> {         // RabbitMQ (amqp-client, manual acks)
-      try {                                               //    basicAck once applied or a duplicate
-        RabbitMqConsumers.handle(channel, delivery, eventId ->
-            inbox.runOnce("billing", eventId, tx -> createInvoice(tx, delivery.getBody())));
-      } catch (RuntimeException e) {                      //    the effect threw: nacked with requeue, then
-        log.warn("billing will see the delivery again: {}", e.toString());  // rethrown; let it escape
-      }                                                   //    and amqp-client closes the channel
-    };
-    for (ConsumerRecord<byte[], byte[]> record : kafka.poll(Duration.ofMillis(500))) {   // Kafka
-      inbox.runOnce("billing", KafkaHeaders.idempotencyKey(record.headers()), tx -> createInvoice(tx, record.value()));
-    }
-    kafka.commitSync();                                   //    offsets only after the effects are recorded
+    DeliverCallback rabbit = (tag, delivery) -> RabbitMqConsumers.handle(channel, delivery,  // RabbitMQ
+        eventId -> inbox.runOnce("billing", eventId, tx -> invoices.create(tx, delivery.getBody())));
     // README consumers end
     return rabbit;
+  }
+
+  static void kafkaConsumer(JdbcInbox inbox, KafkaConsumer<byte[], byte[]> kafka, Invoices invoices) {
+    // README kafka begin
+    KafkaConsumers.handle(kafka, kafka.poll(Duration.ofMillis(500)), (record, eventId) ->  // Kafka
+        inbox.runOnce("billing", eventId, tx -> invoices.create(tx, record.value())));
+    // README kafka end
   }
 
   private static void createInvoice(Connection tx, Message msg) {
     // the consumer's business effect, written with tx
   }
 
-  private static void createInvoice(Connection tx, byte[] body) {
-    // the consumer's business effect, written with tx
-  }
 }

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import io.mic.outbox.DeliveryOutcome;
 import io.mic.outbox.OutboxEvent;
 import io.mic.outbox.OutboxException;
 import io.mic.outbox.jdbc.JdbcInbox;
@@ -89,8 +90,8 @@ class NatsConsumerInboxTest {
     }
     // first delivery: the effect fails, the message is nak-ed and comes back at once
     Message first = next();
-    assertThatThrownBy(() -> NatsConsumers.handle(first, id -> { throw new IllegalStateException("db hiccup"); }))
-        .isInstanceOf(IllegalStateException.class).hasMessage("db hiccup");
+    assertThat(NatsConsumers.handle(first, id -> { throw new IllegalStateException("db hiccup"); }))
+        .isEqualTo(DeliveryOutcome.REDELIVERED);
     // second delivery: applied; the process "dies" before the ack, so JetStream delivers it a third time
     Message second = next();
     assertThat(second.metaData().deliveredCount()).isEqualTo(2);
@@ -98,7 +99,7 @@ class NatsConsumerInboxTest {
     Message third = next();
     assertThat(third.metaData().deliveredCount()).isEqualTo(3);
     assertThat(NatsConsumers.handle(third, id -> inbox.runOnce("billing", id, tx -> invoices.incrementAndGet())))
-        .isFalse();
+        .isEqualTo(DeliveryOutcome.DUPLICATE);
 
     assertThat(invoices).hasValue(1);
     assertThat(sub.fetch(1, Duration.ofMillis(1_500))).isEmpty(); // acked: never delivered again
@@ -109,7 +110,9 @@ class NatsConsumerInboxTest {
     nats.jetStream().publish(NatsMessage.builder().subject(name + ".foreign").headers(new Headers().put("tenant", "a"))
         .data(new byte[] {'{', '}'}).build());
     Message foreign = next();
-    assertThatThrownBy(() -> NatsConsumers.handle(foreign, id -> invoices.incrementAndGet() > 0))
+    assertThat(NatsConsumers.handle(foreign, id -> invoices.incrementAndGet() > 0))
+        .isEqualTo(DeliveryOutcome.REJECTED);
+    assertThatThrownBy(() -> NatsConsumers.idempotencyKey(foreign))
         .isInstanceOf(OutboxException.class)
         .hasMessage("the message on " + name + ".foreign carries no event id: expected header x-event-id (live)"
             + " or x-original-event-id (replay); headers present: [tenant]");

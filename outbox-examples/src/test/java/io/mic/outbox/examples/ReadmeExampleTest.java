@@ -28,6 +28,11 @@ class ReadmeExampleTest {
   }
 
   @Test
+  void readmeShowsTheCompiledKafkaConsumer() throws IOException {
+    assertThat(readme()).contains(compiled(MAIN, "// README kafka"));
+  }
+
+  @Test
   void readmeShowsTheCompiledSpringExample() throws IOException {
     assertThat(readme()).contains(compiled(SPRING, "// README spring"));
   }

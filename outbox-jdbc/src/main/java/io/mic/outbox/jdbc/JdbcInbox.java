@@ -28,7 +28,7 @@ import org.slf4j.LoggerFactory;
  * }</pre>
  *
  * <p>The broker modules read the key for you ({@code NatsConsumers.handle}, {@code RabbitMqConsumers.handle},
- * {@code KafkaHeaders.idempotencyKey}). {@link #tryRecord} is the building block when you manage the
+ * {@code KafkaConsumers.handle}). {@link #tryRecord} is the building block when you manage the
  * transaction yourself: the primary key {@code (consumer, event_id)} decides between concurrent deliveries of
  * the same event (no SELECT first, no race). {@link #checkSequence} is the ordering guard, for a consumer that
  * cannot tolerate reordering. Immutable and thread-safe.

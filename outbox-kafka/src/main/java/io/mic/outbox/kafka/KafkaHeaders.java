@@ -44,7 +44,8 @@ public final class KafkaHeaders {
    * The id a consumer deduplicates on: header {@code x-original-event-id} for a replay, else
    * {@code x-event-id} (the last value of each, as UTF-8).
    *
-   * @throws OutboxException if the record carries neither header (it was not published by MIC Outbox)
+   * @throws OutboxException if the record carries neither header (it was not published by MIC Outbox), or an
+   *     id no inbox can keep ({@link OutboxHeaders#keyProblem})
    */
   public static String idempotencyKey(Headers headers) {
     Map<String, String> map = toMap(headers);
@@ -53,6 +54,10 @@ public final class KafkaHeaders {
       throw new OutboxException("the record carries no event id: expected header " + OutboxHeaders.EVENT_ID
           + " (live) or " + OutboxHeaders.ORIGINAL_EVENT_ID + " (replay); headers present: "
           + new TreeSet<>(map.keySet()));
+    }
+    String problem = OutboxHeaders.keyProblem("its event id", key);
+    if (problem != null) {
+      throw new OutboxException("the record carries an event id no inbox can keep: " + problem);
     }
     return key;
   }

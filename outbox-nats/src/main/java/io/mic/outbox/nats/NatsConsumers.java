@@ -1,8 +1,10 @@
 package io.mic.outbox.nats;
 
 import io.mic.outbox.DeliveryHandler;
+import io.mic.outbox.DeliveryOutcome;
 import io.mic.outbox.OutboxException;
 import io.mic.outbox.OutboxHeaders;
+import io.mic.outbox.spi.Deliveries;
 import io.nats.client.Message;
 import io.nats.client.impl.Headers;
 import java.time.Duration;
@@ -51,39 +53,31 @@ public final class NatsConsumers {
   }
 
   /**
-   * Runs {@code handler} with the message's idempotency key and settles the message by the outcome:
-   * applied or duplicate: {@code ack()}; the handler threw: {@code nakWithDelay}, so JetStream delivers it
-   * again after {@link #FIRST_REDELIVERY_DELAY}, doubling with each failed delivery up to
-   * {@link #MAX_REDELIVERY_DELAY}, and the exception is rethrown (a checked one wrapped in
-   * {@link OutboxException}); no event id, or one no inbox can keep: {@code term()}, since no redelivery can
-   * fix that, and the error is thrown. The delay keeps a message that always fails from being delivered
+   * Runs {@code handler} with the message's idempotency key and settles the message by the outcome, which it
+   * returns: applied or duplicate: {@code ack()}; the handler threw: {@code nakWithDelay}, so JetStream
+   * delivers it again after {@link #FIRST_REDELIVERY_DELAY}, doubling with each failed delivery up to
+   * {@link #MAX_REDELIVERY_DELAY}, and the failure is logged at WARN; no event id, or one no inbox can keep:
+   * {@code term()}, since no redelivery can fix that. It never throws the handler's failure, so it is safe as
+   * the whole body of a message handler. The delay keeps a message that always fails from being delivered
    * again at once, ahead of every message behind it; the consumer's {@code MaxDeliver} bounds how often it
    * comes back.
-   *
-   * @return what {@code handler} returned: {@code true} applied now, {@code false} a duplicate
    */
-  public static boolean handle(Message message, DeliveryHandler handler) {
+  public static DeliveryOutcome handle(Message message, DeliveryHandler handler) {
     Objects.requireNonNull(handler, "handler");
     String key;
     try {
       key = idempotencyKey(message);
     } catch (OutboxException e) {
       message.term();
-      throw e;
+      return Deliveries.rejected(e.getMessage());
     }
-    boolean applied;
-    try {
-      applied = handler.handle(key);
-    } catch (Exception e) {
+    DeliveryOutcome outcome = Deliveries.attempt(handler, key, "subject " + message.getSubject());
+    if (outcome == DeliveryOutcome.REDELIVERED) {
       message.nakWithDelay(redeliveryDelay(message));
-      if (e instanceof InterruptedException) {
-        Thread.currentThread().interrupt();
-      }
-      throw e instanceof RuntimeException r ? r
-          : new OutboxException("handling event " + key + " failed: " + e + "; the message will be redelivered", e);
+    } else {
+      message.ack();
     }
-    message.ack();
-    return applied;
+    return outcome;
   }
 
   /**

@@ -4,8 +4,10 @@ import com.rabbitmq.client.AMQP;
 import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Delivery;
 import io.mic.outbox.DeliveryHandler;
+import io.mic.outbox.DeliveryOutcome;
 import io.mic.outbox.OutboxException;
 import io.mic.outbox.OutboxHeaders;
+import io.mic.outbox.spi.Deliveries;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
@@ -19,6 +21,7 @@ import java.util.TreeSet;
  * <pre>{@code
  * channel.basicConsume(queue, false, (tag, delivery) -> RabbitMqConsumers.handle(channel, delivery,
  *     eventId -> inbox.runOnce("billing", eventId, tx -> createInvoice(tx, delivery))), tag -> { });
+ * // never throws the effect's failure: the delivery is requeued and the channel goes on consuming
  * }</pre>
  */
 public final class RabbitMqConsumers {
@@ -63,19 +66,21 @@ public final class RabbitMqConsumers {
   }
 
   /**
-   * Runs {@code handler} with the delivery's idempotency key and settles it on {@code channel} by the
-   * outcome: applied or duplicate: {@code basicAck}; the handler threw: {@code basicNack} with requeue, so
-   * the broker delivers it again, and the exception is rethrown (a checked one wrapped in
-   * {@link OutboxException}); no event id, or one no inbox can keep: {@code basicNack} without requeue (to
-   * the queue's dead-letter exchange, if it has one), since no redelivery can fix that, and the error is
-   * thrown. A classic queue delivers a requeued message again at once, ahead of the rest, however often its
-   * handler fails; a quorum queue with {@code x-delivery-limit} and a dead-letter exchange moves it aside
-   * after that many.
+   * Runs {@code handler} with the delivery's idempotency key and settles the delivery on {@code channel} by the
+   * outcome, which it returns: applied or duplicate: {@code basicAck}; the handler threw:
+   * {@code basicNack} with requeue, so the broker delivers it again, and the failure is logged at WARN; no
+   * event id, or one no inbox can keep: {@code basicNack} without requeue (to the queue's dead-letter exchange,
+   * if it has one), since no redelivery can fix that. It never throws the handler's failure, so it is safe as
+   * the whole body of a {@code DeliverCallback}: one that throws makes {@code amqp-client} close the channel,
+   * and its consumer with it. A classic queue delivers a requeued message again at once, ahead of the rest,
+   * however often its handler fails; a quorum queue with {@code x-delivery-limit} and a dead-letter exchange
+   * moves it aside after that many.
    *
-   * @return what {@code handler} returned: {@code true} applied now, {@code false} a duplicate
-   * @throws IOException if the channel cannot send the acknowledgement
+   * @throws IOException if the channel cannot send the acknowledgement (it is closed: the broker delivers the
+   *     message again to another consumer)
    */
-  public static boolean handle(Channel channel, Delivery delivery, DeliveryHandler handler) throws IOException {
+  public static DeliveryOutcome handle(Channel channel, Delivery delivery, DeliveryHandler handler)
+      throws IOException {
     Objects.requireNonNull(channel, "channel");
     Objects.requireNonNull(handler, "handler");
     long tag = delivery.getEnvelope().getDeliveryTag();
@@ -84,20 +89,14 @@ public final class RabbitMqConsumers {
       key = idempotencyKey(delivery);
     } catch (OutboxException e) {
       channel.basicNack(tag, false, false);
-      throw e;
+      return Deliveries.rejected(e.getMessage());
     }
-    boolean applied;
-    try {
-      applied = handler.handle(key);
-    } catch (Exception e) {
+    DeliveryOutcome outcome = Deliveries.attempt(handler, key, "routing key " + delivery.getEnvelope().getRoutingKey());
+    if (outcome == DeliveryOutcome.REDELIVERED) {
       channel.basicNack(tag, false, true);
-      if (e instanceof InterruptedException) {
-        Thread.currentThread().interrupt();
-      }
-      throw e instanceof RuntimeException r ? r
-          : new OutboxException("handling event " + key + " failed: " + e + "; the delivery was requeued", e);
+    } else {
+      channel.basicAck(tag, false);
     }
-    channel.basicAck(tag, false);
-    return applied;
+    return outcome;
   }
 }

@@ -9,6 +9,7 @@ import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.ConnectionFactory;
 import com.rabbitmq.client.Delivery;
 import com.rabbitmq.client.GetResponse;
+import io.mic.outbox.DeliveryOutcome;
 import io.mic.outbox.OutboxException;
 import io.mic.outbox.OutboxHeaders;
 import java.nio.charset.StandardCharsets;
@@ -51,12 +52,13 @@ class RabbitMqConsumersTest {
     List<String> applied = new ArrayList<>();
 
     Delivery padded = next();
-    assertThatThrownBy(() -> RabbitMqConsumers.handle(channel, padded, applied::add))
+    assertThat(RabbitMqConsumers.handle(channel, padded, applied::add)).isEqualTo(DeliveryOutcome.REJECTED);
+    assertThatThrownBy(() -> RabbitMqConsumers.idempotencyKey(padded))
         .isInstanceOf(OutboxException.class)
         .hasMessage("the delivery with routing key " + queue + " carries an event id no inbox can keep: its"
             + " event id 'e-1 ' must not start or end with whitespace");
     Delivery good = next();
-    assertThat(RabbitMqConsumers.handle(channel, good, applied::add)).isTrue();
+    assertThat(RabbitMqConsumers.handle(channel, good, applied::add)).isEqualTo(DeliveryOutcome.APPLIED);
 
     assertThat(applied).containsExactly("e-2");
     assertThat(channel.basicGet(queue, false)).as("the rejected delivery is not back in the queue").isNull();
