@@ -4,15 +4,20 @@ import io.mic.outbox.AsyncOutboxDispatcher;
 import io.mic.outbox.DispatchFn;
 import io.mic.outbox.InvalidConfigurationException;
 import io.mic.outbox.OutboxHealth;
+import io.mic.outbox.OutboxEvent;
 import io.mic.outbox.OutboxListener;
 import io.mic.outbox.OutboxListeners;
 import io.mic.outbox.OutboxStore;
 import io.mic.outbox.jdbc.JdbcOutboxStore;
 import io.mic.outbox.micrometer.MicrometerOutboxMetrics;
+import io.mic.outbox.opentelemetry.OutboxTracing;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.opentelemetry.api.OpenTelemetry;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.function.Supplier;
+import java.util.function.UnaryOperator;
 import java.util.stream.Collectors;
 import javax.sql.DataSource;
 import org.springframework.beans.factory.ListableBeanFactory;
@@ -26,6 +31,8 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandi
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import tools.jackson.databind.ObjectMapper;
+import tools.jackson.databind.json.JsonMapper;
 
 /**
  * The outbox for a Spring Boot application with one {@link DataSource}: a {@link JdbcOutboxStore} on it, a
@@ -43,7 +50,9 @@ import org.springframework.context.annotation.Configuration;
     "org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration",
     "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration",
     "org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration",
-    "org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration"})
+    "org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration",
+    "org.springframework.boot.opentelemetry.autoconfigure.OpenTelemetrySdkAutoConfiguration",
+    "org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration"})
 @ConditionalOnClass({JdbcOutboxStore.class, DataSource.class})
 @ConditionalOnSingleCandidate(DataSource.class)
 @ConditionalOnProperty(prefix = "mic.outbox", name = "enabled", havingValue = "true", matchIfMissing = true)
@@ -56,6 +65,7 @@ public class OutboxAutoConfiguration {
   public JdbcOutboxStore outboxStore(DataSource dataSource, OutboxProperties properties) {
     JdbcOutboxStore store = configured(() -> JdbcOutboxStore.builder()
         .dataSource(dataSource).table(properties.getTable()).transactionalClaims(properties.isTransactionalClaims())
+        .deleteOnDispatch(properties.isDeleteOnDispatch()).notifyOnAppend(properties.isNotifyOnAppend())
         .build());
     if (properties.isCreateSchema()) {
       store.createSchema();
@@ -66,8 +76,17 @@ public class OutboxAutoConfiguration {
   @Bean
   @ConditionalOnMissingBean
   public TransactionalOutbox transactionalOutbox(JdbcOutboxStore store, DataSource dataSource,
-      ObjectProvider<AsyncOutboxDispatcher> dispatcher) {
-    return new TransactionalOutbox(store, dataSource, () -> dispatcher.ifAvailable(AsyncOutboxDispatcher::wakeUp));
+      ObjectProvider<AsyncOutboxDispatcher> dispatcher, ObjectProvider<OutboxCustomizer> customizers,
+      ObjectProvider<OutboxPayloadSerializer> serializer) {
+    List<OutboxCustomizer> each = customizers.orderedStream().toList();
+    UnaryOperator<OutboxEvent> beforeAppend = event -> {
+      for (OutboxCustomizer customizer : each) {
+        event = customizer.beforeAppend(event);
+      }
+      return event;
+    };
+    return new TransactionalOutbox(store, dataSource, () -> dispatcher.ifAvailable(AsyncOutboxDispatcher::wakeUp),
+        beforeAppend, serializer.getIfUnique());
   }
 
   @Bean
@@ -80,7 +99,8 @@ public class OutboxAutoConfiguration {
   @ConditionalOnMissingBean
   @ConditionalOnBean(DispatchFn.class)
   public AsyncOutboxDispatcher outboxDispatcher(OutboxStore store, ObjectProvider<DispatchFn> dispatchFns,
-      ListableBeanFactory beans, OutboxProperties properties, ObjectProvider<OutboxListener> listeners) {
+      ListableBeanFactory beans, OutboxProperties properties, ObjectProvider<OutboxListener> listeners,
+      ObjectProvider<OutboxCustomizer> customizers) {
     DispatchFn dispatchFn = dispatchFns.getIfUnique();
     if (dispatchFn == null) {
       // several without a primary (a publisher and its tracing wrapper): failing beats publishing nothing
@@ -90,9 +110,13 @@ public class OutboxAutoConfiguration {
           + ") and none is @Primary: mark the one to publish through @Primary, or declare the"
           + " AsyncOutboxDispatcher bean yourself");
     }
+    for (OutboxCustomizer customizer : customizers.orderedStream().toList()) {
+      dispatchFn = customizer.publisher(dispatchFn);
+    }
+    DispatchFn publisher = dispatchFn;
     return configured(() -> AsyncOutboxDispatcher.builder()
         .store(store)
-        .dispatchFn(dispatchFn)
+        .dispatchFn(publisher)
         .useClaim(properties.isUseClaim())
         .preserveAggregateOrder(properties.isPreserveAggregateOrder())
         .workers(properties.getWorkers())
@@ -102,6 +126,7 @@ public class OutboxAutoConfiguration {
         .maxAttempts(properties.getMaxAttempts())
         .retryBackoff(properties.getRetry().getInitialDelay(), properties.getRetry().getMaxDelay())
         .shutdownTimeout(properties.getShutdownTimeout())
+        // mic.outbox.hold-aggregate-on-dead-letter binds here, to holdAggregateOnDeadLetter(boolean)
         .listener(OutboxListeners.of(listeners.orderedStream().toArray(OutboxListener[]::new)))
         .build());
   }
@@ -128,6 +153,9 @@ public class OutboxAutoConfiguration {
     PROPERTIES.put("maxAttempts", "mic.outbox.max-attempts");
     PROPERTIES.put("retryBackoff", "mic.outbox.retry.initial-delay, mic.outbox.retry.max-delay");
     PROPERTIES.put("shutdownTimeout", "mic.outbox.shutdown-timeout");
+    PROPERTIES.put("deleteOnDispatch", "mic.outbox.delete-on-dispatch");
+    PROPERTIES.put("notifyOnAppend", "mic.outbox.notify-on-append");
+    PROPERTIES.put("transactionalClaims", "mic.outbox.transactional-claims");
   }
 
   private static <T> T configured(Supplier<T> build) {
@@ -156,6 +184,48 @@ public class OutboxAutoConfiguration {
     @Bean
     OutboxListener outboxMetricsListener(MicrometerOutboxMetrics metrics) {
       return metrics.listener();
+    }
+  }
+
+  /** Tracing without code: each append carries the current trace, each publication runs in a span. */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass(name = {"io.mic.outbox.opentelemetry.OutboxTracing", "io.opentelemetry.api.OpenTelemetry"})
+  @ConditionalOnBean(type = "io.opentelemetry.api.OpenTelemetry")
+  @ConditionalOnProperty(prefix = "mic.outbox.tracing", name = "enabled", havingValue = "true", matchIfMissing = true)
+  static class TracingConfiguration {
+
+    @Bean
+    @ConditionalOnMissingBean
+    OutboxTracing outboxTracing(OpenTelemetry openTelemetry) {
+      return OutboxTracing.builder(openTelemetry).build();
+    }
+
+    @Bean
+    OutboxCustomizer outboxTracingCustomizer(OutboxTracing tracing) {
+      return new OutboxCustomizer() {
+        @Override
+        public DispatchFn publisher(DispatchFn publisher) {
+          return tracing.wrap(publisher);
+        }
+
+        @Override
+        public OutboxEvent beforeAppend(OutboxEvent event) {
+          return OutboxTracing.withCurrentTrace(event);
+        }
+      };
+    }
+  }
+
+  /** Objects as payloads, serialized by the application's Jackson 3 ObjectMapper (Boot's), else a default one. */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass(name = "tools.jackson.databind.ObjectMapper")
+  static class JacksonConfiguration {
+
+    @Bean
+    @ConditionalOnMissingBean
+    OutboxPayloadSerializer outboxPayloadSerializer(ObjectProvider<ObjectMapper> mappers) {
+      ObjectMapper mapper = mappers.getIfUnique(() -> JsonMapper.builder().build());
+      return mapper::writeValueAsString;
     }
   }
 

@@ -5,6 +5,7 @@ import io.mic.outbox.OutboxDispatcher;
 import io.mic.outbox.jdbc.JdbcOutboxStore;
 import java.time.Duration;
 import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.boot.context.properties.NestedConfigurationProperty;
 
 /**
  * The {@code mic.outbox.*} properties. Durations take Spring's forms ({@code 500ms}, {@code 30s},
@@ -65,8 +66,29 @@ public class OutboxProperties {
   private int maxAttempts = OutboxDispatcher.DEFAULT_MAX_ATTEMPTS;
   /** How long stopping the dispatcher waits for the publications in flight before it releases the rest. */
   private Duration shutdownTimeout = AsyncOutboxDispatcher.DEFAULT_SHUTDOWN_TIMEOUT;
+  /** Delete an event once it is published instead of marking it dispatched (no archive, no redrive after). */
+  private boolean deleteOnDispatch;
+  /**
+   * Wake the dispatchers of every instance at each commit that appended (PostgreSQL LISTEN/NOTIFY),
+   * so events go out within milliseconds instead of at the next poll.
+   */
+  private boolean notifyOnAppend;
+  /**
+   * Check at start that the broker of a publisher built from properties is reachable and its destination
+   * exists (RabbitMQ: the exchange; NATS: a stream captures each of mic.outbox.nats.topics; Kafka: each
+   * of mic.outbox.kafka.topics), and fail the start naming the property. Off lets the application
+   * start while the broker is down; the events then wait.
+   */
+  private boolean startupCheck = true;
   private final Retry retry = new Retry();
   private final Health health = new Health();
+  private final Tracing tracing = new Tracing();
+  @NestedConfigurationProperty
+  private final PublisherProperties.Nats nats = new PublisherProperties.Nats();
+  @NestedConfigurationProperty
+  private final PublisherProperties.RabbitMq rabbitmq = new PublisherProperties.RabbitMq();
+  @NestedConfigurationProperty
+  private final PublisherProperties.Kafka kafka = new PublisherProperties.Kafka();
 
   public boolean isEnabled() {
     return enabled;
@@ -164,6 +186,46 @@ public class OutboxProperties {
     this.shutdownTimeout = shutdownTimeout;
   }
 
+  public boolean isDeleteOnDispatch() {
+    return deleteOnDispatch;
+  }
+
+  public void setDeleteOnDispatch(boolean deleteOnDispatch) {
+    this.deleteOnDispatch = deleteOnDispatch;
+  }
+
+  public boolean isNotifyOnAppend() {
+    return notifyOnAppend;
+  }
+
+  public void setNotifyOnAppend(boolean notifyOnAppend) {
+    this.notifyOnAppend = notifyOnAppend;
+  }
+
+  public boolean isStartupCheck() {
+    return startupCheck;
+  }
+
+  public void setStartupCheck(boolean startupCheck) {
+    this.startupCheck = startupCheck;
+  }
+
+  public Tracing getTracing() {
+    return tracing;
+  }
+
+  public PublisherProperties.Nats getNats() {
+    return nats;
+  }
+
+  public PublisherProperties.RabbitMq getRabbitmq() {
+    return rabbitmq;
+  }
+
+  public PublisherProperties.Kafka getKafka() {
+    return kafka;
+  }
+
   public Retry getRetry() {
     return retry;
   }
@@ -193,6 +255,23 @@ public class OutboxProperties {
 
     public void setMaxDelay(Duration maxDelay) {
       this.maxDelay = maxDelay;
+    }
+  }
+
+  /** {@code mic.outbox.tracing.*}: OpenTelemetry, when the application has an {@code OpenTelemetry} bean. */
+  public static class Tracing {
+    /**
+     * Give each appended event the current trace context and publish in a PRODUCER span. Turn it off
+     * when the application wraps its publisher itself.
+     */
+    private boolean enabled = true;
+
+    public boolean isEnabled() {
+      return enabled;
+    }
+
+    public void setEnabled(boolean enabled) {
+      this.enabled = enabled;
     }
   }
 

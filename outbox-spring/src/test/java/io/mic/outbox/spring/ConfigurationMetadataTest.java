@@ -11,6 +11,7 @@ import java.io.InputStream;
 import java.net.URL;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -39,18 +40,28 @@ class ConfigurationMetadataTest {
     collect(PREFIX, new OutboxProperties(), defaults, types);
     assertThat(defaults).containsKeys(PREFIX + ".enabled", PREFIX + ".table", PREFIX + ".use-claim",
         PREFIX + ".preserve-aggregate-order", PREFIX + ".workers", PREFIX + ".lease-ttl",
-        PREFIX + ".poll-interval", PREFIX + ".create-schema", PREFIX + ".health.max-lag"); // contract section 11
+        PREFIX + ".poll-interval", PREFIX + ".create-schema", PREFIX + ".health.max-lag", // contract section 11
+        PREFIX + ".rabbitmq.uri", PREFIX + ".rabbitmq.exchange", PREFIX + ".nats.url",
+        PREFIX + ".kafka.bootstrap-servers", PREFIX + ".kafka.properties", PREFIX + ".delete-on-dispatch",
+        PREFIX + ".notify-on-append", PREFIX + ".batch-size", PREFIX + ".max-attempts");
 
     assertThat(metadata.keySet()).containsExactlyInAnyOrderElementsOf(defaults.keySet());
     for (Map.Entry<String, Object> p : defaults.entrySet()) {
       Map<String, Object> m = metadata.get(p.getKey());
-      assertThat(m.get("type")).as(p.getKey() + " type")
+      // a collection's type carries its element types: java.util.List<java.lang.String>
+      assertThat(((String) m.get("type")).replaceAll("<.*>$", "")).as(p.getKey() + " type")
           .isEqualTo(ClassUtils.resolvePrimitiveIfNecessary(types.get(p.getKey())).getName());
       assertThat((String) m.get("description")).as(p.getKey() + " description").isNotBlank()
           .doesNotContain("{@").endsWith(".");
+      Object actual = p.getValue();
+      if (actual == null || actual instanceof Collection<?> || actual instanceof Map<?, ?>) {
+        // no default: a broker's address (set it to build the publisher), or an empty list or map
+        assertThat(actual == null || (actual instanceof Collection<?> c ? c.isEmpty() : ((Map<?, ?>) actual).isEmpty()))
+            .as(p.getKey() + " starts empty").isTrue();
+        continue;
+      }
       assertThat(m).as(p.getKey() + " has a default").containsKey("defaultValue");
       Object declared = m.get("defaultValue");
-      Object actual = p.getValue();
       if (actual instanceof Duration d) {
         assertThat(DurationStyle.detectAndParse((String) declared)).as(p.getKey() + " default").isEqualTo(d);
       } else if (actual instanceof Number n) {
@@ -70,7 +81,8 @@ class ConfigurationMetadataTest {
       }
       String name = prefix + "." + kebab(d.getName());
       Object value = w.getPropertyValue(d.getName());
-      if (d.getWriteMethod() == null && !BeanUtils.isSimpleValueType(d.getPropertyType())) {
+      if (d.getWriteMethod() == null && !BeanUtils.isSimpleValueType(d.getPropertyType())
+          && !Collection.class.isAssignableFrom(d.getPropertyType()) && !Map.class.isAssignableFrom(d.getPropertyType())) {
         collect(name, value, defaults, types); // a nested group such as health
       } else {
         defaults.put(name, value);

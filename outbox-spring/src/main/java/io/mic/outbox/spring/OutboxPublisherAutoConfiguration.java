@@ -1,0 +1,94 @@
+package io.mic.outbox.spring;
+
+import io.mic.outbox.DispatchFn;
+import io.mic.outbox.kafka.KafkaPublisher;
+import io.mic.outbox.nats.NatsJetStreamPublisher;
+import io.mic.outbox.rabbitmq.RabbitMqPublisher;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+/**
+ * The publisher built from properties, when the application declares no {@link DispatchFn} bean (its own
+ * always wins) and the broker's module is on the classpath: {@code mic.outbox.nats.url} builds a
+ * {@link NatsJetStreamPublisher}, {@code mic.outbox.rabbitmq.uri} with {@code mic.outbox.rabbitmq.exchange} a
+ * {@link RabbitMqPublisher}, {@code mic.outbox.kafka.bootstrap-servers} (with {@code mic.outbox.kafka.properties.*})
+ * a {@link KafkaPublisher}. Unless {@code mic.outbox.startup-check=false}, the broker and the destination are
+ * checked before the application starts ({@link PublisherStartupCheck}).
+ */
+@AutoConfiguration(before = OutboxAutoConfiguration.class)
+@ConditionalOnProperty(prefix = "mic.outbox", name = "enabled", havingValue = "true", matchIfMissing = true)
+@EnableConfigurationProperties(OutboxProperties.class)
+public class OutboxPublisherAutoConfiguration {
+
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass(name = "io.mic.outbox.nats.NatsJetStreamPublisher")
+  @ConditionalOnProperty(prefix = "mic.outbox.nats", name = "url")
+  static class NatsPublisherConfiguration {
+
+    @Bean
+    @ConditionalOnMissingBean(DispatchFn.class)
+    NatsJetStreamPublisher outboxPublisher(OutboxProperties properties) {
+      PublisherStartupCheck.requireOneBroker(properties);
+      PublisherProperties.Nats nats = properties.getNats();
+      NatsJetStreamPublisher publisher = PublisherStartupCheck.built("mic.outbox.nats",
+          () -> NatsJetStreamPublisher.builder().url(nats.getUrl()).subjectPrefix(nats.getSubjectPrefix()).build());
+      if (properties.isStartupCheck()) {
+        PublisherStartupCheck.run(publisher, "mic.outbox.nats.url", "mic.outbox.nats.topics",
+            () -> publisher.checkStreams(nats.getTopics()));
+      }
+      return publisher;
+    }
+  }
+
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass(name = "io.mic.outbox.rabbitmq.RabbitMqPublisher")
+  @ConditionalOnProperty(prefix = "mic.outbox.rabbitmq", name = "uri")
+  static class RabbitMqPublisherConfiguration {
+
+    @Bean
+    @ConditionalOnMissingBean(DispatchFn.class)
+    RabbitMqPublisher outboxPublisher(OutboxProperties properties) {
+      PublisherStartupCheck.requireOneBroker(properties);
+      PublisherProperties.RabbitMq rabbit = properties.getRabbitmq();
+      RabbitMqPublisher publisher = PublisherStartupCheck.built("mic.outbox.rabbitmq",
+          () -> RabbitMqPublisher.builder().uri(rabbit.getUri()).exchange(rabbit.getExchange()).build());
+      if (properties.isStartupCheck()) {
+        PublisherStartupCheck.run(publisher, "mic.outbox.rabbitmq.uri", "mic.outbox.rabbitmq.exchange",
+            publisher::checkExchange);
+      }
+      return publisher;
+    }
+  }
+
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass(name = "io.mic.outbox.kafka.KafkaPublisher")
+  @ConditionalOnProperty(prefix = "mic.outbox.kafka", name = "bootstrap-servers")
+  static class KafkaPublisherConfiguration {
+
+    @Bean
+    @ConditionalOnMissingBean(DispatchFn.class)
+    KafkaPublisher outboxPublisher(OutboxProperties properties) {
+      PublisherStartupCheck.requireOneBroker(properties);
+      PublisherProperties.Kafka kafka = properties.getKafka();
+      KafkaPublisher publisher = PublisherStartupCheck.built("mic.outbox.kafka", () -> {
+        KafkaPublisher.Builder builder = KafkaPublisher.builder().bootstrapServers(kafka.getBootstrapServers());
+        kafka.getProperties().forEach(builder::property);
+        return builder.build();
+      });
+      if (properties.isStartupCheck()) {
+        PublisherStartupCheck.run(publisher, "mic.outbox.kafka.bootstrap-servers", "mic.outbox.kafka.topics", () -> {
+          KafkaReachability.check(kafka);
+          for (String topic : kafka.getTopics()) {
+            publisher.checkDestination(topic);
+          }
+        });
+      }
+      return publisher;
+    }
+  }
+}
