@@ -196,8 +196,29 @@ public class OutboxAutoConfiguration {
 
     @Bean
     @ConditionalOnMissingBean
-    OutboxTracing outboxTracing(OpenTelemetry openTelemetry) {
-      return OutboxTracing.builder(openTelemetry).build();
+    OutboxTracing outboxTracing(OpenTelemetry openTelemetry, ObjectProvider<DispatchFn> publishers,
+        OutboxProperties properties) {
+      String system = properties.getTracing().getMessagingSystem();
+      if (system == null) {
+        system = messagingSystemOf(publishers.getIfUnique());
+      }
+      if (system == null) {
+        throw new InvalidConfigurationException("invalid mic.outbox configuration: set"
+            + " mic.outbox.tracing.messaging-system (nats, rabbitmq or kafka) for the spans of the publisher bean,"
+            + " whose broker cannot be told from its type; or mic.outbox.tracing.enabled=false");
+      }
+      return OutboxTracing.builder(openTelemetry).messagingSystem(system).build();
+    }
+
+    /** The broker of one of the three publishers, told by its class name so that no module must be present. */
+    private static String messagingSystemOf(DispatchFn publisher) {
+      String type = publisher == null ? "" : publisher.getClass().getName();
+      return switch (type) {
+        case "io.mic.outbox.nats.NatsJetStreamPublisher" -> "nats";
+        case "io.mic.outbox.rabbitmq.RabbitMqPublisher" -> "rabbitmq";
+        case "io.mic.outbox.kafka.KafkaPublisher" -> "kafka";
+        default -> null;
+      };
     }
 
     @Bean

@@ -265,6 +265,11 @@ public class OutboxProperties {
      * when the application wraps its publisher itself.
      */
     private boolean enabled = true;
+    /**
+     * The spans' messaging.system: nats, rabbitmq or kafka. Needed only when the publisher is a bean of another
+     * type than the three publishers, whose broker it is read from.
+     */
+    private String messagingSystem;
 
     public boolean isEnabled() {
       return enabled;
@@ -272,6 +277,14 @@ public class OutboxProperties {
 
     public void setEnabled(boolean enabled) {
       this.enabled = enabled;
+    }
+
+    public String getMessagingSystem() {
+      return messagingSystem;
+    }
+
+    public void setMessagingSystem(String messagingSystem) {
+      this.messagingSystem = messagingSystem;
     }
   }
 
