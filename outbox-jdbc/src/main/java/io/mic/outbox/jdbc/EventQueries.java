@@ -15,6 +15,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
@@ -94,6 +95,21 @@ final class EventQueries {
     return access.inAutoCommit(c -> {
       try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SELECT "
           + dialect.microsSince("MIN(created_at)") + " FROM " + table + " WHERE status IN ('PENDING', 'PROCESSING')")) {
+        rs.next();
+        return age(rs);
+      }
+    });
+  }
+
+  /** As {@link #oldestPendingAge()}, among the events of other topics than {@code exceptTopics}. */
+  Optional<Duration> oldestPendingAge(Set<String> exceptTopics) {
+    if (exceptTopics.isEmpty()) {
+      return oldestPendingAge();
+    }
+    Sql read = Sql.of("SELECT " + dialect.microsSince("MIN(created_at)") + " FROM " + table
+        + " WHERE status IN ('PENDING', 'PROCESSING') AND ").plus(Sql.notIn("topic", exceptTopics));
+    return access.inAutoCommit(c -> {
+      try (PreparedStatement ps = read.prepare(c, dialect); ResultSet rs = ps.executeQuery()) {
         rs.next();
         return age(rs);
       }

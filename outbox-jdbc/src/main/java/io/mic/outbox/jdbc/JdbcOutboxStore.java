@@ -277,6 +277,15 @@ public final class JdbcOutboxStore implements OutboxStore {
   }
 
   /**
+   * The lag of what is not paused: {@link #oldestPendingAge()} among the events of other topics than
+   * {@code exceptTopics}, e.g. those of {@link #pauseState()}, whose events wait on purpose.
+   */
+  public Optional<Duration> oldestPendingAge(Set<String> exceptTopics) {
+    Objects.requireNonNull(exceptTopics, "exceptTopics");
+    return bind().queries().oldestPendingAge(exceptTopics);
+  }
+
+  /**
    * {@inheritDoc}
    *
    * <p>One query per call ({@link Catalog}); always empty on H2. PostgreSQL shows other roles' sessions only

@@ -29,6 +29,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.health.autoconfigure.contributor.ConditionalOnEnabledHealthIndicator;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import tools.jackson.databind.ObjectMapper;
@@ -256,8 +257,9 @@ public class OutboxAutoConfiguration {
 
     @Bean
     @ConditionalOnMissingBean(name = "outboxHealthIndicator")
-    OutboxHealthIndicator outboxHealthIndicator(OutboxHealth health, OutboxProperties properties) {
-      return configured(() -> new OutboxHealthIndicator(health, properties.getHealth().getMaxLag()));
+    @ConditionalOnEnabledHealthIndicator("outbox")
+    OutboxHealthIndicator outboxHealthIndicator(OutboxHealth health, OutboxStore store, OutboxProperties properties) {
+      return configured(() -> new OutboxHealthIndicator(health, store, properties.getHealth().getMaxLag()));
     }
   }
 }

@@ -8,6 +8,7 @@ import io.mic.outbox.DispatchFn;
 import io.mic.outbox.OutboxEvent;
 import io.mic.outbox.OutboxException;
 import io.mic.outbox.jdbc.JdbcOutboxStore;
+import io.mic.outbox.jdbc.OutboxControl;
 import io.mic.outbox.test.OutboxTestDatabase;
 import io.opentelemetry.api.OpenTelemetry;
 import io.opentelemetry.api.trace.Span;
@@ -28,6 +29,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.health.contributor.Status;
 import org.springframework.boot.jackson.autoconfigure.JacksonAutoConfiguration;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration;
@@ -143,6 +145,41 @@ class AutoConfiguredOptionsTest {
       }
       await().atMost(Duration.ofSeconds(10)).until(() -> !context.getBean(Recording.class).events.isEmpty());
     });
+  }
+
+  /** A planned pause is not a failure: its events wait on purpose and do not make the outbox down. */
+  @Test
+  void pausedTopicsDoNotCountTowardTheLagThatJudgesHealth() {
+    new ApplicationContextRunner()
+        .withConfiguration(AutoConfigurations.of(DataSourceAutoConfiguration.class,
+            DataSourceTransactionManagerAutoConfiguration.class, TransactionAutoConfiguration.class,
+            OutboxAutoConfiguration.class))
+        .withPropertyValues("spring.datasource.url=" + DB.url(), "spring.datasource.username=" + DB.user(),
+            "spring.datasource.password=" + DB.password(), "mic.outbox.table=" + table,
+            "mic.outbox.create-schema=true", "mic.outbox.health.max-lag=0s")
+        .run(context -> {
+          JdbcOutboxStore store = context.getBean(JdbcOutboxStore.class);
+          OutboxControl control = OutboxControl.builder().store(store).build();
+          OutboxHealthIndicator indicator = context.getBean(OutboxHealthIndicator.class);
+          TransactionalOutbox outbox = context.getBean(TransactionalOutbox.class);
+          TransactionTemplate tx = context.getBean(TransactionTemplate.class);
+          control.pause("order.created", "consumer deploy");
+          tx.executeWithoutResult(s -> outbox.append(OutboxEvent.builder().aggregate("order", "1")
+              .topic("order.created").payload("{}").build()));
+
+          await().atMost(Duration.ofSeconds(5)).until(() -> !"none".equals(indicator.health().getDetails().get("lag")));
+          assertThat(indicator.health().getStatus()).isEqualTo(Status.UP);
+          assertThat(indicator.health().getDetails()).containsEntry("paused", "order.created")
+              .containsEntry("unpausedLag", "none").containsEntry("pending", 1L);
+
+          tx.executeWithoutResult(s -> outbox.append(OutboxEvent.builder().aggregate("order", "2")
+              .topic("order.paid").payload("{}").build()));
+          await().atMost(Duration.ofSeconds(5)).until(() -> indicator.health().getStatus().equals(Status.DOWN));
+
+          control.pause(null, "maintenance");
+          assertThat(indicator.health().getStatus()).isEqualTo(Status.UP);
+          assertThat(indicator.health().getDetails()).containsEntry("paused", "all");
+        });
   }
 
   @Configuration(proxyBeanMethods = false)
