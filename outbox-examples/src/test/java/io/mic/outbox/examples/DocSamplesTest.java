@@ -44,7 +44,7 @@ class DocSamplesTest {
         }
       }
     }
-    assertThat(checked).hasSize(24);
+    assertThat(checked).hasSize(25);
   }
 
   private static String compiled(List<String> source, String marker) {

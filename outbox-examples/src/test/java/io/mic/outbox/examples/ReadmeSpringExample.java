@@ -1,9 +1,6 @@
 package io.mic.outbox.examples;
 
-import io.mic.outbox.OutboxEvent;
-import io.mic.outbox.nats.NatsJetStreamPublisher;
 import io.mic.outbox.spring.TransactionalOutbox;
-import org.springframework.context.annotation.Bean;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.transaction.annotation.Transactional;
 
@@ -14,15 +11,14 @@ import org.springframework.transaction.annotation.Transactional;
  */
 record ReadmeSpringExample(JdbcTemplate jdbc, TransactionalOutbox outbox) {
   // README spring begin
-  @Bean                     // a DispatchFn bean: the auto-configured dispatcher publishes through it
-  NatsJetStreamPublisher publisher() {
-    return NatsJetStreamPublisher.builder().url("nats://127.0.0.1:4222").build();
-  }
+  // application.properties: mic.outbox.rabbitmq.uri=amqp://guest:guest@127.0.0.1:5672
+  //                         mic.outbox.rabbitmq.exchange=orders   (or mic.outbox.nats.url, mic.outbox.kafka.*)
+  record OrderPlaced(String orderId, long total) {}
+
   @Transactional            // in a @Service; TransactionalOutbox and JdbcTemplate share the transaction
   public void placeOrder(String orderId, long total) {
     jdbc.update("INSERT INTO shop_order (id, total) VALUES (?, ?)", orderId, total);
-    outbox.append(OutboxEvent.builder().aggregate("order", orderId)
-        .topic("order.placed").payload("{\"total\":" + total + "}").build());
+    outbox.append("order", orderId, "order.placed", new OrderPlaced(orderId, total));  // JSON by Boot's Jackson
   }
   // README spring end
 }
