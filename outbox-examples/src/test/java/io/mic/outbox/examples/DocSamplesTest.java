@@ -44,7 +44,7 @@ class DocSamplesTest {
         }
       }
     }
-    assertThat(checked).hasSize(25);
+    assertThat(checked).hasSize(26);
   }
 
   private static String compiled(List<String> source, String marker) {

@@ -24,7 +24,7 @@ final class IntegrationSamples {
   private IntegrationSamples() {}
 
   static void placeOrderWithJooq(DataSource dataSource, JdbcOutboxStore store, String orderId, long total) {
-    // docs/integrations.md 3 begin
+    // docs/integrations.md 4 begin
     DSLContext db = DSL.using(dataSource, SQLDialect.POSTGRES);
     db.transaction(trx -> {
       trx.dsl().insertInto(table("shop_order"), field("id"), field("total"))
@@ -33,17 +33,17 @@ final class IntegrationSamples {
           .aggregate("order", orderId).topic("order.placed")
           .payload("{\"total\":" + total + "}").build()));
     });                                            // commits both, or rolls both back
-    // docs/integrations.md 3 end
+    // docs/integrations.md 4 end
   }
 
   static void placeOrderWithJpa(EntityManagerFactory emf, JdbcOutboxStore store, String orderId, long total) {
-    // docs/integrations.md 4 begin
+    // docs/integrations.md 5 begin
     emf.runInTransaction(em -> {
       em.persist(new ShopOrder(orderId, total));
       em.unwrap(Session.class).doWork(connection -> store.append(connection, OutboxEvent.builder()
           .aggregate("order", orderId).topic("order.placed")
           .payload("{\"total\":" + total + "}").build()));
     });                                            // commits both, or rolls both back
-    // docs/integrations.md 4 end
+    // docs/integrations.md 5 end
   }
 }
