@@ -9,6 +9,8 @@ import io.mic.outbox.jdbc.OutboxStoreException;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.sql.Statement;
 import java.util.Locale;
 import java.util.UUID;
@@ -44,6 +46,7 @@ import org.testcontainers.containers.PostgreSQLContainer;
  * <p>Add the JDBC driver of the database (e.g. {@code org.postgresql:postgresql}) to the test classpath.
  */
 public final class OutboxTestDatabase {
+  private static final Pattern TABLE_PREFIX = Pattern.compile("[a-z][a-z0-9_]{0,39}");
   /** The environment prefix of {@link #postgres()}. */
   public static final String POSTGRES_ENV = "MIC_TEST_POSTGRES";
   /** The environment prefix of {@link #mariadb()}. */
@@ -136,7 +139,22 @@ public final class OutboxTestDatabase {
    * {@link #dropStore(String)} accepts it.
    */
   public String newTable() {
-    return "outbox_t" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
+    return newTable("outbox_t");
+  }
+
+  /**
+   * A unique table name of {@code prefix} and 12 hex digits, for a shared database whose naming rules want
+   * the team's prefix ({@code newTable("billing_test_")}); {@link #dropStore(String)} accepts it.
+   *
+   * @throws IllegalArgumentException if {@code prefix} is not lower-case letters, digits and {@code _},
+   *     starting with a letter, at most 40 characters
+   */
+  public String newTable(String prefix) {
+    if (prefix == null || !TABLE_PREFIX.matcher(prefix).matches()) {
+      throw new IllegalArgumentException("prefix must be lower-case letters, digits and '_', starting with a"
+          + " letter, at most 40 characters, e.g. 'billing_test_'; was " + prefix);
+    }
+    return prefix + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
   }
 
   /**
@@ -147,9 +165,10 @@ public final class OutboxTestDatabase {
     dropStore(store.table());
   }
 
-  /** Drops an outbox table named by {@link #newTable()} and the tables beside it, if they exist. */
+  /** Drops an outbox table named by {@link #newTable()} or {@link #newTable(String)} and the tables beside it. */
   public void dropStore(String table) {
-    if (!table.matches("outbox_t[0-9a-f]{12}")) {
+    if (table == null || !TABLE_PREFIX.matcher(table.substring(0, Math.max(0, table.length() - 12))).matches()
+        || !table.substring(table.length() - 12).matches("[0-9a-f]{12}")) {
       throw new IllegalArgumentException("table " + table + " was not named by newTable(): drop it yourself");
     }
     try (Connection c = dataSource().getConnection(); Statement s = c.createStatement()) {
@@ -208,6 +227,12 @@ public final class OutboxTestDatabase {
   }
 
   private static boolean dockerAvailable() {
+    // asked first, so that the usual fallback to a local server does not have Testcontainers log an ERROR
+    // about a Docker environment it could not find
+    if (System.getenv("DOCKER_HOST") == null && !Files.exists(Path.of("/var/run/docker.sock"))
+        && !Files.exists(Path.of(System.getProperty("user.home"), ".testcontainers.properties"))) {
+      return false;
+    }
     try {
       return DockerClientFactory.instance().isDockerAvailable();
     } catch (RuntimeException | LinkageError e) {

@@ -84,6 +84,47 @@ public final class OutboxTesting {
   }
 
   /**
+   * Waits until every one of these events is in the {@code DLQ}, e.g. behind a publisher that always fails
+   * ({@code FaultyPublisher.failingTimes(1_000, …)}) and a small {@code maxAttempts}. An event that is
+   * dispatched fails the wait at once: it will never be dead-lettered.
+   *
+   * @return the events as stored, in the order of {@code ids}, each with its attempts and last error
+   * @throws AssertionError after {@code timeout}, or at once for a dispatched event or an unknown id, listing
+   *     each event that is not dead-lettered with its status, attempts and last error
+   */
+  public static List<OutboxEvent> awaitDeadLettered(OutboxStore store, Duration timeout, UUID... ids)
+      throws InterruptedException {
+    if (ids.length == 0) {
+      throw new IllegalArgumentException("no event ids given: pass the ids of the events to wait for");
+    }
+    long deadline = deadline(timeout);
+    while (true) {
+      List<OutboxEvent> found = new ArrayList<>();
+      List<OutboxEvent> waiting = new ArrayList<>();
+      for (UUID id : ids) {
+        OutboxEvent event = store.find(id).orElseThrow(() -> new AssertionError("no such event in the outbox: "
+            + id + " (was the transaction that appended it committed?)"));
+        found.add(event);
+        if (event.status() == OutboxStatus.DISPATCHED) {
+          throw new AssertionError("event " + id + " was dispatched, so it will never be dead-lettered: "
+              + describe(List.of(event)));
+        }
+        if (event.status() != OutboxStatus.DLQ) {
+          waiting.add(event);
+        }
+      }
+      if (waiting.isEmpty()) {
+        return found;
+      }
+      if (System.nanoTime() >= deadline) {
+        throw new AssertionError(waiting.size() + " of " + ids.length + " events not dead-lettered after "
+            + timeout + ": " + describe(waiting) + "; outbox: " + counts(store.countByStatus()));
+      }
+      Thread.sleep(POLL_MILLIS);
+    }
+  }
+
+  /**
    * Waits until every one of these events is {@code DISPATCHED}. An event that reaches the {@code DLQ}
    * fails the wait at once: it will not be dispatched without an operator's redrive. On a store that deletes
    * a row at its mark ({@code JdbcOutboxStore.builder().deleteOnDispatch(true)}) an event no longer found was

@@ -105,6 +105,27 @@ class OutboxTestingTest {
   }
 
   @Test
+  void awaitDeadLetteredReturnsTheDeadLettersAndFailsAtOnceOnADispatchedEvent() throws Exception {
+    List<OutboxEvent> events = append(2);
+    OutboxDispatcher refusing = OutboxDispatcher.builder().store(store).maxAttempts(1)
+        .dispatchFn(FaultyPublisher.failingTimes(1_000, published)).build();
+    OutboxTesting.dispatchUntilEmpty(refusing);
+
+    List<OutboxEvent> dead = OutboxTesting.awaitDeadLettered(store, Duration.ofSeconds(1), events.get(0).id());
+    assertThat(dead).singleElement().satisfies(e -> {
+      assertThat(e.status()).isEqualTo(OutboxStatus.DLQ);
+      assertThat(e.attempts()).isEqualTo(1);
+    });
+
+    OutboxEvent delivered = event("9", "order.created");
+    store.append(delivered);
+    OutboxTesting.dispatchUntilEmpty(OutboxDispatcher.builder().store(store).dispatchFn(published).build());
+    assertThatThrownBy(() -> OutboxTesting.awaitDeadLettered(store, Duration.ofMinutes(1), delivered.id()))
+        .isInstanceOf(AssertionError.class)
+        .hasMessageStartingWith("event " + delivered.id() + " was dispatched, so it will never be dead-lettered");
+  }
+
+  @Test
   void failingTimesFailsEachEventThatOftenThenPublishesIt() throws Exception {
     List<OutboxEvent> events = append(2);
     FaultyPublisher flaky = FaultyPublisher.failingTimes(2, published);

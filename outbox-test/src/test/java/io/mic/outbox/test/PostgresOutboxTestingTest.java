@@ -53,6 +53,17 @@ class PostgresOutboxTestingTest {
   }
 
   @Test
+  void aTableNamePrefixIsTheTeamsAndIsDroppedLikeAnyOther() {
+    String table = db.newTable("billing_test_");
+    assertThat(table).matches("billing_test_[0-9a-f]{12}");
+    JdbcOutboxStore prefixed = JdbcOutboxStore.builder().dataSource(db.dataSource()).table(table).build();
+    prefixed.createSchema();
+    db.dropStore(table);
+    assertThatThrownBy(() -> db.newTable("Billing-")).isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("e.g. 'billing_test_'");
+  }
+
+  @Test
   void dropStoreLeavesNoTableBehind() throws Exception {
     JdbcOutboxStore other = db.newStore();
     appendCommitted(1); // the sequence counter table has rows too
