@@ -38,7 +38,8 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
 public final class TransactionalOutbox {
   static final String NO_TRANSACTION = "no Spring-managed transaction is active: an outbox event must be"
       + " written in the transaction of the change it announces. Call append(...) from a @Transactional"
-      + " method or inside TransactionTemplate.execute(...)";
+      + " method or inside TransactionTemplate.execute(...); a @Transactional method called through 'this' runs"
+      + " without its transaction, so call it through the bean";
   static final String OTHER_RESOURCE = "the active transaction does not hold a connection of the outbox's"
       + " DataSource, so the event would not commit with it: manage that DataSource with the transaction"
       + " manager (DataSourceTransactionManager, JdbcTransactionManager or JpaTransactionManager on the same"
