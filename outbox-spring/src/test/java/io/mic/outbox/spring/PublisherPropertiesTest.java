@@ -29,6 +29,7 @@ import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration;
+import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.boot.transaction.autoconfigure.TransactionAutoConfiguration;
 import org.springframework.context.annotation.Bean;
@@ -169,6 +170,23 @@ class PublisherPropertiesTest {
     runner.withPropertyValues("mic.outbox.kafka.bootstrap-servers=127.0.0.1:1")
         .run(context -> assertThat(messages(context.getStartupFailure()))
             .contains("check mic.outbox.kafka.bootstrap-servers: the broker cannot be used"));
+  }
+
+  /** The broker modules, OpenTelemetry and Jackson are optional: without them the rest still starts. */
+  @Test
+  void withoutTheOptionalModulesThePropertiesBuildNothingAndTheOutboxStillStarts() {
+    runner.withClassLoader(new FilteredClassLoader(NatsJetStreamPublisher.class, RabbitMqPublisher.class,
+            KafkaPublisher.class, io.mic.outbox.opentelemetry.OutboxTracing.class, tools.jackson.databind.ObjectMapper.class))
+        .withUserConfiguration(OwnPublisher.class)
+        .withPropertyValues("mic.outbox.rabbitmq.uri=amqp://127.0.0.1:1", "mic.outbox.rabbitmq.exchange=x")
+        .run(context -> {
+          assertThat(context).hasNotFailed().hasSingleBean(TransactionalOutbox.class)
+              .doesNotHaveBean(OutboxPayloadSerializer.class);
+          assertThat(context.getBean(DispatchFn.class)).isSameAs(OwnPublisher.PUBLISHER);
+          assertThat(messages(org.assertj.core.api.Assertions.catchThrowable(() -> context.getBean(
+              TransactionalOutbox.class).event("order", "1", "order.created", Map.of("a", 1)))))
+              .contains(TransactionalOutbox.NO_SERIALIZER);
+        });
   }
 
   @Test
