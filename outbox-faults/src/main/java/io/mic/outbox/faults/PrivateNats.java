@@ -12,7 +12,9 @@ import java.net.Socket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
@@ -28,16 +30,25 @@ public final class PrivateNats implements AutoCloseable {
   private final Path dir;
   private final int port;
   private final String password;
+  /** The server's name and cluster options when it is a node of a {@link NatsCluster}; empty otherwise. */
+  private final List<String> clusterArgs;
   private Process process;
 
-  private PrivateNats(Path dir, int port, String password) {
+  private PrivateNats(Path dir, int port, String password, List<String> clusterArgs) {
     this.dir = dir;
     this.port = port;
     this.password = password;
+    this.clusterArgs = clusterArgs;
+  }
+
+  /** A node of a cluster, not started: {@link #launch()} it with the others, then {@link #awaitReady()}. */
+  static PrivateNats node(Path dir, int port, String password, List<String> clusterArgs) {
+    return new PrivateNats(dir, port, password, clusterArgs);
   }
 
   public static PrivateNats start(String password) throws IOException {
-    PrivateNats nats = new PrivateNats(Files.createTempDirectory("mic-faults-nats-"), Shell.freePort(), password);
+    PrivateNats nats = new PrivateNats(Files.createTempDirectory("mic-faults-nats-"), Shell.freePort(), password,
+        List.of());
     try {
       nats.startServer();
       return nats;
@@ -61,10 +72,22 @@ public final class PrivateNats implements AutoCloseable {
   }
 
   public synchronized void startServer() throws IOException {
-    process = new ProcessBuilder(BINARY, "-a", "127.0.0.1", "-p", Integer.toString(port), "-js",
-        "-sd", dir.resolve("store").toString(), "--user", USER, "--pass", password)
+    launch();
+    awaitReady();
+  }
+
+  /** Starts the process on the same port and store; a cluster node answers only once the cluster has a quorum. */
+  synchronized void launch() throws IOException {
+    List<String> command = new ArrayList<>(List.of(BINARY, "-a", "127.0.0.1", "-p", Integer.toString(port), "-js",
+        "-sd", dir.resolve("store").toString(), "--user", USER, "--pass", password));
+    command.addAll(clusterArgs);
+    process = new ProcessBuilder(command)
         .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(new File(dir.toFile(), "server.log")))
         .start();
+  }
+
+  /** Waits until this server answers JetStream requests (in a cluster: once a meta leader is elected). */
+  synchronized void awaitReady() throws IOException {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
     while (true) {
       try (Connection c = connect()) {

@@ -35,19 +35,27 @@ public final class PrivateRabbit implements AutoCloseable {
   private final int port;
   private final int distPort;
   private final String password;
+  /** The Erlang cookie, shared by the nodes of a cluster; {@code null}: the node makes its own. */
+  private final String cookie;
   private Process process;
 
-  private PrivateRabbit(Path dir, int port, int distPort, String password) {
+  private PrivateRabbit(Path dir, int port, int distPort, String password, String cookie) {
     this.dir = dir;
     this.node = "micfaults" + port + "@localhost";
     this.port = port;
     this.distPort = distPort;
     this.password = password;
+    this.cookie = cookie;
   }
 
   public static PrivateRabbit start(String password) throws IOException {
+    return start(password, null);
+  }
+
+  /** A node with the given Erlang cookie: nodes that share one can form a cluster ({@link #joinCluster}). */
+  public static PrivateRabbit start(String password, String cookie) throws IOException {
     PrivateRabbit rabbit = new PrivateRabbit(Files.createTempDirectory("mic-faults-rabbitmq-"), Shell.freePort(),
-        Shell.freePort(), password);
+        Shell.freePort(), password, cookie);
     try {
       rabbit.launch();
       return rabbit;
@@ -62,6 +70,11 @@ public final class PrivateRabbit implements AutoCloseable {
     Files.createDirectories(dir.resolve("log"));
     Files.writeString(dir.resolve("enabled_plugins"), "[].\n", StandardCharsets.UTF_8);
     Files.writeString(dir.resolve("rabbitmq-env.conf"), "", StandardCharsets.UTF_8);
+    if (cookie != null) { // in HOME, where the node and rabbitmqctl read it; Erlang wants it private
+      Path file = dir.resolve(".erlang.cookie");
+      Files.writeString(file, cookie, StandardCharsets.US_ASCII);
+      Files.setPosixFilePermissions(file, java.nio.file.attribute.PosixFilePermissions.fromString("r--------"));
+    }
     Files.writeString(dir.resolve("rabbitmq.conf"), String.join("\n",
         "listeners.tcp.default = 127.0.0.1:" + port,
         "default_user = " + USER,
@@ -103,12 +116,14 @@ public final class PrivateRabbit implements AutoCloseable {
     env.put("RABBITMQ_CONFIG_FILE", dir.resolve("rabbitmq").toString());
     env.put("RABBITMQ_ENABLED_PLUGINS_FILE", dir.resolve("enabled_plugins").toString());
     env.put("RABBITMQ_PID_FILE", dir.resolve("node.pid").toString());
-    env.put("RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS", "-kernel inet_dist_use_interface {127,0,0,1}");
+    // no busy-waiting schedulers: the suite's nodes share two cores with everything else
+    env.put("RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS", "-kernel inet_dist_use_interface {127,0,0,1}"
+        + " +sbwt none +sbwtdcpu none +sbwtdio none");
     env.put("ERL_EPMD_ADDRESS", "127.0.0.1");
   }
 
   /** {@code rabbitmqctl} against this node only. */
-  private String ctl(long timeoutSeconds, String... args) {
+  String ctl(long timeoutSeconds, String... args) {
     List<String> command = new ArrayList<>(List.of("env", "HOME=" + dir, "ERL_EPMD_ADDRESS=127.0.0.1",
         BIN + "/rabbitmqctl", "-n", node));
     command.addAll(List.of(args));
@@ -134,6 +149,20 @@ public final class PrivateRabbit implements AutoCloseable {
   /** Clears the alarm: the default watermark again. */
   public void clearMemoryAlarm() {
     ctl(60, "set_vm_memory_high_watermark", "0.4");
+  }
+
+  /** The Erlang node name, {@code micfaults<port>@localhost}. */
+  public String node() {
+    return node;
+  }
+
+  /** Makes this fresh node a member of {@code first}'s cluster (its own data is reset). */
+  public void joinCluster(PrivateRabbit first) {
+    ctl(60, "stop_app");
+    ctl(60, "reset");
+    ctl(60, "join_cluster", first.node);
+    ctl(90, "start_app");
+    ctl(90, "await_startup");
   }
 
   public int port() {

@@ -6,6 +6,7 @@ import io.mic.outbox.AsyncOutboxDispatcher;
 import io.mic.outbox.DispatchFn;
 import io.mic.outbox.OutboxEvent;
 import io.mic.outbox.OutboxListener;
+import io.mic.outbox.ReleaseReason;
 import io.mic.outbox.jdbc.JdbcOutboxStore;
 import io.mic.outbox.kafka.KafkaPublisher;
 import io.mic.outbox.nats.NatsJetStreamPublisher;
@@ -20,8 +21,8 @@ import javax.sql.DataSource;
 /**
  * A dispatcher process for the fault suite: an {@link AsyncOutboxDispatcher} on the JDBC store, publishing
  * to the {@link RecordingSink}, NATS JetStream, RabbitMQ or Kafka, with at most one armed
- * {@link FaultPoint}. It prints {@code READY} once started, {@code LEASE-LOST <id>} and {@code DLQ <id>}
- * as they happen, and runs until it is killed or its standard input closes.
+ * {@link FaultPoint}. It prints {@code READY} once started, {@code LEASE-LOST <id>}, {@code DLQ <id>} and
+ * {@code UNAVAILABLE <id>} (put back untried: the broker could not be reached) as they happen, and runs until it is killed or its standard input closes.
  *
  * <p>Arguments, {@code key=value}: {@code jdbc} (URL with credentials), {@code table}, {@code mode}
  * ({@code ordered} | {@code throughput}), {@code sink} ({@code record:<file>} | {@code nats:<url>} |
@@ -130,6 +131,13 @@ public final class WorkerMain {
     @Override
     public void onLeaseLost(OutboxEvent event) {
       line("LEASE-LOST " + event.id());
+    }
+
+    @Override
+    public void onReleased(OutboxEvent event, ReleaseReason reason) {
+      if (reason == ReleaseReason.BROKER_UNAVAILABLE) {
+        line("UNAVAILABLE " + event.id());
+      }
     }
 
     @Override

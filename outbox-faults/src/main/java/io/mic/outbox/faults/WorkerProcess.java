@@ -96,6 +96,13 @@ public final class WorkerProcess implements AutoCloseable {
     }
   }
 
+  /** How many stdout lines so far start with {@code prefix}. */
+  public long count(String prefix) {
+    synchronized (lines) {
+      return lines.stream().filter(l -> l.startsWith(prefix)).count();
+    }
+  }
+
   public void awaitReady() throws InterruptedException {
     awaitLine("READY", Duration.ofSeconds(60));
   }

@@ -74,7 +74,7 @@ class ReplayResumeTest {
     long skipped = ids.stream().filter(id -> !stored.contains(id)).count();
     Results.append(Scenario.RESULTS, "replay SIGKILL + resume, same --batch-id, window " + windowMillis + " ms",
         "replay", false, "nats", 1, 0, new Figures(EVENTS, (int) stored.stream().distinct().count(), (int) skipped,
-            (int) duplicates, 0, 0, 0, 0), windowMillis > 2_000 ? 0 : prefix,
+            (int) duplicates, 0, 0, 0, 0), windowMillis > 2_000 ? 0 : prefix, "n/a",
         Duration.ofNanos(System.nanoTime() - began));
     System.out.printf("replay resume (window %d ms): %d of %d stored before the kill, %d duplicates after the"
         + " resume%n", windowMillis, prefix, EVENTS, duplicates);

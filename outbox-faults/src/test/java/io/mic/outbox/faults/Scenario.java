@@ -33,7 +33,13 @@ final class Scenario implements AutoCloseable {
 
   final String fault;
   final boolean ordered;
-  /** Where the workers publish: {@code recording}, {@code nats}, {@code rabbitmq} or {@code kafka}. */
+  /**
+   * Where the workers publish: {@code recording}, {@code nats}, {@code rabbitmq} or {@code kafka}, or a cluster:
+   * {@code nats-cluster} (a stream with three replicas on {@link Servers#natsCluster()}), {@code kafka-cluster}
+   * (replication factor 3 on {@link Servers#kafkaCluster()}), {@code rabbitmq-cluster} (a quorum queue on
+   * {@link Servers#rabbitCluster()}, declared through node 1 so its leader starts there; the workers and the
+   * checker use node 0).
+   */
   final String sink;
   final boolean nats;
   final long seed;
@@ -64,6 +70,11 @@ final class Scenario implements AutoCloseable {
    * marked ({@link #inFlight()} per worker process and fault); the scenario adds to it.
    */
   long duplicateBound;
+  /**
+   * Whether every event a worker put back as unavailable adds to the bound ({@link #releasedUnavailable()}):
+   * on a broker that keeps every copy, through a failover.
+   */
+  boolean unavailableMayRepeat;
   /** Ports the workers connect to: the servers', or a proxy's in front of them. */
   int dbPort;
   int natsPort;
@@ -83,6 +94,8 @@ final class Scenario implements AutoCloseable {
   /** When the scenario's servers were ready: its duration leaves out starting them. */
   private final long startNanos;
   Producer producer;
+  /** How long publication stood still, when the scenario measures it ({@link #watchStall}). */
+  Stall stall;
   /** Events committed outside the producers (e.g. a transaction the scenario held open). */
   final List<Produced> extraCommitted = new ArrayList<>();
 
@@ -90,7 +103,7 @@ final class Scenario implements AutoCloseable {
     this.fault = fault;
     this.ordered = "ordered".equals(mode);
     this.sink = sink;
-    this.nats = "nats".equals(sink);
+    this.nats = sink.startsWith("nats");
     this.seed = seed;
     String id = UUID.randomUUID().toString().substring(0, 8);
     this.table = "f_" + id;
@@ -109,14 +122,21 @@ final class Scenario implements AutoCloseable {
     this.dataSource = new HikariDataSource(config);
     this.store = JdbcOutboxStore.builder().dataSource(dataSource).table(table).build();
     store.createSchema();
-    if (nats) {
+    if ("nats-cluster".equals(sink)) {
+      Servers.natsCluster().createStream(stream);
+    } else if (nats) {
       this.natsPort = Servers.nats().port();
       Servers.nats().createStream(stream, Duration.ofMinutes(2));
     } else if ("rabbitmq".equals(sink)) {
       this.rabbitPort = Servers.rabbit().port();
       Servers.rabbit().declare(stream);
+    } else if ("rabbitmq-cluster".equals(sink)) {
+      this.rabbitPort = Servers.rabbitCluster().node(0).port();
+      Servers.rabbitCluster().node(1).declare(stream);
     } else if ("kafka".equals(sink)) {
       Servers.createKafkaTopic(stream, KAFKA_PARTITIONS);
+    } else if ("kafka-cluster".equals(sink)) {
+      Servers.kafkaCluster().createTopic(stream, KAFKA_PARTITIONS);
     }
     this.startNanos = System.nanoTime();
   }
@@ -137,8 +157,11 @@ final class Scenario implements AutoCloseable {
   private String sinkArgument() throws Exception {
     return switch (sink) {
       case "nats" -> "nats:" + Servers.nats().url(natsPort);
+      case "nats-cluster" -> "nats:" + Servers.natsCluster().url();
       case "rabbitmq" -> "rabbitmq:" + Servers.rabbit().uri(rabbitPort);
+      case "rabbitmq-cluster" -> "rabbitmq:" + Servers.rabbitCluster().node(0).uri(rabbitPort);
       case "kafka" -> "kafka:" + Servers.kafka().bootstrap();
+      case "kafka-cluster" -> "kafka:" + Servers.kafkaCluster().bootstrap();
       default -> "record:" + deliveries;
     };
   }
@@ -188,6 +211,14 @@ final class Scenario implements AutoCloseable {
     return w;
   }
 
+  /**
+   * The events the workers put back as unavailable so far: each publication whose send failed without an
+   * answer may still have reached a broker that does not de-duplicate, and is published again.
+   */
+  long releasedUnavailable() {
+    return workers.stream().mapToLong(w -> w.count("UNAVAILABLE ")).sum();
+  }
+
   Producer produce() {
     producer = new Producer(dataSource, store, seed, producerThreads, aggregatesPerThread, aggregatesPerTransaction,
         producerPauseMs, poison).start();
@@ -200,24 +231,33 @@ final class Scenario implements AutoCloseable {
     Awaitility.await().atMost(Duration.ofSeconds(60)).until(() -> producer.committed().size() >= target);
   }
 
+  /** Starts measuring how long publication stands still; {@code delivered} counts the events the broker holds. */
+  Stall watchStall(java.util.concurrent.Callable<Long> delivered) {
+    stall = Stall.watch(delivered);
+    return stall;
+  }
+
   /** Waits until the broker received at least {@code n} events. */
   void awaitDelivered(int n) {
     Awaitility.await().atMost(Duration.ofSeconds(60)).until(() -> readDeliveries().size() >= n);
   }
 
   List<Delivery> readDeliveries() throws Exception {
-    if ("rabbitmq".equals(sink)) {
-      drained.addAll(Servers.rabbit().drain(stream));
+    if (sink.startsWith("rabbitmq")) {
+      drained.addAll(rabbit().drain(stream));
       return List.copyOf(drained);
     }
     if ("kafka".equals(sink)) {
       return Servers.readKafkaTopic(stream);
     }
+    if ("kafka-cluster".equals(sink)) {
+      return Servers.readKafkaTopic(Servers.kafkaCluster().bootstrap(), stream);
+    }
     if (!nats) {
       return Delivery.readLog(deliveries);
     }
     List<Delivery> all = new ArrayList<>();
-    try (Connection c = Servers.nats().connect()) {
+    try (Connection c = "nats-cluster".equals(sink) ? Servers.natsCluster().connect() : Servers.nats().connect()) {
       JetStreamManagement jsm = c.jetStreamManagement();
       long last = jsm.getStreamInfo(stream).getStreamState().getLastSequence();
       for (long seq = 1; seq <= last; seq++) {
@@ -228,6 +268,11 @@ final class Scenario implements AutoCloseable {
       }
     }
     return all;
+  }
+
+  /** The RabbitMQ node the workers publish to and the checker drains. */
+  private PrivateRabbit rabbit() throws Exception {
+    return "rabbitmq-cluster".equals(sink) ? Servers.rabbitCluster().node(0) : Servers.rabbit();
   }
 
   Checker.TableState tableState() throws SQLException {
@@ -241,6 +286,9 @@ final class Scenario implements AutoCloseable {
    * plus the time to drain the backlog), computes the figures, records them and asserts their bounds.
    */
   Figures finish() throws Exception {
+    if (stall != null) {
+      stall.close();
+    }
     if (producer != null) {
       producer.close();
     }
@@ -250,6 +298,9 @@ final class Scenario implements AutoCloseable {
     } catch (ConditionTimeoutException e) {
       // the figures below show what is stuck
     }
+    if (unavailableMayRepeat) {
+      duplicateBound += releasedUnavailable();
+    }
     List<Produced> committed = new ArrayList<>(extraCommitted);
     if (producer != null) {
       committed.addAll(producer.committed());
@@ -257,7 +308,7 @@ final class Scenario implements AutoCloseable {
     Checker.TableState state = tableState();
     Figures f = Checker.check(committed, readDeliveries(), state, ordered);
     Results.append(RESULTS, fault, modeLabel(), ordered, sink, repetitions, seed, f, duplicateBound,
-        Duration.ofNanos(System.nanoTime() - startNanos));
+        stall == null ? "n/a" : stall.describe(), Duration.ofNanos(System.nanoTime() - startNanos));
     assertThat(f.lost()).as("lost events: %s", f).isZero();
     if (ordered) {
       assertThat(f.orderViolations()).as("order violations: %s", f).isZero();
@@ -303,6 +354,9 @@ final class Scenario implements AutoCloseable {
       }
       w.close();
     }
+    if (stall != null) {
+      stall.close();
+    }
     if (producer != null) {
       producer.close();
     }
@@ -314,10 +368,12 @@ final class Scenario implements AutoCloseable {
       // the server may be down after a failed restart scenario; the directory goes at exit
     }
     try {
-      if ("rabbitmq".equals(sink)) {
-        Servers.rabbit().delete(stream);
+      if (sink.startsWith("rabbitmq")) {
+        rabbit().delete(stream);
       } else if ("kafka".equals(sink)) {
         Servers.deleteKafkaTopic(stream);
+      } else if ("kafka-cluster".equals(sink)) {
+        Servers.kafkaCluster().deleteTopic(stream);
       }
     } catch (Exception e) {
       // the broker may be down after a failed outage scenario; the private servers go at exit

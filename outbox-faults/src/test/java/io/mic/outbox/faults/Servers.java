@@ -42,6 +42,9 @@ final class Servers {
   private static PrivateNats nats;
   private static PrivateRabbit rabbit;
   private static KafkaTestBroker.ChildBroker kafka;
+  private static NatsCluster natsCluster;
+  private static KafkaCluster kafkaCluster;
+  private static RabbitCluster rabbitCluster;
 
   private Servers() {}
 
@@ -69,6 +72,16 @@ final class Servers {
     return nats;
   }
 
+  /** Three clustered nats-server processes, started on first use, killed and deleted when the JVM exits. */
+  static synchronized NatsCluster natsCluster() throws Exception {
+    requireBinary(PrivateNats.BINARY);
+    if (natsCluster == null) {
+      natsCluster = NatsCluster.start(NATS_PASSWORD);
+      Runtime.getRuntime().addShutdownHook(new Thread(natsCluster::close, "stop-private-nats-cluster"));
+    }
+    return natsCluster;
+  }
+
   static synchronized PrivateRabbit rabbit() throws Exception {
     requireBinary(PrivateRabbit.BIN + "/rabbitmq-server");
     if (rabbit == null) {
@@ -84,6 +97,25 @@ final class Servers {
       kafka = KafkaTestBroker.ChildBroker.start();
     }
     return kafka;
+  }
+
+  /** Three clustered RabbitMQ nodes, started on first use, stopped and deleted when the JVM exits. */
+  static synchronized RabbitCluster rabbitCluster() throws Exception {
+    requireBinary(PrivateRabbit.BIN + "/rabbitmq-server");
+    if (rabbitCluster == null) {
+      rabbitCluster = RabbitCluster.start(RABBIT_PASSWORD);
+      Runtime.getRuntime().addShutdownHook(new Thread(rabbitCluster::close, "stop-private-rabbitmq-cluster"));
+    }
+    return rabbitCluster;
+  }
+
+  /** Three clustered KRaft nodes in child JVMs, started on first use, killed and deleted when the JVM exits. */
+  static synchronized KafkaCluster kafkaCluster() throws Exception {
+    if (kafkaCluster == null) {
+      kafkaCluster = KafkaCluster.start();
+      Runtime.getRuntime().addShutdownHook(new Thread(kafkaCluster::close, "stop-private-kafka-cluster"));
+    }
+    return kafkaCluster;
   }
 
   static void createKafkaTopic(String topic, int partitions) throws Exception {
@@ -108,8 +140,12 @@ final class Servers {
    * offset order: an aggregate's events all go to the partition of its key, so its order is kept here.
    */
   static List<Delivery> readKafkaTopic(String topic) {
+    return readKafkaTopic(kafka().bootstrap(), topic);
+  }
+
+  static List<Delivery> readKafkaTopic(String bootstrap, String topic) {
     try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(Map.of(
-        ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, kafka().bootstrap(),
+        ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
         ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName(),
         ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName()))) {
       List<TopicPartition> partitions = consumer.partitionsFor(topic, Duration.ofSeconds(30)).stream()

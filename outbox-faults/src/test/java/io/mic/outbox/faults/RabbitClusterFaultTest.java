@@ -1,0 +1,45 @@
+package io.mic.outbox.faults;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.concurrent.Callable;
+import java.util.concurrent.TimeUnit;
+import org.awaitility.Awaitility;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * A RabbitMQ cluster of three nodes ({@link RabbitCluster}), a quorum queue with a member on each, behind a
+ * topic exchange; the workers publish through node 0 with publisher confirms. The node holding the queue's
+ * leader has its RabbitMQ application stopped while the workers drain a backlog, and started again once
+ * the other two elected a leader. A publication whose confirm the failover cut off is published again, which
+ * RabbitMQ stores again: the bound is what the workers had in flight and every event put back as unavailable
+ * ({@link Failover#boundDuplicatesByReleases}).
+ */
+class RabbitClusterFaultTest {
+
+  @Tag("full")
+  @Test
+  @Timeout(value = 8, unit = TimeUnit.MINUTES)
+  void leaderNodeStoppedMidDrainAndStarted() throws Exception {
+    RabbitCluster cluster = Servers.rabbitCluster();
+    try (Scenario s = Scenario.of("RabbitMQ 3 nodes, quorum queue: stop_app of the leader's node mid-drain,"
+        + " start_app", "ordered", "rabbitmq-cluster", 1021)) {
+      Callable<Long> held = () -> cluster.messages(0, s.stream);
+      Failover.midDrain(s, held);
+      int leader = cluster.leader(s.stream);
+      assertThat(leader).as("the queue's leader, declared through node 1, is not on the workers' node 0").isNotZero();
+      cluster.node(leader).stopApp();
+      Awaitility.await().atMost(java.time.Duration.ofSeconds(60)).ignoreExceptions()
+          .until(() -> cluster.leader(s.stream) != leader);
+      s.stall.back(); // the other two members elected a leader: the queue takes messages again
+      Failover.awaitMore(held, 50);
+      cluster.node(leader).startApp();
+      s.awaitProduced(60);
+      Failover.boundDuplicatesByReleases(s);
+      s.finish();
+      Failover.assertNoAttemptBurned(s);
+    }
+  }
+}
