@@ -10,6 +10,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -73,7 +74,7 @@ public final class PrivateRabbit implements AutoCloseable {
     if (cookie != null) { // in HOME, where the node and rabbitmqctl read it; Erlang wants it private
       Path file = dir.resolve(".erlang.cookie");
       Files.writeString(file, cookie, StandardCharsets.US_ASCII);
-      Files.setPosixFilePermissions(file, java.nio.file.attribute.PosixFilePermissions.fromString("r--------"));
+      Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("r--------"));
     }
     Files.writeString(dir.resolve("rabbitmq.conf"), String.join("\n",
         "listeners.tcp.default = 127.0.0.1:" + port,

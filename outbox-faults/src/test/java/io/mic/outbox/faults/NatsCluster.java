@@ -67,9 +67,10 @@ final class NatsCluster implements AutoCloseable {
     return nodes.stream().map(PrivateNats::url).collect(Collectors.joining(","));
   }
 
+  /** A connection for the test itself; it stays quiet about the nodes the suite killed on purpose. */
   Connection connect() throws IOException, InterruptedException {
     return Nats.connect(Options.builder().server(url()).connectionTimeout(Duration.ofSeconds(2))
-        .maxReconnects(-1).build());
+        .maxReconnects(-1).errorListener(new ErrorListener() {}).build());
   }
 
   /**
@@ -78,7 +79,7 @@ final class NatsCluster implements AutoCloseable {
    */
   long messages(String stream) throws IOException, InterruptedException, JetStreamApiException {
     try (Connection c = Nats.connect(Options.builder().server(url()).connectionTimeout(Duration.ofSeconds(1))
-        .maxReconnects(0).errorListener(new ErrorListener() {}).build())) { // a node down is expected here
+        .maxReconnects(0).errorListener(new ErrorListener() {}).build())) {
       return c.jetStreamManagement().getStreamInfo(stream).getStreamState().getMsgCount();
     }
   }

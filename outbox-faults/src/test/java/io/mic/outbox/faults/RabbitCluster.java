@@ -6,6 +6,7 @@ import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Locale;
 
 /**
  * Three RabbitMQ nodes of the suite's own ({@link PrivateRabbit}: node names {@code micfaults<port>@localhost},
@@ -22,7 +23,7 @@ final class RabbitCluster implements AutoCloseable {
   static RabbitCluster start(String password) throws Exception {
     byte[] b = new byte[16];
     new SecureRandom().nextBytes(b);
-    String cookie = HexFormat.of().formatHex(b).toUpperCase(java.util.Locale.ROOT);
+    String cookie = HexFormat.of().formatHex(b).toUpperCase(Locale.ROOT);
     RabbitCluster cluster = new RabbitCluster();
     try {
       for (int i = 0; i < SIZE; i++) {

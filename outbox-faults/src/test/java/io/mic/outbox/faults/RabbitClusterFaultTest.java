@@ -2,6 +2,7 @@ package io.mic.outbox.faults;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.time.Duration;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 import org.awaitility.Awaitility;
@@ -31,7 +32,7 @@ class RabbitClusterFaultTest {
       int leader = cluster.leader(s.stream);
       assertThat(leader).as("the queue's leader, declared through node 1, is not on the workers' node 0").isNotZero();
       cluster.node(leader).stopApp();
-      Awaitility.await().atMost(java.time.Duration.ofSeconds(60)).ignoreExceptions()
+      Awaitility.await().atMost(Duration.ofSeconds(60)).ignoreExceptions()
           .until(() -> cluster.leader(s.stream) != leader);
       s.stall.back(); // the other two members elected a leader: the queue takes messages again
       Failover.awaitMore(held, 50);

@@ -21,6 +21,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.UUID;
+import java.util.concurrent.Callable;
 import org.awaitility.Awaitility;
 import org.awaitility.core.ConditionTimeoutException;
 
@@ -232,7 +233,7 @@ final class Scenario implements AutoCloseable {
   }
 
   /** Starts measuring how long publication stands still; {@code delivered} counts the events the broker holds. */
-  Stall watchStall(java.util.concurrent.Callable<Long> delivered) {
+  Stall watchStall(Callable<Long> delivered) {
     stall = Stall.watch(delivered);
     return stall;
   }

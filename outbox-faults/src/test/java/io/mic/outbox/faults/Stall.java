@@ -1,5 +1,6 @@
 package io.mic.outbox.faults;
 
+import java.util.Locale;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 
@@ -83,8 +84,8 @@ final class Stall implements AutoCloseable {
 
   /** What the results show: the longest stall, and how much of it came after the broker was back. */
   synchronized String describe() {
-    return String.format(java.util.Locale.ROOT, "%.1f", longest()) + (backAt == null ? ""
-        : String.format(java.util.Locale.ROOT, " (%.1f after the return)", afterBack()));
+    return String.format(Locale.ROOT, "%.1f", longest()) + (backAt == null ? ""
+        : String.format(Locale.ROOT, " (%.1f after the return)", afterBack()));
   }
 
   @Override
