@@ -66,13 +66,18 @@ final class BatchReader {
     Set<String> paused = new HashSet<>(pausedTopics);
     paused.addAll(shared.topics());
     if (!s.useClaim()) {
-      return new StoreBatch(store, after == null
-          ? store.fetchPending(s.batchSize(), s.ordered(), paused, idsOf(inFlight))
-          : store.fetchPendingAfter(after, s.batchSize(), paused, eventsOf(inFlight)));
+      return new StoreBatch(store, after != null
+          ? store.fetchPendingAfter(after, s.batchSize(), paused, eventsOf(inFlight))
+          : s.hold() ? store.fetchPendingHeads(s.batchSize(), paused, idsOf(inFlight), true)
+          : store.fetchPending(s.batchSize(), s.ordered(), paused, idsOf(inFlight)));
     }
     String owner = ownerPrefix + claims.incrementAndGet();
     ClaimRequest request = ClaimRequest.of(owner, s.batchSize(), s.leaseTtl()).skipping(paused);
-    return store.claimBatch(s.ordered() ? request.inRuns(s.aggregateRun()) : request.after(after));
+    if (s.ordered()) {
+      request = request.inRuns(s.aggregateRun());
+      return store.claimBatch(s.hold() ? request.holdingOnDeadLetter() : request);
+    }
+    return store.claimBatch(request.after(after));
   }
 
   private static Set<UUID> idsOf(Collection<Batch> batches) {

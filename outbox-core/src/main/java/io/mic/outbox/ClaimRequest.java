@@ -19,9 +19,11 @@ import java.util.Set;
  * @param owner a token unique to this claim; it fences every later mark of the returned events
  * @param maxRun 1 for heads only; more claims runs (ordered mode only)
  * @param after {@code null}, or (throughput mode only) an event as a claim returned it: claim what follows it
+ * @param holdOnDeadLetter (ordered mode only) a {@code DLQ} event hides its aggregate's later events as a
+ *     live head does, until it is redriven or purged ({@link #holdingOnDeadLetter()})
  */
 public record ClaimRequest(String owner, int limit, Duration leaseTtl, boolean ordered, int maxRun,
-    Set<String> pausedTopics, OutboxEvent after) {
+    Set<String> pausedTopics, OutboxEvent after, boolean holdOnDeadLetter) {
 
   public ClaimRequest {
     Objects.requireNonNull(owner, "owner");
@@ -45,6 +47,15 @@ public record ClaimRequest(String owner, int limit, Duration leaseTtl, boolean o
       throw new IllegalArgumentException("after: event " + after.id() + " has no arrival time; pass an event as a"
           + " claim returned it");
     }
+    if (holdOnDeadLetter && !ordered) {
+      throw new IllegalArgumentException("holdOnDeadLetter: an aggregate is held in ordered mode only");
+    }
+  }
+
+  /** A request that does not hold aggregates behind their dead events. */
+  public ClaimRequest(String owner, int limit, Duration leaseTtl, boolean ordered, int maxRun,
+      Set<String> pausedTopics, OutboxEvent after) {
+    this(owner, limit, leaseTtl, ordered, maxRun, pausedTopics, after, false);
   }
 
   /** A request that starts at the first available event. */
@@ -60,17 +71,18 @@ public record ClaimRequest(String owner, int limit, Duration leaseTtl, boolean o
 
   /** Ordered mode ({@code true}: each aggregate's head only) or throughput mode. */
   public ClaimRequest ordered(boolean ordered) {
-    return new ClaimRequest(owner, limit, leaseTtl, ordered, ordered ? maxRun : 1, pausedTopics, after);
+    return new ClaimRequest(owner, limit, leaseTtl, ordered, ordered ? maxRun : 1, pausedTopics, after,
+        ordered && holdOnDeadLetter);
   }
 
   /** Ordered mode with runs of up to {@code maxRun} events behind each head. */
   public ClaimRequest inRuns(int maxRun) {
-    return new ClaimRequest(owner, limit, leaseTtl, true, maxRun, pausedTopics, after);
+    return new ClaimRequest(owner, limit, leaseTtl, true, maxRun, pausedTopics, after, holdOnDeadLetter);
   }
 
   /** The same request skipping the events of {@code topics}. */
   public ClaimRequest skipping(Set<String> topics) {
-    return new ClaimRequest(owner, limit, leaseTtl, ordered, maxRun, topics, after);
+    return new ClaimRequest(owner, limit, leaseTtl, ordered, maxRun, topics, after, holdOnDeadLetter);
   }
 
   /**
@@ -81,7 +93,15 @@ public record ClaimRequest(String owner, int limit, Duration leaseTtl, boolean o
    * position; both are correct.
    */
   public ClaimRequest after(OutboxEvent event) {
-    return new ClaimRequest(owner, limit, leaseTtl, ordered, maxRun, pausedTopics, event);
+    return new ClaimRequest(owner, limit, leaseTtl, ordered, maxRun, pausedTopics, event, holdOnDeadLetter);
+  }
+
+  /**
+   * Ordered mode: the same request, in which a {@code DLQ} event holds its aggregate's later events back as
+   * a live head does (see {@link HeldAggregate}).
+   */
+  public ClaimRequest holdingOnDeadLetter() {
+    return new ClaimRequest(owner, limit, leaseTtl, true, maxRun, pausedTopics, after, true);
   }
 
   /** Whether heads carry runs behind them. */

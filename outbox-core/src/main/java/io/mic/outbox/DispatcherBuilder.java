@@ -13,6 +13,7 @@ public abstract class DispatcherBuilder<B extends DispatcherBuilder<B>> {
   boolean useClaim;
   Duration leaseTtl = OutboxDispatcher.DEFAULT_LEASE_TTL;
   boolean preserveAggregateOrder;
+  boolean holdAggregateOnDeadLetter;
   int batchSize = OutboxDispatcher.DEFAULT_BATCH_SIZE;
   int aggregateRun = OutboxDispatcher.DEFAULT_AGGREGATE_RUN;
   int maxAttempts = OutboxDispatcher.DEFAULT_MAX_ATTEMPTS;
@@ -70,6 +71,18 @@ public abstract class DispatcherBuilder<B extends DispatcherBuilder<B>> {
    */
   public B preserveAggregateOrder(boolean preserveAggregateOrder) {
     this.preserveAggregateOrder = preserveAggregateOrder;
+    return self();
+  }
+
+  /**
+   * In ordered mode, keep an aggregate waiting behind its dead event (default {@code false}: a dead event
+   * releases its aggregate's next one, so a consumer sees a gap). Held, no later event of the aggregate is
+   * published until an operator redrives the dead event, which then goes first, or purges it; other
+   * aggregates go on. {@link OutboxStore#heldAggregates()} lists what waits. Needs
+   * {@code preserveAggregateOrder(true)}.
+   */
+  public B holdAggregateOnDeadLetter(boolean hold) {
+    this.holdAggregateOnDeadLetter = hold;
     return self();
   }
 
@@ -132,6 +145,8 @@ public abstract class DispatcherBuilder<B extends DispatcherBuilder<B>> {
         "retryBackoff initial delay must be > 0, was " + retryInitial);
     require(retryMax != null && retryMax.compareTo(retryInitial) >= 0,
         "retryBackoff max delay must be >= the initial delay " + retryInitial + ", was " + retryMax);
+    require(!holdAggregateOnDeadLetter || preserveAggregateOrder, "holdAggregateOnDeadLetter(true) holds an"
+        + " aggregate's order, so it needs preserveAggregateOrder(true): set it, or leave holdAggregateOnDeadLetter unset");
     require(listener != null, "listener must not be null: leave it unset for none");
     require(name != null && name.matches("[A-Za-z0-9_.-]{1,40}"),
         "name must be 1 to 40 letters, digits, '_', '.' or '-', was " + name);

@@ -44,6 +44,8 @@ public final class InMemoryOutboxStore implements OutboxStore, OutboxAppender {
   private final Map<UUID, Row> rows = new HashMap<>();
   private final TreeSet<Row> open = new TreeSet<>(DISPATCH_ORDER);
   private final Map<List<String>, TreeSet<Row>> openByAggregate = new HashMap<>();
+  /** The {@code DLQ} rows of each aggregate that has any, which hold its later events when asked to. */
+  private final Map<List<String>, TreeSet<Row>> deadByAggregate = new HashMap<>();
   /** The last sequence number given to each aggregate. */
   private final Map<List<String>, Long> sequences = new HashMap<>();
   /** The latest arrival time given: each append gets a later one, so arrival order is append order. */
@@ -104,7 +106,14 @@ public final class InMemoryOutboxStore implements OutboxStore, OutboxAppender {
   @Override
   public synchronized List<OutboxEvent> fetchPending(int limit, boolean preserveAggregateOrder,
       Set<String> pausedTopics) {
-    return snapshots(candidates(now(), preserveAggregateOrder, false, pausedTopics, limit, null, Set.of()), limit);
+    return snapshots(candidates(now(), preserveAggregateOrder, false, pausedTopics, limit, null, Set.of(), false),
+        limit);
+  }
+
+  @Override
+  public synchronized List<OutboxEvent> fetchPendingHeads(int limit, Set<String> pausedTopics, Set<UUID> inFlight,
+      boolean holdOnDeadLetter) {
+    return snapshots(candidates(now(), true, false, pausedTopics, limit, null, inFlight, holdOnDeadLetter), limit);
   }
 
   /** Goes on right after {@code after} in dispatch order, across priorities. */
@@ -113,7 +122,7 @@ public final class InMemoryOutboxStore implements OutboxStore, OutboxAppender {
       Collection<OutboxEvent> inFlight) {
     Objects.requireNonNull(after.createdAt(), "after: an event as the store returned it");
     Set<UUID> leftOut = inFlight.stream().map(OutboxEvent::id).collect(Collectors.toSet());
-    return snapshots(candidates(now(), false, false, pausedTopics, limit, after, leftOut), limit);
+    return snapshots(candidates(now(), false, false, pausedTopics, limit, after, leftOut, false), limit);
   }
 
   private static List<OutboxEvent> snapshots(List<Row> rows, int limit) {
@@ -128,7 +137,8 @@ public final class InMemoryOutboxStore implements OutboxStore, OutboxAppender {
     Set<String> paused = request.pausedTopics();
     List<List<Row>> runs = new ArrayList<>();
     int scan = request.runs() ? Integer.MAX_VALUE : request.limit();
-    for (Row head : candidates(now, request.ordered(), true, paused, scan, request.after(), Set.of())) {
+    for (Row head : candidates(now, request.ordered(), true, paused, scan, request.after(), Set.of(),
+        request.holdOnDeadLetter())) {
       List<Row> run = new ArrayList<>(List.of(head));
       if (request.runs()) {
         for (Row row : openByAggregate.get(DispatchOrder.aggregateOf(head.event))) {
@@ -231,6 +241,24 @@ public final class InMemoryOutboxStore implements OutboxStore, OutboxAppender {
         .map(oldest -> Duration.between(oldest, now()));
   }
 
+  @Override
+  public synchronized List<HeldAggregate> heldAggregates() {
+    List<Row> deadHeads = new ArrayList<>();
+    for (Map.Entry<List<String>, TreeSet<Row>> dead : deadByAggregate.entrySet()) {
+      TreeSet<Row> open = openByAggregate.get(dead.getKey());
+      if (open != null && !open.tailSet(dead.getValue().first(), false).isEmpty()) {
+        deadHeads.add(dead.getValue().first());
+      }
+    }
+    deadHeads.sort(AGGREGATE_ORDER);
+    List<HeldAggregate> held = new ArrayList<>();
+    for (Row dead : deadHeads) {
+      int waiting = openByAggregate.get(DispatchOrder.aggregateOf(dead.event)).tailSet(dead, false).size();
+      held.add(new HeldAggregate(dead.event.aggregateType(), dead.event.aggregateId(), dead.event.id(), waiting));
+    }
+    return held;
+  }
+
   /** Where {@code event} sorts among the open rows, for a read or claim going on after it. */
   private static Row position(OutboxEvent event) {
     return new Row(event, event.createdAt(), event.createdAt());
@@ -239,15 +267,19 @@ public final class InMemoryOutboxStore implements OutboxStore, OutboxAppender {
   /**
    * Available rows in dispatch order; in ordered mode only each aggregate's available head. Without
    * ordering the scan starts after {@code after} when given, skips {@code leftOut} and stops after
-   * {@code limit} rows, so a batch costs its size, not the backlog's.
+   * {@code limit} rows, so a batch costs its size, not the backlog's. With {@code hold}, an aggregate whose
+   * head has a {@code DLQ} event before it has none.
    */
   private List<Row> candidates(Instant now, boolean preserveAggregateOrder, boolean claiming, Set<String> paused,
-      int limit, OutboxEvent after, Set<UUID> leftOut) {
+      int limit, OutboxEvent after, Set<UUID> leftOut, boolean hold) {
     List<Row> result = new ArrayList<>();
     if (preserveAggregateOrder) {
-      for (TreeSet<Row> aggregate : openByAggregate.values()) {
-        Row head = aggregate.first(); // a paused head still hides the rest of its aggregate
-        if (head.isAvailable(now, claiming) && !paused.contains(head.event.topic())) {
+      for (Map.Entry<List<String>, TreeSet<Row>> aggregate : openByAggregate.entrySet()) {
+        Row head = aggregate.getValue().first(); // a paused head still hides the rest of its aggregate
+        TreeSet<Row> dead = hold ? deadByAggregate.get(aggregate.getKey()) : null;
+        boolean held = dead != null && AGGREGATE_ORDER.compare(dead.first(), head) < 0;
+        if (!held && head.isAvailable(now, claiming) && !paused.contains(head.event.topic())
+            && !leftOut.contains(head.event.id())) {
           result.add(head);
         }
       }
@@ -309,6 +341,9 @@ public final class InMemoryOutboxStore implements OutboxStore, OutboxAppender {
     aggregate.remove(row);
     if (aggregate.isEmpty()) {
       openByAggregate.remove(key);
+    }
+    if (terminal == OutboxStatus.DLQ) {
+      deadByAggregate.computeIfAbsent(key, k -> new TreeSet<>(AGGREGATE_ORDER)).add(row);
     }
   }
 

@@ -11,7 +11,8 @@ import java.util.concurrent.atomic.LongAdder;
 
 /**
  * A health summary operators can expose: how far behind the outbox is ({@code lag}), how much is waiting
- * ({@code pending}), how much is dead-lettered ({@code dlq}), when an event last went out, and how long the
+ * ({@code pending}), how much is dead-lettered ({@code dlq}) and how many aggregates wait behind a dead
+ * event ({@code heldAggregates}), when an event last went out, and how long the
  * database's oldest open transaction has been holding back the cleanup of the outbox's dead rows.
  *
  * <p>Register it as the dispatcher's listener so it sees successful dispatches; {@link #snapshot()} then
@@ -26,9 +27,10 @@ import java.util.concurrent.atomic.LongAdder;
  * int status = s.isHealthy(Duration.ofMinutes(5)) ? 200 : 503;
  * }</pre>
  *
- * <p>{@code snapshot()} asks the store three times ({@link OutboxStore#countByStatus()},
- * {@link OutboxStore#oldestPendingAge()} and {@link OutboxStore#oldestTransactionAge()}), once each, and
- * nothing is cached: on a SQL store that is three queries per call, so poll it every few seconds, not in a
+ * <p>{@code snapshot()} asks the store four times ({@link OutboxStore#countByStatus()},
+ * {@link OutboxStore#oldestPendingAge()}, {@link OutboxStore#oldestTransactionAge()} and
+ * {@link OutboxStore#heldAggregates()}), once each, and nothing is cached: on a SQL store that is four queries
+ * per call, so poll it every few seconds, not in a
  * tight loop. A store that cannot be read makes {@code snapshot()} throw its exception, which a health
  * endpoint reports as unhealthy.
  */
@@ -56,9 +58,10 @@ public final class OutboxHealth implements OutboxListener {
     Map<OutboxStatus, Long> counts = store.countByStatus();
     Optional<Duration> lag = store.oldestPendingAge();
     Optional<Duration> oldestTransactionAge = store.oldestTransactionAge();
+    long held = store.heldAggregates().size();
     return new Snapshot(clock.instant(), lag, oldestTransactionAge,
         count(counts, OutboxStatus.PENDING) + count(counts, OutboxStatus.PROCESSING),
-        count(counts, OutboxStatus.DLQ), Optional.ofNullable(lastSuccessfulDispatch.get()),
+        count(counts, OutboxStatus.DLQ), held, Optional.ofNullable(lastSuccessfulDispatch.get()),
         dispatched.sum(), retried.sum(), deadLettered.sum(), leaseLost.sum(), pollFailures.sum());
   }
 
@@ -110,6 +113,8 @@ public final class OutboxHealth implements OutboxListener {
    *     separately
    * @param pending events {@code PENDING} or {@code PROCESSING}
    * @param dlq events in the {@code DLQ} now, waiting for an operator's redrive or purge
+   * @param heldAggregates aggregates whose later events wait behind a dead event
+   *     ({@link OutboxStore#heldAggregates()}); they wait for an operator, like {@code dlq}
    * @param lastSuccessfulDispatch when a dispatcher this listener sees last marked an event dispatched;
    *     empty if none has since start
    * @param dispatched events dispatched since start
@@ -119,7 +124,7 @@ public final class OutboxHealth implements OutboxListener {
    * @param pollFailures polls that failed since start (e.g. database unreachable)
    */
   public record Snapshot(Instant takenAt, Optional<Duration> lag, Optional<Duration> oldestTransactionAge,
-      long pending, long dlq, Optional<Instant> lastSuccessfulDispatch, long dispatched, long retried,
+      long pending, long dlq, long heldAggregates, Optional<Instant> lastSuccessfulDispatch, long dispatched, long retried,
       long deadLettered, long leaseLost, long pollFailures) {
 
     public Snapshot {
@@ -131,8 +136,8 @@ public final class OutboxHealth implements OutboxListener {
 
     /**
      * {@code true} while the oldest waiting event is no older than {@code maxLag} (or nothing waits).
-     * Dead letters do not make the outbox unhealthy, since dispatch goes on around them: alert on
-     * {@link #dlq()} separately.
+     * Dead letters and held aggregates do not make the outbox unhealthy, since dispatch goes on around
+     * them: alert on {@link #dlq()} and {@link #heldAggregates()} separately.
      */
     public boolean isHealthy(Duration maxLag) {
       if (maxLag == null || maxLag.isNegative()) {

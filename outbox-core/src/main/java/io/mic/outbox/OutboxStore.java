@@ -25,6 +25,9 @@ import java.util.stream.Collectors;
  *       only the oldest non-terminal event by {@code (createdAt, id)}, the <i>head</i>, may be returned,
  *       and only if it is itself available. A head waiting for a retry or under lease hides its
  *       successors; at most one event per aggregate is returned.</li>
+ *   <li><b>Held aggregates</b> ({@link ClaimRequest#holdOnDeadLetter()}): a {@code DLQ} event hides its
+ *       aggregate's later events as a live head does, until it is redriven or purged;
+ *       {@link #heldAggregates()} lists the aggregates it holds.</li>
  *   <li><b>Fencing.</b> An event returned by {@link #claim} carries its {@link OutboxEvent#leaseOwner()}.
  *       A mark applies only while the row is still {@code PROCESSING} under that same owner; otherwise it
  *       changes nothing and is reported as not applied. An event from {@link #fetchPending} (no lease)
@@ -65,6 +68,22 @@ public interface OutboxStore {
     }
     return fetchPending(limit + inFlight.size(), preserveAggregateOrder, pausedTopics).stream()
         .filter(e -> !inFlight.contains(e.id())).limit(limit).toList();
+  }
+
+  /**
+   * {@link #fetchPending(int, boolean, Set, Set)} in ordered mode, where with {@code holdOnDeadLetter} a
+   * {@code DLQ} event hides its aggregate's later events as a live head does (see {@link HeldAggregate}). This
+   * default refuses to hold: a store that holds aggregates overrides it.
+   *
+   * @throws UnsupportedOperationException when asked to hold by a store that cannot
+   */
+  default List<OutboxEvent> fetchPendingHeads(int limit, Set<String> pausedTopics, Set<UUID> inFlight,
+      boolean holdOnDeadLetter) {
+    if (holdOnDeadLetter) {
+      throw new UnsupportedOperationException(getClass().getName() + " cannot hold aggregates behind dead"
+          + " events: use a store that does (in-memory, JDBC) or leave holdAggregateOnDeadLetter unset");
+    }
+    return fetchPending(limit, true, pausedTopics, inFlight);
   }
 
   /**
@@ -172,6 +191,17 @@ public interface OutboxStore {
   Set<UUID> renewLeases(Collection<OutboxEvent> events, Duration leaseTtl);
 
   Optional<OutboxEvent> find(UUID id);
+
+  /**
+   * The aggregates whose later events wait behind a dead one, by their dead event's {@code (createdAt, id)}:
+   * each aggregate that has a {@code DLQ} event with {@code PENDING} or {@code PROCESSING} events after it.
+   * Only dispatchers built with {@code holdAggregateOnDeadLetter(true)} keep them waiting; others publish them,
+   * so without holding the list is empty but for moments. This default, for stores that cannot tell, is
+   * always empty.
+   */
+  default List<HeldAggregate> heldAggregates() {
+    return List.of();
+  }
 
   /** Row counts, with every status present (0 when none). */
   Map<OutboxStatus, Long> countByStatus();

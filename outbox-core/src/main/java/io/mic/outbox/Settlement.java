@@ -211,6 +211,9 @@ final class Settlement {
   }
 
   private void dead(OutboxEvent event, String error) {
+    if (s.hold()) {
+      stop(event); // a held aggregate waits behind its dead event
+    }
     settling(List.of(event));
     if (batch.markDead(event, error)) {
       dead++;

@@ -161,17 +161,18 @@ class OutboxHealthTest {
 
   @Test
   void theSnapshotConstructorKeepsItsValues() {
-    OutboxHealth.Snapshot s = new OutboxHealth.Snapshot(T0, Optional.of(Duration.ofSeconds(5)), Optional.empty(), 2, 1,
+    OutboxHealth.Snapshot s = new OutboxHealth.Snapshot(T0, Optional.of(Duration.ofSeconds(5)), Optional.empty(), 2, 1, 4,
         Optional.of(T0.minusSeconds(1)), 7, 3, 1, 0, 0);
     assertThat(s.oldestTransactionAge()).isEmpty();
     assertThat(s.lag()).contains(Duration.ofSeconds(5));
     assertThat(s.pending()).isEqualTo(2);
     assertThat(s.dlq()).isEqualTo(1);
+    assertThat(s.heldAggregates()).isEqualTo(4);
     assertThat(s.sinceLastDispatch()).contains(Duration.ofSeconds(1));
     assertThat(s.dispatched()).isEqualTo(7);
     assertThat(s.retried()).isEqualTo(3);
     assertThat(s.deadLettered()).isEqualTo(1);
-    assertThatThrownBy(() -> new OutboxHealth.Snapshot(T0, Optional.empty(), null, 0, 0, Optional.empty(),
+    assertThatThrownBy(() -> new OutboxHealth.Snapshot(T0, Optional.empty(), null, 0, 0, 0, Optional.empty(),
         0, 0, 0, 0, 0)).isInstanceOf(NullPointerException.class).hasMessage("oldestTransactionAge");
   }
 

@@ -55,10 +55,13 @@ import org.junit.jupiter.params.provider.CsvSource;
  * }
  * }</pre>
  *
- * Times are checked against the store's own clock with small tolerances, so SQL stores whose clock is
+ * The rules of held aggregates come with it ({@link HeldAggregatesContract}); a store with operator tools
+ * redrives and purges dead letters there ({@code redriveDeadLetter}, {@code purgeDeadLetter}).
+ *
+ * <p>Times are checked against the store's own clock with small tolerances, so SQL stores whose clock is
  * the database's pass it too.
  */
-public abstract class OutboxStoreContractTest {
+public abstract class OutboxStoreContractTest implements HeldAggregatesContract {
 
   /** Slack for a store whose clock runs on (the database clock while the test works). */
   protected static final Duration SLACK = Duration.ofSeconds(2);
@@ -101,6 +104,21 @@ public abstract class OutboxStoreContractTest {
   @BeforeEach
   void createStore() {
     store = newStore();
+  }
+
+  @Override
+  public final OutboxStore storeUnderTest() {
+    return store;
+  }
+
+  @Override
+  public final void appendEvents(List<OutboxEvent> events) {
+    append(events);
+  }
+
+  @Override
+  public final void elapseStoreClock(Duration d) {
+    elapse(d);
   }
 
   // ---------------------------------------------------------------- helpers

@@ -1,5 +1,6 @@
 package io.mic.outbox.jdbc;
 
+import io.mic.outbox.HeldAggregate;
 import io.mic.outbox.OutboxEvent;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -77,6 +78,29 @@ final class DeadLetterStatements {
   int delete(List<UUID> ids) {
     return access.update(Sql.of("DELETE FROM " + table + " WHERE ").plus(Sql.in("id", ids))
         .plus(" AND status = 'DLQ'"));
+  }
+
+  /**
+   * Each aggregate's oldest dead event that has live events after it, with how many, oldest first: the
+   * aggregates a dispatcher holding them keeps waiting ({@link io.mic.outbox.OutboxStore#heldAggregates()}).
+   */
+  List<HeldAggregate> held() {
+    String aggregate = " AND %1$s.aggregate_type = o.aggregate_type AND %1$s.aggregate_id = o.aggregate_id";
+    String read = "SELECT * FROM (SELECT o.aggregate_type, o.aggregate_id, o.id, o.created_at,"
+        + " (SELECT COUNT(*) FROM " + table + " w WHERE w.status IN ('PENDING', 'PROCESSING')" + aggregate.formatted("w")
+        + " AND (w.created_at, w.id) > (o.created_at, o.id)) AS waiting"
+        + " FROM " + table + " o WHERE o.status = 'DLQ' AND NOT EXISTS (SELECT 1 FROM " + table + " e"
+        + " WHERE e.status = 'DLQ'" + aggregate.formatted("e") + " AND (e.created_at, e.id) < (o.created_at, o.id))"
+        + ") h WHERE h.waiting > 0 ORDER BY h.created_at, h.id";
+    return access.inAutoCommit(c -> {
+      try (PreparedStatement ps = c.prepareStatement(read); ResultSet rs = ps.executeQuery()) {
+        List<HeldAggregate> held = new ArrayList<>();
+        while (rs.next()) {
+          held.add(new HeldAggregate(rs.getString(1), rs.getString(2), dialect.getId(rs, 3), rs.getLong(5)));
+        }
+        return held;
+      }
+    });
   }
 
   /** The query's conditions on alias {@code o}. */

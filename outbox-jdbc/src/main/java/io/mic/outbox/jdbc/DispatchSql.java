@@ -48,11 +48,26 @@ final class DispatchSql {
         + " OR (" + alias + ".status = 'PROCESSING' AND " + alias + ".lease_until < " + now + "))";
   }
 
-  /** Only the oldest live event of its aggregate: a leased or retry-waiting head hides the rest. */
-  String isHead() {
+  /**
+   * Only the oldest live event of its aggregate: a leased or retry-waiting head hides the rest; when the
+   * request holds aggregates, so does a dead event ({@link #noDeadBefore}).
+   */
+  String isHead(ReadRequest r) {
     return " AND NOT EXISTS (SELECT 1 FROM " + tables.outbox() + " p WHERE p.aggregate_type = o.aggregate_type"
         + " AND p.aggregate_id = o.aggregate_id AND p.status IN ('PENDING', 'PROCESSING')"
-        + " AND (p.created_at, p.id) < (o.created_at, o.id))";
+        + " AND (p.created_at, p.id) < (o.created_at, o.id))" + noDeadBefore("o", r);
+  }
+
+  /**
+   * When the request holds aggregates, no {@code DLQ} event comes before the event {@code alias} in its
+   * aggregate; else nothing. A probe of the dead rows alone, which the held index serves on PostgreSQL (its
+   * head index holds live rows only) and the aggregate index elsewhere: one index lookup per candidate, however
+   * many rows are dead. It also ends a run at a dead event behind its head.
+   */
+  String noDeadBefore(String alias, ReadRequest r) {
+    return !r.hold() ? "" : " AND NOT EXISTS (SELECT 1 FROM " + tables.outbox() + " d"
+        + " WHERE d.aggregate_type = " + alias + ".aggregate_type AND d.aggregate_id = " + alias + ".aggregate_id"
+        + " AND d.status = 'DLQ' AND (d.created_at, d.id) < (" + alias + ".created_at, " + alias + ".id))";
   }
 
   /**

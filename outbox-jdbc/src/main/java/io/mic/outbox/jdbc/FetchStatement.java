@@ -32,6 +32,6 @@ final class FetchStatement {
   static Sql statement(DispatchSql sql, ReadRequest r) {
     return Sql.of("SELECT " + Sql.COLUMNS + " FROM " + sql.tables.outbox() + " o WHERE " + sql.liveRows() + sql.due())
         .plus(sql.notPaused("o", r)).plus(sql.notInFlight(r)).plus(sql.after(r))
-        .plus((r.ordered() ? sql.isHead() : "") + " ORDER BY " + sql.dispatchOrder() + " LIMIT ?", r.limit());
+        .plus((r.ordered() ? sql.isHead(r) : "") + " ORDER BY " + sql.dispatchOrder() + " LIMIT ?", r.limit());
   }
 }

@@ -5,6 +5,7 @@ import static java.util.stream.Collectors.toSet;
 import io.mic.outbox.ClaimRequest;
 import io.mic.outbox.DispatchOrder;
 import io.mic.outbox.DuplicateEventException;
+import io.mic.outbox.HeldAggregate;
 import io.mic.outbox.InvalidConfigurationException;
 import io.mic.outbox.OutboxEvent;
 import io.mic.outbox.OutboxException;
@@ -199,6 +200,15 @@ public final class JdbcOutboxStore implements OutboxStore {
         fetch::fetch);
   }
 
+  /** Leaves the events in flight out in the statement itself; holding, dead events hide what follows them. */
+  @Override
+  public List<OutboxEvent> fetchPendingHeads(int limit, Set<String> pausedTopics, Set<UUID> inFlight,
+      boolean holdOnDeadLetter) {
+    FetchStatement fetch = bind().fetch();
+    return bind().control().honouring(ReadRequest.fetch(limit, true, pausedTopics, inFlight, holdOnDeadLetter),
+        fetch::fetch);
+  }
+
   /**
    * Goes on after {@code after} within its priority (on PostgreSQL the claim index's scan starts there); stops
    * at the end of that priority. Of the events in flight, only those that may come after {@code after} are left
@@ -269,6 +279,12 @@ public final class JdbcOutboxStore implements OutboxStore {
   @Override
   public Map<OutboxStatus, Long> countByStatus() {
     return bind().queries().countByStatus();
+  }
+
+  /** One query ({@link OutboxDeadLetters#heldAggregates()}). */
+  @Override
+  public List<HeldAggregate> heldAggregates() {
+    return new DeadLetterStatements(access()).held();
   }
 
   @Override

@@ -137,7 +137,7 @@ final class LockingClaim extends ClaimStatement {
    */
   private List<UUID> headCandidates(Connection c, ReadRequest r) throws SQLException {
     return ids(c, Sql.of("SELECT o.id FROM " + table + " o WHERE " + sql.liveRows() + sql.claimable())
-        .plus(sql.notPaused("o", r)).plus(sql.isHead() + " ORDER BY " + sql.dispatchOrder() + " LIMIT ?", r.limit()));
+        .plus(sql.notPaused("o", r)).plus(sql.isHead(r) + " ORDER BY " + sql.dispatchOrder() + " LIMIT ?", r.limit()));
   }
 
   /** Locks and reads, as {@link #lockClaimable}, those of {@code ids} still claimable. */
@@ -151,7 +151,8 @@ final class LockingClaim extends ClaimStatement {
    * of a topic not paused (a run stops at the first that is not).
    */
   private Sql followers(ReadRequest r, UUID head) {
-    return Sql.of("SELECT m.id, CASE WHEN m.status = 'PENDING' AND m.next_attempt_at <= " + dialect.now())
+    return Sql.of("SELECT m.id, CASE WHEN m.status = 'PENDING' AND m.next_attempt_at <= " + dialect.now()
+        + sql.noDeadBefore("m", r))
         .plus(sql.notPaused("m", r))
         .plus(" THEN 1 ELSE 0 END FROM " + table + " m JOIN " + table + " h ON h.id = ?", head)
         .plus(" WHERE m.aggregate_type = h.aggregate_type AND m.aggregate_id = h.aggregate_id"

@@ -1,5 +1,6 @@
 package io.mic.outbox.jdbc;
 
+import io.mic.outbox.HeldAggregate;
 import io.mic.outbox.OutboxEvent;
 import java.util.List;
 import java.util.Objects;
@@ -23,7 +24,10 @@ import org.slf4j.LoggerFactory;
  * <p>A redrive records itself in {@code last_error} ({@code redriven at <UTC time> after: <previous error>}).
  * Sets go oldest first, in batches of {@code batchSize}. <b>Ordered mode:</b> a redriven event becomes its
  * aggregate's head again by its original {@code created_at}, and is published <i>after</i> the successors
- * its dead letter released (docs/operations.md has the runbook). Immutable and thread-safe.
+ * its dead letter released (docs/operations.md has the runbook), unless the dispatchers hold aggregates
+ * ({@code holdAggregateOnDeadLetter(true)}): then nothing was released, the redriven event goes first and the
+ * waiting ones follow in order, and a purge lets the waiting ones go on in order ({@link #heldAggregates()}).
+ * Immutable and thread-safe.
  */
 public final class OutboxDeadLetters {
   public static final int DEFAULT_BATCH_SIZE = 500;
@@ -53,6 +57,15 @@ public final class OutboxDeadLetters {
     Objects.requireNonNull(query, "query");
     int limit = query.limit().orElse(DeadLetterQuery.DEFAULT_LIST_LIMIT);
     return statements.list(query, limit);
+  }
+
+  /**
+   * The aggregates whose later events wait behind a dead one, oldest dead event first: the ones dispatchers
+   * built with {@code holdAggregateOnDeadLetter(true)} keep waiting until {@link #redrive(UUID)} of the dead
+   * event (it goes first, then the waiting ones in order) or its purge (they go on in order). One query.
+   */
+  public List<HeldAggregate> heldAggregates() {
+    return statements.held();
   }
 
   /**

@@ -77,7 +77,7 @@ final class PostgresClaim extends ClaimStatement {
   private Sql claimEvents(ReadRequest r, boolean hold) {
     Sql pick = Sql.of(" FROM " + sql.tables.outbox() + " o WHERE " + sql.claimable()).plus(sql.notPaused("o", r))
         .plus(sql.notInFlight(r)).plus(sql.after(r))
-        .plus((r.ordered() ? sql.isHead() : "") + " ORDER BY " + sql.dispatchOrder() + " LIMIT ?", r.limit())
+        .plus((r.ordered() ? sql.isHead(r) : "") + " ORDER BY " + sql.dispatchOrder() + " LIMIT ?", r.limit())
         .plus(" FOR UPDATE OF o SKIP LOCKED");
     return hold ? Sql.of("SELECT ").plus(held("o.", r)).plus(pick)
         : Sql.of("WITH picked AS MATERIALIZED (SELECT o.id").plus(pick).plus(")").plus(take(r, false))
@@ -87,7 +87,8 @@ final class PostgresClaim extends ClaimStatement {
   /**
    * Heads are locked with SKIP LOCKED; the events behind them are read unlocked (nobody else can claim them
    * while their head is live) and locked by the UPDATE, which checks them again. A run stops at the first
-   * event that is not a due {@code PENDING} one of a topic not paused. Held, the followers are locked by the
+   * event that is not a due {@code PENDING} one of a topic not paused (nor, holding aggregates, behind a dead
+   * one). Held, the followers are locked by the
    * final {@code SELECT}, which checks them again the same way.
    */
   private Sql claimRuns(ReadRequest r, boolean hold) {
@@ -96,14 +97,14 @@ final class PostgresClaim extends ClaimStatement {
     return Sql.of("WITH heads AS MATERIALIZED (SELECT o.id, o.aggregate_type, o.aggregate_id, o.created_at,"
         + " o.priority FROM " + table + " o WHERE " + sql.claimable()).plus(sql.notPaused("o", r))
         .plus(sql.notInFlight(r))
-        .plus(sql.isHead() + " ORDER BY " + sql.dispatchOrder() + " LIMIT ? FOR UPDATE OF o SKIP LOCKED),", r.limit())
+        .plus(sql.isHead(r) + " ORDER BY " + sql.dispatchOrder() + " LIMIT ? FOR UPDATE OF o SKIP LOCKED),", r.limit())
         .plus(" ranked AS (SELECT h.*, row_number() OVER (ORDER BY h.priority DESC, h.created_at, h.id) AS head_rank"
             + " FROM heads h),"
             + " followers AS (SELECT r.head_rank, f.id, f.pos FROM ranked r CROSS JOIN LATERAL ("
             + "SELECT n.id, row_number() OVER w AS pos,"
             + " bool_and(n.status = 'PENDING' AND n.next_attempt_at <= now() AND n.open) OVER w AS contiguous"
             + " FROM (SELECT m.id, m.status, m.next_attempt_at, m.created_at,"
-            + " CASE WHEN TRUE")
+            + " CASE WHEN TRUE" + sql.noDeadBefore("m", r))
         .plus(notPaused)
         .plus(" THEN TRUE ELSE FALSE END AS open FROM " + table + " m"
             + " WHERE m.aggregate_type = r.aggregate_type AND m.aggregate_id = r.aggregate_id"

@@ -15,10 +15,11 @@ import java.util.UUID;
  * {@code pausedTopics}, or while it is unusable); {@code inFlight} are events a read without a claim
  * leaves out because its caller is still publishing them, or a claim held by a transaction because its
  * store's other batches hold them; {@code after}, when not {@code null}, is where a read or claim in
- * throughput mode goes on from ({@code fetchPendingAfter}, {@code ClaimRequest.after}).
+ * throughput mode goes on from ({@code fetchPendingAfter}, {@code ClaimRequest.after}); {@code hold}, in
+ * ordered mode, makes a {@code DLQ} event hide its aggregate's later events as a live head does.
  */
 record ReadRequest(String owner, int limit, Duration leaseTtl, boolean ordered, int runLength,
-    List<String> pausedTopics, boolean honourControl, List<UUID> inFlight, OutboxEvent after) {
+    List<String> pausedTopics, boolean honourControl, List<UUID> inFlight, OutboxEvent after, boolean hold) {
 
   ReadRequest {
     pausedTopics = List.copyOf(pausedTopics);
@@ -26,23 +27,27 @@ record ReadRequest(String owner, int limit, Duration leaseTtl, boolean ordered, 
   }
 
   static ReadRequest fetch(int limit, boolean ordered, Set<String> pausedTopics, Set<UUID> inFlight) {
+    return fetch(limit, ordered, pausedTopics, inFlight, false);
+  }
+
+  static ReadRequest fetch(int limit, boolean ordered, Set<String> pausedTopics, Set<UUID> inFlight, boolean hold) {
     return new ReadRequest(null, limit, null, ordered, 1, List.copyOf(pausedTopics), true, List.copyOf(inFlight),
-        null);
+        null, hold);
   }
 
   /** A read in throughput mode going on after {@code after}, within its priority. */
   static ReadRequest fetchAfter(OutboxEvent after, int limit, Set<String> pausedTopics, Set<UUID> inFlight) {
     return new ReadRequest(null, limit, null, false, 1, List.copyOf(pausedTopics), true, List.copyOf(inFlight),
-        after);
+        after, false);
   }
 
   static ReadRequest claim(ClaimRequest r) {
     return new ReadRequest(r.owner(), r.limit(), r.leaseTtl(), r.ordered(), r.maxRun(), List.copyOf(r.pausedTopics()),
-        true, List.of(), r.after());
+        true, List.of(), r.after(), r.holdOnDeadLetter());
   }
 
   ReadRequest leavingOut(List<UUID> events) {
-    return new ReadRequest(owner, limit, leaseTtl, ordered, runLength, pausedTopics, honourControl, events, after);
+    return new ReadRequest(owner, limit, leaseTtl, ordered, runLength, pausedTopics, honourControl, events, after, hold);
   }
 
   ReadRequest withoutControl() {
@@ -51,7 +56,7 @@ record ReadRequest(String owner, int limit, Duration leaseTtl, boolean ordered, 
 
   /** The same request skipping {@code topics}, the control table read already. */
   ReadRequest withoutControl(List<String> topics) {
-    return new ReadRequest(owner, limit, leaseTtl, ordered, runLength, topics, false, inFlight, after);
+    return new ReadRequest(owner, limit, leaseTtl, ordered, runLength, topics, false, inFlight, after, hold);
   }
 
   /** Whether heads carry runs behind them. */

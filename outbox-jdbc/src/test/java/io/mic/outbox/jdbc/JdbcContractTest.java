@@ -1,5 +1,7 @@
 package io.mic.outbox.jdbc;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import com.zaxxer.hikari.HikariDataSource;
 import io.mic.outbox.OutboxEvent;
 import io.mic.outbox.OutboxStore;
@@ -9,6 +11,7 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.UUID;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -95,6 +98,17 @@ abstract class JdbcContractTest extends OutboxStoreContractTest {
     } catch (SQLException e) {
       throw new IllegalStateException(e);
     }
+  }
+
+  @Override
+  public void redriveDeadLetter(UUID id) {
+    assertThat(OutboxDeadLetters.builder().store(jdbc).build().redrive(id)).as("redrive of %s", id).isTrue();
+  }
+
+  @Override
+  public void purgeDeadLetter(UUID id) {
+    assertThat(OutboxDeadLetters.builder().store(jdbc).build().purgeDeadLetters(DeadLetterQuery.builder()
+        .aggregate("order", store.find(id).orElseThrow().aggregateId()).build())).isEqualTo(1);
   }
 
   @Override

@@ -57,5 +57,11 @@ CREATE INDEX IF NOT EXISTS outbox_dlq_idx
     ON outbox (created_at, id)
     WHERE status = 'DLQ';
 
+-- Serves held aggregates (holdAggregateOnDeadLetter): "is there an earlier dead event of this aggregate?",
+-- asked of each head a claim considers, and the listing of held aggregates. Dead rows only.
+CREATE INDEX IF NOT EXISTS outbox_held_idx
+    ON outbox (aggregate_type, aggregate_id, created_at, id)
+    WHERE status = 'DLQ';
+
 -- Retention (purge and archive of old DISPATCHED rows) has no index of its own: it walks the primary key,
 -- whose time-ordered ids (UUIDv7) put the oldest rows first, and stops after each batch.
