@@ -133,6 +133,7 @@ public interface HeldAggregatesContract {
     poison.clear(); // the cause is fixed
     redriveDeadLetter(a1.id());
     assertThat(storeUnderTest().heldAggregates()).isEmpty();
+    elapseStoreClock(Duration.ofMinutes(5)); // the events behind a failed head of a run went back for a moment
     drain(d);
 
     assertThat(ids(published)).containsExactly(a1.id(), a2.id(), a3.id());
@@ -149,6 +150,7 @@ public interface HeldAggregatesContract {
     drain(d);
 
     purgeDeadLetter(a1.id());
+    elapseStoreClock(Duration.ofMinutes(5));
     drain(d);
 
     assertThat(ids(published)).containsExactly(a2.id(), a3.id());
