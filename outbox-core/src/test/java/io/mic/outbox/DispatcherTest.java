@@ -85,6 +85,19 @@ class DispatcherTest {
   }
 
   @Test
+  void holdingAggregatesIsRefusedWithoutOrder() {
+    String message = "holdAggregateOnDeadLetter(true) holds an aggregate's order, so it needs"
+        + " preserveAggregateOrder(true): set it, or leave holdAggregateOnDeadLetter unset";
+    assertThatThrownBy(() -> sync().holdAggregateOnDeadLetter(true).build())
+        .isInstanceOf(InvalidConfigurationException.class).hasMessage(message);
+    assertThatThrownBy(() -> AsyncOutboxDispatcher.builder().store(store).dispatchFn(e -> {}).useClaim(true)
+        .holdAggregateOnDeadLetter(true).build()).isInstanceOf(InvalidConfigurationException.class).hasMessage(message);
+    sync().preserveAggregateOrder(true).holdAggregateOnDeadLetter(true).build();
+    AsyncOutboxDispatcher.builder().store(store).dispatchFn(e -> {}).useClaim(true).preserveAggregateOrder(true)
+        .holdAggregateOnDeadLetter(true).build().close();
+  }
+
+  @Test
   void listenerHearsEveryOutcomeAndCannotBreakDispatch() {
     OutboxEvent ok = event("ok");
     OutboxEvent bad = event("bad");

@@ -120,6 +120,22 @@ class OutboxHealthTest {
   }
 
   @Test
+  void heldAggregatesAreCountedButDoNotMakeTheOutboxUnhealthy() {
+    OutboxEvent dead = event("order.failed", "1");
+    store.append(List.of(dead, event("order.failed", "1"), event("order.failed", "1")));
+    OutboxDispatcher.builder().store(store).dispatchFn(e -> {
+      throw new IllegalArgumentException("poison");
+    }).maxAttempts(1).preserveAggregateOrder(true).holdAggregateOnDeadLetter(true).listener(health).build()
+        .dispatchOnce();
+
+    OutboxHealth.Snapshot s = health.snapshot();
+    assertThat(s.dlq()).isEqualTo(1);
+    assertThat(s.heldAggregates()).isEqualTo(1);
+    assertThat(s.pending()).isEqualTo(2);
+    assertThat(s.isHealthy(Duration.ofMinutes(1))).isTrue();
+  }
+
+  @Test
   void readsEachStoreCountOncePerSnapshot() {
     CountingStore counting = new CountingStore(store);
     OutboxHealth h = OutboxHealth.builder().store(counting).clock(clock).build();

@@ -1,6 +1,7 @@
 package io.mic.outbox.faults;
 
 import io.mic.outbox.ClaimRequest;
+import io.mic.outbox.HeldAggregate;
 import io.mic.outbox.OutboxEvent;
 import io.mic.outbox.OutboxStatus;
 import io.mic.outbox.OutboxStore;
@@ -62,6 +63,16 @@ final class FaultStore implements OutboxStore {
   public List<OutboxEvent> fetchPendingAfter(OutboxEvent after, int limit, Set<String> paused,
       Collection<OutboxEvent> inFlight) {
     return claimed(store.fetchPendingAfter(after, limit, paused, inFlight));
+  }
+
+  @Override
+  public List<OutboxEvent> fetchPendingHeads(int limit, Set<String> paused, Set<UUID> inFlight, boolean hold) {
+    return claimed(store.fetchPendingHeads(limit, paused, inFlight, hold));
+  }
+
+  @Override
+  public List<HeldAggregate> heldAggregates() {
+    return store.heldAggregates();
   }
 
   @Override

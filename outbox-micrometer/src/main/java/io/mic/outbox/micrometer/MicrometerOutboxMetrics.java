@@ -22,12 +22,13 @@ import java.util.regex.Pattern;
  *       {@code .poll.failed}; timers {@code mic.outbox.publish} (per event, tag {@code topic}) and {@code mic.outbox.batch}.</li>
  *   <li>From the store, when a {@link Builder#store(OutboxStore) store} is given: gauges
  *       {@code mic.outbox.events} (tag {@code status}, one per {@link io.mic.outbox.OutboxStatus}),
- *       {@code mic.outbox.oldest.pending.age} (seconds, 0 when nothing waits: the lag) and
+ *       {@code mic.outbox.oldest.pending.age} (seconds, 0 when nothing waits: the lag),
  *       {@code mic.outbox.oldest.transaction.age} (seconds: how long the database's oldest open
  *       transaction has been holding back the cleanup of dead rows, see
  *       {@link OutboxStore#oldestTransactionAge()}; 0 when none is open or the store cannot tell) and
  *       {@code mic.outbox.dead.tuples} ({@link OutboxStore#deadTuples()}; {@code NaN} when the store cannot
- *       tell).</li>
+ *       tell) and {@code mic.outbox.aggregates.held} (aggregates waiting behind a dead event,
+ *       {@link OutboxStore#heldAggregates()}).</li>
  * </ul>
  *
  * <p>No meter carries an aggregate type or id, nor anything from a payload or header. The gauges read

@@ -18,7 +18,8 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * The gauges over the store: rows per status, the age of the oldest waiting event, the age of the
- * database's oldest open transaction and the table's dead row versions.
+ * database's oldest open transaction, the table's dead row versions and the aggregates held behind a dead
+ * event.
  */
 final class StoreGauges {
   private final MeterRegistry registry;
@@ -34,6 +35,8 @@ final class StoreGauges {
     CachedRead<Optional<Duration>> transaction =
         new CachedRead<>("oldestTransactionAge()", store::oldestTransactionAge, refresh, clock::monotonicTime);
     CachedRead<OptionalLong> dead = new CachedRead<>("deadTuples()", store::deadTuples, refresh, clock::monotonicTime);
+    CachedRead<Integer> held =
+        new CachedRead<>("heldAggregates()", () -> store.heldAggregates().size(), refresh, clock::monotonicTime);
 
     // the age gauge first: if it already exists, another binding owns these names and would win every read
     List<Meter> before = List.copyOf(registry.find(prefix + ".oldest.pending.age").meters());
@@ -57,6 +60,12 @@ final class StoreGauges {
         .register(registry));
     meters.add(Gauge.builder(prefix + ".dead.tuples", dead, d -> tuples(d.get()))
         .description("Dead row versions of the outbox table not yet vacuumed (NaN when the store cannot tell)")
+        .tags(tags)
+        .strongReference(true)
+        .register(registry));
+    meters.add(Gauge.builder(prefix + ".aggregates.held", held, h -> h.get() == null ? Double.NaN : h.get())
+        .description("Aggregates whose later events wait behind a dead event (holdAggregateOnDeadLetter), until"
+            + " an operator redrives or purges it")
         .tags(tags)
         .strongReference(true)
         .register(registry));

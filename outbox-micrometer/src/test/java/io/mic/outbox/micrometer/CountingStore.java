@@ -1,6 +1,7 @@
 package io.mic.outbox.micrometer;
 
 import io.mic.outbox.ClaimRequest;
+import io.mic.outbox.HeldAggregate;
 import io.mic.outbox.OutboxEvent;
 import io.mic.outbox.OutboxException;
 import io.mic.outbox.OutboxStatus;
@@ -57,6 +58,14 @@ final class CountingStore implements OutboxStore {
   @Override
   public OptionalLong deadTuples() {
     return delegate.deadTuples();
+  }
+
+  @Override
+  public List<HeldAggregate> heldAggregates() {
+    if (failReads) {
+      throw new OutboxException("database down");
+    }
+    return delegate.heldAggregates();
   }
 
   @Override

@@ -244,6 +244,24 @@ class MicrometerOutboxMetricsTest {
   }
 
   @Test
+  void aGaugeCountsTheAggregatesHeldBehindADeadEvent() {
+    store.append(List.of(event("order.created", "agg-1", 0), event("order.created", "agg-1", 0),
+        event("order.created", "agg-2", 0), event("order.created", "agg-3", 0)));
+    OutboxDispatcher.builder().store(counting).dispatchFn(e -> {
+      if (!e.aggregateId().equals("agg-3")) {
+        throw new IllegalArgumentException("rejected by the broker");
+      }
+    }).useClaim(true).maxAttempts(1).preserveAggregateOrder(true).holdAggregateOnDeadLetter(true).build()
+        .dispatchOnce();
+
+    assertThat(registry.find("mic.outbox.aggregates.held").gauge().value())
+        .as("agg-1 waits behind its dead event; agg-2 has nothing waiting").isEqualTo(1);
+    counting.failReads = true;
+    meterClock.add(REFRESH);
+    assertThat(registry.find("mic.outbox.aggregates.held").gauge().value()).isNaN();
+  }
+
+  @Test
   void closeRemovesTheGaugesOnly() {
     store.append(event("order.created", "agg-1", 0));
     OutboxDispatcher.builder().store(store).dispatchFn(e -> {}).listener(metrics.listener()).build()
@@ -255,6 +273,7 @@ class MicrometerOutboxMetricsTest {
     assertThat(registry.find("mic.outbox.events").gauges()).isEmpty();
     assertThat(registry.find("mic.outbox.oldest.pending.age").meters()).isEmpty();
     assertThat(registry.find("mic.outbox.oldest.transaction.age").meters()).isEmpty();
+    assertThat(registry.find("mic.outbox.aggregates.held").meters()).isEmpty();
     assertThat(meters.count("mic.outbox.events.dispatched", "order.created")).isEqualTo(1);
     assertThat(counting.countByStatus.get()).isZero();
     // the names are free again for a new binding
@@ -293,7 +312,8 @@ class MicrometerOutboxMetricsTest {
         "shop.outbox.events.dispatched", "shop.outbox.events.retried", "shop.outbox.events.dead.lettered",
         "shop.outbox.events.lease.lost", "shop.outbox.events.released", "shop.outbox.publish.stalled",
         "shop.outbox.publish", "shop.outbox.batch", "shop.outbox.poll.failed", "shop.outbox.events",
-        "shop.outbox.oldest.pending.age", "shop.outbox.oldest.transaction.age", "shop.outbox.dead.tuples");
+        "shop.outbox.oldest.pending.age", "shop.outbox.oldest.transaction.age", "shop.outbox.dead.tuples",
+        "shop.outbox.aggregates.held");
     assertThat(own.find("shop.outbox.dead.tuples").gauge().value()).as("the in-memory store cannot tell").isNaN();
     assertThat(own.find("shop.outbox.oldest.pending.age").meter().getId().getType()).isEqualTo(Meter.Type.GAUGE);
     assertThat(own.find("shop.outbox.oldest.transaction.age").meter().getId().getType())
