@@ -1,5 +1,6 @@
 package io.mic.outbox.cli;
 
+import io.mic.outbox.HeldAggregate;
 import io.mic.outbox.OutboxEvent;
 import io.mic.outbox.jdbc.DeadLetterQuery;
 import io.mic.outbox.jdbc.OutboxDeadLetters;
@@ -14,15 +15,17 @@ import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
-@Command(name = "dlq", description = "Dead letters: list, redrive (back to PENDING with fresh attempts) or purge.",
-    subcommands = {DlqCommand.ListDeadLetters.class, DlqCommand.Redrive.class, DlqCommand.Purge.class})
+@Command(name = "dlq", description = {"Dead letters: list, redrive (back to PENDING with fresh attempts) or purge;",
+    "held lists the aggregates waiting behind a dead letter."},
+    subcommands = {DlqCommand.ListDeadLetters.class, DlqCommand.Redrive.class, DlqCommand.Purge.class,
+        DlqCommand.Held.class})
 final class DlqCommand implements Callable<Integer> {
   @Spec
   private CommandSpec spec;
 
   @Override
   public Integer call() {
-    throw new CommandLine.ParameterException(spec.commandLine(), "dlq needs a command: list, redrive or purge");
+    throw new CommandLine.ParameterException(spec.commandLine(), "dlq needs a command: list, redrive, purge or held");
   }
 
   private static OutboxDeadLetters deadLetters(Database db) {
@@ -64,6 +67,39 @@ final class DlqCommand implements Callable<Integer> {
               + (e.lastError() == null ? "" : StatusCommand.firstLine(e.lastError())));
         }
         err().println(events.size() + " dead letter(s)" + (events.size() == limit ? " (--limit reached)" : ""));
+      }
+      return MicOutbox.OK;
+    }
+  }
+
+  @Command(name = "held", description = {"Lists the aggregates whose later events wait behind a dead letter, oldest",
+      "first: held by dispatchers with holdAggregateOnDeadLetter(true) until it is redriven or purged."})
+  static final class Held extends OutboxCommand {
+    @Override
+    public Integer call() {
+      Database db = database();
+      List<HeldAggregate> held;
+      try {
+        held = deadLetters(db).heldAggregates();
+      } catch (OutboxStoreException e) {
+        throw db.failed("list the held aggregates", e);
+      }
+      if (json()) {
+        try (Json j = new Json(out())) {
+          j.begin().beginArray("heldAggregates");
+          for (HeldAggregate h : held) {
+            j.begin().field("aggregateType", h.aggregateType()).field("aggregateId", h.aggregateId())
+                .field("deadEventId", h.deadEventId().toString()).field("waiting", h.waiting()).end();
+          }
+          j.endArray().end();
+        }
+      } else {
+        for (HeldAggregate h : held) {
+          out().println(h.aggregateType() + "/" + h.aggregateId() + "  dead " + h.deadEventId() + "  waiting "
+              + h.waiting());
+        }
+        err().println(held.size() + " held aggregate(s)" + (held.isEmpty() ? ""
+            : ": mic-outbox dlq redrive --id UUID publishes the dead letter first, then the waiting events"));
       }
       return MicOutbox.OK;
     }

@@ -183,6 +183,22 @@ class MicOutboxTest {
   }
 
   @Test
+  void heldAggregatesAreListed() {
+    assertThat(run("dlq", "held").stderr()).isEqualTo("0 held aggregate(s)\n");
+    OutboxEvent dead = dead("order.created", "7", "timeout");
+    dead("order.created", "8", "timeout"); // nothing waits behind it
+    OutboxEvent waiting = append("order.changed", "7");
+
+    Run held = run("dlq", "held");
+    assertThat(held.stdout()).isEqualTo("order/7  dead " + dead.id() + "  waiting 1\n");
+    assertThat(held.stderr()).isEqualTo("1 held aggregate(s): mic-outbox dlq redrive --id UUID publishes the dead"
+        + " letter first, then the waiting events\n");
+    assertThat(run("--json", "dlq", "held").stdout()).isEqualTo("{\"heldAggregates\":[{\"aggregateType\":\"order\","
+        + "\"aggregateId\":\"7\",\"deadEventId\":\"" + dead.id() + "\",\"waiting\":1}]}\n");
+    assertThat(store.find(waiting.id()).orElseThrow().status()).isEqualTo(OutboxStatus.PENDING);
+  }
+
+  @Test
   void everyDeadLetterIsPurgedOrRedrivenWithAllAndYes() {
     OutboxEvent a = dead("billing.issued", "1", "timeout");
     OutboxEvent b = dead("order.created", "2", "401 Unauthorized");
