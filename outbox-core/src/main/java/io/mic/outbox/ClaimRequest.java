@@ -19,8 +19,8 @@ import java.util.Set;
  * @param owner a token unique to this claim; it fences every later mark of the returned events
  * @param maxRun 1 for heads only; more claims runs (ordered mode only)
  * @param after {@code null}, or (throughput mode only) an event as a claim returned it: claim what follows it
- * @param holdOnDeadLetter (ordered mode only) a {@code DLQ} event hides its aggregate's later events as a
- *     live head does, until it is redriven or purged ({@link #holdingOnDeadLetter()})
+ * @param holdOnDeadLetter (ordered mode only) an aggregate with a {@code DLQ} event has no head until its dead
+ *     events are redriven or purged ({@link #holdingOnDeadLetter()})
  */
 public record ClaimRequest(String owner, int limit, Duration leaseTtl, boolean ordered, int maxRun,
     Set<String> pausedTopics, OutboxEvent after, boolean holdOnDeadLetter) {
@@ -97,8 +97,8 @@ public record ClaimRequest(String owner, int limit, Duration leaseTtl, boolean o
   }
 
   /**
-   * Ordered mode: the same request, in which a {@code DLQ} event holds its aggregate's later events back as
-   * a live head does (see {@link HeldAggregate}).
+   * Ordered mode: the same request, in which a {@code DLQ} event holds its aggregate's events back (see
+   * {@link HeldAggregate}).
    */
   public ClaimRequest holdingOnDeadLetter() {
     return new ClaimRequest(owner, limit, leaseTtl, true, maxRun, pausedTopics, after, true);

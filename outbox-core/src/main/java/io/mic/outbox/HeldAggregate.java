@@ -6,7 +6,8 @@ import java.util.UUID;
 /**
  * An aggregate whose later events wait behind a dead one: with {@code holdAggregateOnDeadLetter(true)} none
  * of them is published until an operator redrives the dead event (it goes first, then the waiting ones in
- * order) or purges it (the waiting ones go on in order).
+ * order) or purges it (the waiting ones go on in order). An aggregate with several dead events (made before
+ * holding began) waits until each is redriven or purged.
  *
  * <pre>{@code
  * for (HeldAggregate h : store.heldAggregates()) {
@@ -14,8 +15,8 @@ import java.util.UUID;
  * }
  * }</pre>
  *
- * @param deadEventId the aggregate's oldest {@code DLQ} event, the one that holds the rest
- * @param waiting the aggregate's {@code PENDING} or {@code PROCESSING} events behind it (at least 1)
+ * @param deadEventId the aggregate's oldest {@code DLQ} event
+ * @param waiting the aggregate's {@code PENDING} or {@code PROCESSING} events, which wait (at least 1)
  */
 public record HeldAggregate(String aggregateType, String aggregateId, UUID deadEventId, long waiting) {
 

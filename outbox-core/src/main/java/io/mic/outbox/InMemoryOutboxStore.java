@@ -245,15 +245,14 @@ public final class InMemoryOutboxStore implements OutboxStore, OutboxAppender {
   public synchronized List<HeldAggregate> heldAggregates() {
     List<Row> deadHeads = new ArrayList<>();
     for (Map.Entry<List<String>, TreeSet<Row>> dead : deadByAggregate.entrySet()) {
-      TreeSet<Row> open = openByAggregate.get(dead.getKey());
-      if (open != null && !open.tailSet(dead.getValue().first(), false).isEmpty()) {
+      if (openByAggregate.containsKey(dead.getKey())) {
         deadHeads.add(dead.getValue().first());
       }
     }
     deadHeads.sort(AGGREGATE_ORDER);
     List<HeldAggregate> held = new ArrayList<>();
     for (Row dead : deadHeads) {
-      int waiting = openByAggregate.get(DispatchOrder.aggregateOf(dead.event)).tailSet(dead, false).size();
+      int waiting = openByAggregate.get(DispatchOrder.aggregateOf(dead.event)).size();
       held.add(new HeldAggregate(dead.event.aggregateType(), dead.event.aggregateId(), dead.event.id(), waiting));
     }
     return held;
@@ -267,8 +266,8 @@ public final class InMemoryOutboxStore implements OutboxStore, OutboxAppender {
   /**
    * Available rows in dispatch order; in ordered mode only each aggregate's available head. Without
    * ordering the scan starts after {@code after} when given, skips {@code leftOut} and stops after
-   * {@code limit} rows, so a batch costs its size, not the backlog's. With {@code hold}, an aggregate whose
-   * head has a {@code DLQ} event before it has none.
+   * {@code limit} rows, so a batch costs its size, not the backlog's. With {@code hold}, an aggregate with a
+   * {@code DLQ} event has none.
    */
   private List<Row> candidates(Instant now, boolean preserveAggregateOrder, boolean claiming, Set<String> paused,
       int limit, OutboxEvent after, Set<UUID> leftOut, boolean hold) {
@@ -276,8 +275,7 @@ public final class InMemoryOutboxStore implements OutboxStore, OutboxAppender {
     if (preserveAggregateOrder) {
       for (Map.Entry<List<String>, TreeSet<Row>> aggregate : openByAggregate.entrySet()) {
         Row head = aggregate.getValue().first(); // a paused head still hides the rest of its aggregate
-        TreeSet<Row> dead = hold ? deadByAggregate.get(aggregate.getKey()) : null;
-        boolean held = dead != null && AGGREGATE_ORDER.compare(dead.first(), head) < 0;
+        boolean held = hold && deadByAggregate.containsKey(aggregate.getKey());
         if (!held && head.isAvailable(now, claiming) && !paused.contains(head.event.topic())
             && !leftOut.contains(head.event.id())) {
           result.add(head);

@@ -25,8 +25,8 @@ import java.util.stream.Collectors;
  *       only the oldest non-terminal event by {@code (createdAt, id)}, the <i>head</i>, may be returned,
  *       and only if it is itself available. A head waiting for a retry or under lease hides its
  *       successors; at most one event per aggregate is returned.</li>
- *   <li><b>Held aggregates</b> ({@link ClaimRequest#holdOnDeadLetter()}): a {@code DLQ} event hides its
- *       aggregate's later events as a live head does, until it is redriven or purged;
+ *   <li><b>Held aggregates</b> ({@link ClaimRequest#holdOnDeadLetter()}): an aggregate with a {@code DLQ}
+ *       event has no head, until its dead events are redriven or purged;
  *       {@link #heldAggregates()} lists the aggregates it holds.</li>
  *   <li><b>Fencing.</b> An event returned by {@link #claim} carries its {@link OutboxEvent#leaseOwner()}.
  *       A mark applies only while the row is still {@code PROCESSING} under that same owner; otherwise it
@@ -71,8 +71,8 @@ public interface OutboxStore {
   }
 
   /**
-   * {@link #fetchPending(int, boolean, Set, Set)} in ordered mode, where with {@code holdOnDeadLetter} a
-   * {@code DLQ} event hides its aggregate's later events as a live head does (see {@link HeldAggregate}). This
+   * {@link #fetchPending(int, boolean, Set, Set)} in ordered mode, where with {@code holdOnDeadLetter} an
+   * aggregate with a {@code DLQ} event has no head (see {@link HeldAggregate}). This
    * default refuses to hold: a store that holds aggregates overrides it.
    *
    * @throws UnsupportedOperationException when asked to hold by a store that cannot
@@ -193,8 +193,8 @@ public interface OutboxStore {
   Optional<OutboxEvent> find(UUID id);
 
   /**
-   * The aggregates whose later events wait behind a dead one, by their dead event's {@code (createdAt, id)}:
-   * each aggregate that has a {@code DLQ} event with {@code PENDING} or {@code PROCESSING} events after it.
+   * The aggregates whose events wait behind a dead one, by their oldest dead event's {@code (createdAt, id)}:
+   * each aggregate that has both a {@code DLQ} event and {@code PENDING} or {@code PROCESSING} events.
    * Only dispatchers built with {@code holdAggregateOnDeadLetter(true)} keep them waiting; others publish them,
    * so without holding the list is empty but for moments. This default, for stores that cannot tell, is
    * always empty.

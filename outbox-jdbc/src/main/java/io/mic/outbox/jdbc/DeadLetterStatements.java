@@ -81,14 +81,15 @@ final class DeadLetterStatements {
   }
 
   /**
-   * Each aggregate's oldest dead event that has live events after it, with how many, oldest first: the
-   * aggregates a dispatcher holding them keeps waiting ({@link io.mic.outbox.OutboxStore#heldAggregates()}).
+   * Each aggregate's oldest dead event, with how many live events the aggregate has (all of them wait), for
+   * the aggregates that have any, oldest dead event first: the aggregates a dispatcher holding them keeps
+   * waiting ({@link io.mic.outbox.OutboxStore#heldAggregates()}).
    */
   List<HeldAggregate> held() {
     String aggregate = " AND %1$s.aggregate_type = o.aggregate_type AND %1$s.aggregate_id = o.aggregate_id";
     String read = "SELECT * FROM (SELECT o.aggregate_type, o.aggregate_id, o.id, o.created_at,"
         + " (SELECT COUNT(*) FROM " + table + " w WHERE w.status IN ('PENDING', 'PROCESSING')" + aggregate.formatted("w")
-        + " AND (w.created_at, w.id) > (o.created_at, o.id)) AS waiting"
+        + ") AS waiting"
         + " FROM " + table + " o WHERE o.status = 'DLQ' AND NOT EXISTS (SELECT 1 FROM " + table + " e"
         + " WHERE e.status = 'DLQ'" + aggregate.formatted("e") + " AND (e.created_at, e.id) < (o.created_at, o.id))"
         + ") h WHERE h.waiting > 0 ORDER BY h.created_at, h.id";

@@ -200,7 +200,7 @@ public final class JdbcOutboxStore implements OutboxStore {
         fetch::fetch);
   }
 
-  /** Leaves the events in flight out in the statement itself; holding, dead events hide what follows them. */
+  /** Leaves the events in flight out in the statement itself; holding, the aggregates with dead events too. */
   @Override
   public List<OutboxEvent> fetchPendingHeads(int limit, Set<String> pausedTopics, Set<UUID> inFlight,
       boolean holdOnDeadLetter) {

@@ -151,8 +151,7 @@ final class LockingClaim extends ClaimStatement {
    * of a topic not paused (a run stops at the first that is not).
    */
   private Sql followers(ReadRequest r, UUID head) {
-    return Sql.of("SELECT m.id, CASE WHEN m.status = 'PENDING' AND m.next_attempt_at <= " + dialect.now()
-        + sql.noDeadBefore("m", r))
+    return Sql.of("SELECT m.id, CASE WHEN m.status = 'PENDING' AND m.next_attempt_at <= " + dialect.now())
         .plus(sql.notPaused("m", r))
         .plus(" THEN 1 ELSE 0 END FROM " + table + " m JOIN " + table + " h ON h.id = ?", head)
         .plus(" WHERE m.aggregate_type = h.aggregate_type AND m.aggregate_id = h.aggregate_id"

@@ -87,8 +87,7 @@ final class PostgresClaim extends ClaimStatement {
   /**
    * Heads are locked with SKIP LOCKED; the events behind them are read unlocked (nobody else can claim them
    * while their head is live) and locked by the UPDATE, which checks them again. A run stops at the first
-   * event that is not a due {@code PENDING} one of a topic not paused (nor, holding aggregates, behind a dead
-   * one). Held, the followers are locked by the
+   * event that is not a due {@code PENDING} one of a topic not paused. Held, the followers are locked by the
    * final {@code SELECT}, which checks them again the same way.
    */
   private Sql claimRuns(ReadRequest r, boolean hold) {
@@ -104,7 +103,7 @@ final class PostgresClaim extends ClaimStatement {
             + "SELECT n.id, row_number() OVER w AS pos,"
             + " bool_and(n.status = 'PENDING' AND n.next_attempt_at <= now() AND n.open) OVER w AS contiguous"
             + " FROM (SELECT m.id, m.status, m.next_attempt_at, m.created_at,"
-            + " CASE WHEN TRUE" + sql.noDeadBefore("m", r))
+            + " CASE WHEN TRUE")
         .plus(notPaused)
         .plus(" THEN TRUE ELSE FALSE END AS open FROM " + table + " m"
             + " WHERE m.aggregate_type = r.aggregate_type AND m.aggregate_id = r.aggregate_id"

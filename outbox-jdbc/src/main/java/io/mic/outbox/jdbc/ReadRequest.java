@@ -16,7 +16,7 @@ import java.util.UUID;
  * leaves out because its caller is still publishing them, or a claim held by a transaction because its
  * store's other batches hold them; {@code after}, when not {@code null}, is where a read or claim in
  * throughput mode goes on from ({@code fetchPendingAfter}, {@code ClaimRequest.after}); {@code hold}, in
- * ordered mode, makes a {@code DLQ} event hide its aggregate's later events as a live head does.
+ * ordered mode, leaves out the aggregates that have a {@code DLQ} event.
  */
 record ReadRequest(String owner, int limit, Duration leaseTtl, boolean ordered, int runLength,
     List<String> pausedTopics, boolean honourControl, List<UUID> inFlight, OutboxEvent after, boolean hold) {
