@@ -18,7 +18,8 @@ import java.nio.file.StandardOpenOption;
  * survives a SIGKILL the instant the call returns, and lines of several processes never interleave.
  *
  * <p>While the {@code outage} file exists the sink refuses everything as unavailable, like a broker that
- * is down. An event whose payload says {@code "poison":true} is refused as the event's own fault.
+ * is down. An event whose payload says {@code "poison":true} is refused as the event's own fault, until a
+ * file {@code poison-cured} exists beside the {@code outage} file (the consumer was fixed).
  */
 final class RecordingSink implements DispatchFn, AutoCloseable {
   private final FileChannel log;
@@ -37,7 +38,7 @@ final class RecordingSink implements DispatchFn, AutoCloseable {
     if (outage != null && Files.exists(outage)) {
       throw new PublishUnavailableException("the recording broker is down (outage file present)");
     }
-    if (Workload.isPoison(event.payload())) {
+    if (Workload.isPoison(event.payload()) && (outage == null || !Files.exists(outage.resolveSibling("poison-cured")))) {
       throw new IllegalStateException("poison event refused by the recording broker");
     }
     if (delayMillis > 0) {

@@ -29,7 +29,7 @@ import javax.sql.DataSource;
  * {@code rabbitmq:<uri>} | {@code kafka:<bootstrap servers>}), {@code stream} (subject prefix on NATS,
  * exchange on RabbitMQ, topic on Kafka), {@code outage} (file), {@code workers}, {@code batch},
  * {@code leaseMs}, {@code pollMs} (either left out: the dispatcher's default), {@code delayMs},
- * {@code maxAttempts}, {@code retryMs},
+ * {@code maxAttempts}, {@code retryMs}, {@code hold},
  * {@code pipelined} ({@code true}, the dispatcher's default, or {@code false}), {@code claim} ({@code true},
  * or {@code false}: the store's default mode, one process at a time), {@code deleteOnDispatch} ({@code false}
  * or {@code true}), {@code transactionalClaims} ({@code false} or {@code true}: claims held by transactions,
@@ -106,6 +106,7 @@ public final class WorkerMain {
           .store(new FaultStore(store)).dispatchFn(publish)
           .useClaim(Boolean.parseBoolean(a.getOrDefault("claim", "true")))
           .preserveAggregateOrder("ordered".equals(a.get("mode")))
+          .holdAggregateOnDeadLetter(Boolean.parseBoolean(a.getOrDefault("hold", "false")))
           .workers(workers).batchSize(Integer.parseInt(a.getOrDefault("batch", "10")))
           .maxAttempts(Integer.parseInt(a.getOrDefault("maxAttempts", "10")))
           .retryBackoff(Duration.ofMillis(retryMs), Duration.ofMillis(retryMs * 2))
