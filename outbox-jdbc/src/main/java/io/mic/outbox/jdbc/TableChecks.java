@@ -1,5 +1,6 @@
 package io.mic.outbox.jdbc;
 
+import io.mic.outbox.HeldAggregate;
 import io.mic.outbox.OutboxEvent;
 import io.mic.outbox.jdbc.OutboxDoctor.Check;
 import java.sql.PreparedStatement;
@@ -175,9 +176,19 @@ final class TableChecks {
     });
   }
 
+  /** Aggregates with live events behind a dead letter: held by dispatchers that hold, whichever do. */
   Check heldAggregates() {
-    // TODO: WARN with the count of OutboxDeadLetters.heldAggregates() once a dead letter can hold its aggregate
-    return Check.notApplicable("held-aggregates", "this MIC Outbox does not hold aggregates behind dead letters");
+    String name = "held-aggregates";
+    List<HeldAggregate> held = new DeadLetterStatements(access).held();
+    if (held.isEmpty()) {
+      return Check.pass(name, "no aggregate waits behind a dead letter");
+    }
+    HeldAggregate oldest = held.get(0);
+    return Check.warn(name, held.size() + " aggregate(s) with live events behind a dead letter, which dispatchers"
+        + " with holdAggregateOnDeadLetter(true) keep waiting; the oldest: " + oldest.aggregateType() + "/"
+        + oldest.aggregateId() + ", " + oldest.waiting() + " waiting behind " + oldest.deadEventId(),
+        "mic-outbox dlq held; fix the cause, then dlq redrive (the dead event goes first) or dlq purge (the waiting"
+            + " ones go on)");
   }
 
   Check pauses() {
