@@ -74,11 +74,16 @@ public final class JdbcOutboxStore implements OutboxStore {
   private final AppendChannel appendChannel;
   private final Binding<Statements> binding;
   private final boolean deleteOnDispatch;
+  /** The interval of a table partitioned by {@link Builder#partitionInterval}; null for a plain table. */
+  private final Duration partitionInterval;
+  /** Its partitions, once the table is bound. */
+  private volatile PostgresPartitions partitions;
 
   private JdbcOutboxStore(Builder b) {
     this.tableName = b.tableName;
     this.deleteOnDispatch = b.deleteOnDispatch;
     this.dataSource = b.dataSource;
+    this.partitionInterval = b.partitionInterval;
     this.appendChannel = b.notifyOnAppend ? AppendChannel.of(b.tableName) : null;
     this.binding = new Binding<>("outbox", b.dataSource, b.dialect, b.tableName, access -> {
       if (appendChannel != null && !(access.dialect instanceof PostgresDialect)) {
@@ -91,8 +96,46 @@ public final class JdbcOutboxStore implements OutboxStore {
             + tableName + " is on " + access.dialect.name() + ": remove transactionalClaims(true); claims on "
             + access.dialect.name() + " are leases written into the rows");
       }
+      if (b.partitionInterval != null && !(access.dialect instanceof PostgresDialect)) {
+        throw new InvalidConfigurationException("partitionInterval(" + b.partitionInterval + ") needs PostgreSQL,"
+            + " but outbox table " + tableName + " is on " + access.dialect.name() + ": remove partitionInterval;"
+            + " retention on " + access.dialect.name() + " deletes rows (OutboxMaintenance.purgeDispatchedOlderThan)");
+      }
       return Statements.of(access, b.deleteOnDispatch, b.transactionalClaims);
     });
+  }
+
+  /**
+   * The partitions of this store's table, bound to its database.
+   *
+   * @throws InvalidConfigurationException if the store was built without {@link Builder#partitionInterval}
+   */
+  PostgresPartitions partitions(String operation) {
+    if (partitionInterval == null) {
+      throw new InvalidConfigurationException(operation + " needs a store built with partitionInterval(...), but"
+          + " outbox table " + tableName + " is not partitioned: use purgeDispatchedOlderThan for its retention");
+    }
+    return partitions();
+  }
+
+  /** Null for a plain table; binds the table (which refuses a database other than PostgreSQL). */
+  private PostgresPartitions partitions() {
+    if (partitionInterval == null) {
+      return null;
+    }
+    PostgresPartitions p = partitions;
+    if (p == null) {
+      p = new PostgresPartitions(bind().access(), partitionInterval);
+      partitions = p;
+    }
+    return p;
+  }
+
+  /** Keeps the partitions ahead from the dispatcher's reads, at a low rate ({@link PostgresPartitions#keepAhead}). */
+  private void keepPartitionsAhead() {
+    if (partitionInterval != null) {
+      partitions().keepAhead();
+    }
   }
 
   private Statements bind() {
@@ -134,22 +177,23 @@ public final class JdbcOutboxStore implements OutboxStore {
    */
   public void createSchema() {
     Statements statements = bind();
-    new OutboxSchema(statements.access()).create(statements.held() != null);
+    new OutboxSchema(statements.access(), partitions())
+        .create(statements.held() != null);
   }
 
   /** The script that adds the event envelope's columns to an older table, for this store's table name. */
   public String upgradeEnvelopeDdl() {
-    return new OutboxSchema(access()).envelopeUpgradeDdl();
+    return new OutboxSchema(access(), partitions()).envelopeUpgradeDdl();
   }
 
   /** The script that replaces the indexes of a table older than the lean schema (PostgreSQL), else empty. */
   public String upgradeIndexesDdl() {
-    return new OutboxSchema(access()).indexesUpgradeDdl();
+    return new OutboxSchema(access(), partitions()).indexesUpgradeDdl();
   }
 
   /** The DDL of {@link Dialect#schemaResource()} for this store's table name, comments removed. */
   public String schemaDdl() {
-    return new OutboxSchema(access()).ddl();
+    return new OutboxSchema(access(), partitions()).ddl();
   }
 
   /**
@@ -196,6 +240,7 @@ public final class JdbcOutboxStore implements OutboxStore {
   public List<OutboxEvent> fetchPending(int limit, boolean preserveAggregateOrder, Set<String> pausedTopics,
       Set<UUID> inFlight) {
     FetchStatement fetch = bind().fetch();
+    keepPartitionsAhead();
     return bind().control().honouring(ReadRequest.fetch(limit, preserveAggregateOrder, pausedTopics, inFlight),
         fetch::fetch);
   }
@@ -236,6 +281,7 @@ public final class JdbcOutboxStore implements OutboxStore {
 
   private List<OutboxEvent> claim(ReadRequest request) {
     Statements statements = bind();
+    keepPartitionsAhead();
     Function<ReadRequest, List<OutboxEvent>> claim = statements.held() != null ? statements.held()::claim
         : statements.claim()::claim;
     List<OutboxEvent> claimed = new ArrayList<>(statements.control().honouring(request, claim));
@@ -358,6 +404,7 @@ public final class JdbcOutboxStore implements OutboxStore {
     private boolean notifyOnAppend;
     private boolean deleteOnDispatch;
     private boolean transactionalClaims;
+    private Duration partitionInterval;
 
     private Builder() {
       super(DEFAULT_TABLE);
@@ -403,6 +450,30 @@ public final class JdbcOutboxStore implements OutboxStore {
      */
     public Builder transactionalClaims(boolean transactional) {
       this.transactionalClaims = transactional;
+      return this;
+    }
+
+    /**
+     * Partition the table by range of {@code created_at}, one partition per {@code interval} (at least an hour,
+     * whole minutes), so that retention drops whole partitions ({@link OutboxMaintenance#dropPartitionsOlderThan})
+     * instead of deleting rows. {@link JdbcOutboxStore#createSchema()} creates the partitioned table (or converts
+     * a plain one holding rows) and the partitions ahead; {@link OutboxMaintenance#ensurePartitions()} and the
+     * dispatchers' reads keep them ahead. <b>PostgreSQL 13 or later only</b>: refused elsewhere with an
+     * {@link InvalidConfigurationException}. docs/jdbc.md has the layout and the upgrade.
+     *
+     * <pre>{@code
+     * JdbcOutboxStore store = JdbcOutboxStore.builder().dataSource(dataSource)
+     *     .partitionInterval(Duration.ofDays(1)).build();
+     * }</pre>
+     */
+    public Builder partitionInterval(Duration interval) {
+      Objects.requireNonNull(interval, "partitionInterval");
+      if (interval.compareTo(PostgresPartitions.MIN_INTERVAL) < 0 || interval.toSecondsPart() != 0
+          || interval.toNanosPart() != 0) {
+        throw new InvalidConfigurationException("partitionInterval must be at least " + PostgresPartitions.MIN_INTERVAL
+            + " in whole minutes, was " + interval + ": e.g. Duration.ofDays(1) or Duration.ofHours(6)");
+      }
+      this.partitionInterval = interval;
       return this;
     }
 

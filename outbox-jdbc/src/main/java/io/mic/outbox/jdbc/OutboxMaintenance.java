@@ -79,6 +79,38 @@ public final class OutboxMaintenance {
   }
 
   /**
+   * Creates the partitions of a partitioned table ({@link JdbcOutboxStore.Builder#partitionInterval}) from the
+   * current interval to {@value PostgresPartitions#AHEAD} ahead, when they are missing. Idempotent, and safe to
+   * call from several processes at once; when every partition exists it runs no DDL. The dispatchers' reads call
+   * it too, at most every quarter interval, so this is for a process that appends without dispatching.
+   *
+   * @return how many partitions were created
+   * @throws io.mic.outbox.InvalidConfigurationException if the store's table is not partitioned
+   */
+  public int ensurePartitions() {
+    return store.partitions("ensurePartitions()").ensure();
+  }
+
+  /**
+   * Drops the partitions of a partitioned table whose rows were all created more than {@code retention} ago,
+   * whole, unless one still holds a {@code PENDING}, {@code PROCESSING} or {@code DLQ} row (that one stays until
+   * its events are dispatched, redriven or purged; purgeDispatchedOlderThan can still thin it). A partition
+   * whose lock cannot be had within a moment, because a long transaction reads the table, is left for the next
+   * call (logged at WARN).
+   *
+   * <pre>{@code
+   * scheduler.scheduleWithFixedDelay(
+   *     () -> maintenance.dropPartitionsOlderThan(Duration.ofDays(7)), 1, 60, TimeUnit.MINUTES);
+   * }</pre>
+   *
+   * @return how many partitions were dropped
+   * @throws io.mic.outbox.InvalidConfigurationException if the store's table is not partitioned
+   */
+  public int dropPartitionsOlderThan(Duration retention) {
+    return store.partitions("dropPartitionsOlderThan(...)").dropOlderThan(retention);
+  }
+
+  /**
    * The store's {@link JdbcOutboxStore#oldestTransactionAge()}. While it grows, no purge, mark or claim leaves
    * garbage that can be reclaimed, and a queue table slows down with every dead row: alert on it
    * (docs/operations.md).

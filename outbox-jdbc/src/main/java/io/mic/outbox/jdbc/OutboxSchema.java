@@ -16,9 +16,12 @@ final class OutboxSchema {
   private static final String DEFAULT_TABLE = JdbcOutboxStore.DEFAULT_TABLE;
 
   private final TableAccess access;
+  /** The partitions of a partitioned table; null for a plain one. */
+  private final PostgresPartitions partitions;
 
-  OutboxSchema(TableAccess access) {
+  OutboxSchema(TableAccess access, PostgresPartitions partitions) {
     this.access = access;
+    this.partitions = partitions;
   }
 
   /** See {@link JdbcOutboxStore#createSchema()}; {@code journal}: the claim journal of held claims too. */
@@ -26,9 +29,17 @@ final class OutboxSchema {
     Dialect dialect = access.dialect;
     SchemaVersion version = new SchemaVersion(access);
     version.requireKnownNow(); // a schema newer than this library is left as it is
-    boolean created = access.createSchema(dialect.schemaResource(), DEFAULT_TABLE);
+    String kind = partitions == null ? null : partitions.kind();
+    boolean created = access.createSchema(partitions != null && !"r".equals(kind) ? PostgresPartitions.RESOURCE
+        : dialect.schemaResource(), DEFAULT_TABLE);
     boolean upgraded = access.upgrade(envelopeUpgrade(), DEFAULT_TABLE, ENVELOPE_COLUMNS);
     boolean lean = access.upgradeIndexes(DEFAULT_TABLE);
+    if ("r".equals(kind)) {
+      partitions.convert(); // a plain table of an earlier version becomes the first partition
+    }
+    if (partitions != null) {
+      partitions.ensure();
+    }
     createControlTable();
     version.record();
     if (journal) {
@@ -39,7 +50,8 @@ final class OutboxSchema {
   }
 
   String ddl() {
-    return access.ddl(access.dialect.schemaResource(), DEFAULT_TABLE);
+    return access.ddl(partitions != null ? PostgresPartitions.RESOURCE : access.dialect.schemaResource(),
+        DEFAULT_TABLE);
   }
 
   String envelopeUpgradeDdl() {

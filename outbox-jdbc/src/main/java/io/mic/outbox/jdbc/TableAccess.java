@@ -199,7 +199,8 @@ final class TableAccess {
         throw new OutboxException("schema resource " + resource + " is missing from the classpath");
       }
       String ddl = new String(in.readAllBytes(), StandardCharsets.UTF_8).replaceAll("(?m)--.*$", "");
-      // the resource names its table <defaultTable>, indexes <defaultTable>_<name>_idx, other tables <defaultTable>_<name>
+      // the resource names its table <defaultTable>, indexes <defaultTable>_<name>_idx, functions and triggers
+      // <defaultTable>_<name>_fn and _trg, other tables <defaultTable>_<name>
       Matcher m = Pattern.compile("\\b" + defaultTable + "(_\\w+)?\\b").matcher(ddl);
       StringBuilder out = new StringBuilder();
       Set<String> tables = new LinkedHashSet<>(List.of(name.table()));
@@ -208,7 +209,11 @@ final class TableAccess {
       while (m.find()) {
         String suffix = m.group(1) == null ? null : m.group(1).substring(1);
         String replacement = table;
-        if (suffix != null && suffix.endsWith("_idx") && droppedAt(ddl, m.start())) {
+        if (suffix != null && suffix.endsWith("_trg")) {
+          replacement = name.derived(suffix, q); // a trigger is named without its schema
+        } else if (suffix != null && suffix.endsWith("_fn")) {
+          replacement = name.sibling(suffix, q); // a function beside the table, not a table
+        } else if (suffix != null && suffix.endsWith("_idx") && droppedAt(ddl, m.start())) {
           replacement = name.sibling(suffix, q); // DROP INDEX names the index with its schema
         } else if (suffix != null && suffix.endsWith("_idx")) {
           indexes.add(name.derivedName(suffix));
@@ -278,14 +283,17 @@ final class TableAccess {
   void execute(String ddl) {
     inAutoCommit(c -> {
       try (Statement s = c.createStatement()) {
-        for (String statement : ddl.split(";\\s*(?:\\n|$)")) {
-          if (!statement.isBlank()) {
-            s.execute(statement);
-          }
+        for (String statement : statements(ddl)) {
+          s.execute(statement);
         }
       }
       return null;
     });
+  }
+
+  /** The statements of a script: each ends with a semicolon at the end of a line. */
+  static List<String> statements(String ddl) {
+    return java.util.Arrays.stream(ddl.split(";\\s*(?:\\n|$)")).filter(st -> !st.isBlank()).toList();
   }
 
   /** Runs one statement in its own short transaction and returns its update count. */
