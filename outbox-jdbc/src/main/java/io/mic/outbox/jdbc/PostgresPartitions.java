@@ -245,21 +245,40 @@ final class PostgresPartitions {
       Instant boundary = floor(now(c)).plusSeconds(intervalSeconds);
       String past = access.name.derivedName("past");
       execute(c, "ALTER TABLE " + access.table + " RENAME TO \"" + past + "\"");
-      execute(c, "ALTER TABLE " + sibling(past) + " RENAME CONSTRAINT \"" + access.name.derivedName("pkey")
-          + "\" TO \"" + access.name.derivedName("past_pkey") + "\"");
+      // the key of a partitioned table holds created_at: attaching builds the partition's (id, created_at)
+      execute(c, "ALTER TABLE " + sibling(past) + " DROP CONSTRAINT \"" + constraint(c, sibling(past), "p") + "\"");
       for (String index : List.of("claim_idx", "head_idx", "dlq_idx")) {
         execute(c, "ALTER INDEX IF EXISTS " + access.name.sibling(index, '"') + " RENAME TO \""
             + access.name.derivedName("past_" + index) + "\"");
       }
+      String check = constraint(c, sibling(past), "c");
       for (String statement : TableAccess.statements(access.ddl(RESOURCE, JdbcOutboxStore.DEFAULT_TABLE))) {
         execute(c, statement);
       }
+      // a partition needs its table's CHECK constraints by name; the new table's was named around the old one
+      execute(c, "ALTER TABLE " + sibling(past) + " RENAME CONSTRAINT \"" + check + "\" TO \""
+          + constraint(c, access.table, "c") + "\"");
       execute(c, "ALTER TABLE " + access.table + " ATTACH PARTITION " + sibling(past)
           + " FOR VALUES FROM (MINVALUE) TO (" + bound(boundary, null) + ")");
       return null;
     });
     LOG.info("outbox table {}: converted to a table partitioned by created_at; its rows are in partition {}",
         access.name, access.name.derivedName("past"));
+  }
+
+  /** The name of the table's constraint of {@code type}: its primary key ({@code p}), the CHECK of its status ({@code c}). */
+  private static String constraint(Connection c, String table, String type) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement("SELECT conname FROM pg_constraint WHERE conrelid ="
+        + " to_regclass(?) AND contype = CAST(? AS \"char\")")) {
+      ps.setString(1, table);
+      ps.setString(2, type);
+      try (ResultSet rs = ps.executeQuery()) {
+        if (!rs.next()) {
+          throw new SQLException("outbox table " + table + " has no constraint of type " + type, "42704");
+        }
+        return rs.getString(1);
+      }
+    }
   }
 
   private Instant floor(Instant t) {
