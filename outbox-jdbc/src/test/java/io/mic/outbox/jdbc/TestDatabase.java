@@ -123,6 +123,10 @@ enum TestDatabase {
         s.execute("DROP TABLE IF EXISTS " + (name.schema() == null ? "" : name.schema() + ".")
             + name.derivedName(suffix));
       }
+      if (c.getMetaData().getDatabaseProductName().equals("PostgreSQL")) { // a partitioned table's
+        s.execute("DROP FUNCTION IF EXISTS " + (name.schema() == null ? "" : name.schema() + ".")
+            + name.derivedName("id_fn") + "()");
+      }
     } catch (SQLException e) {
       throw new IllegalStateException("cannot drop test table " + table, e);
     }
