@@ -126,9 +126,15 @@ abstract class JdbcOutboxStoreTest {
   private JdbcOutboxStore newStore(UnaryOperator<JdbcOutboxStore.Builder> options) {
     String table = TestDatabase.uniqueName("outbox_jt");
     tables.add(table);
-    JdbcOutboxStore s = options.apply(JdbcOutboxStore.builder().dataSource(dataSource).table(table)).build();
+    JdbcOutboxStore s = options.apply(storeOptions(JdbcOutboxStore.builder().dataSource(dataSource).table(table)))
+        .build();
     s.createSchema();
     return s;
+  }
+
+  /** The options of every store of the suite beyond its table: {@code partitionInterval}, for example. */
+  protected JdbcOutboxStore.Builder storeOptions(JdbcOutboxStore.Builder builder) {
+    return builder;
   }
 
   private static OutboxEvent event(String aggregateId) {
