@@ -93,7 +93,7 @@ public final class OutboxDoctor {
   /**
    * The checks of the database, in this order: {@code schema-version}, {@code indexes}, {@code autovacuum},
    * {@code dead-tuples}, {@code oldest-transaction}, {@code lag}, {@code dead-letters}, {@code held-aggregates},
-   * {@code pauses}.
+   * {@code pauses}, {@code partitions}.
    *
    * @throws OutboxStoreException the database cannot be reached at all
    */
@@ -117,6 +117,9 @@ public final class OutboxDoctor {
     checks.add(guarded("dead-letters", table::deadLetters));
     checks.add(guarded("held-aggregates", table::heldAggregates));
     checks.add(guarded("pauses", table::pauses));
+    checks.add(guarded("partitions", () -> postgres != null
+        ? new PostgresPartitions(access, PostgresPartitions.MIN_INTERVAL).check()
+        : Check.notApplicable("partitions", access.dialect.name() + " tables are not partitioned")));
     return checks;
   }
 

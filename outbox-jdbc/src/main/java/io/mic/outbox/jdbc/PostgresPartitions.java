@@ -281,6 +281,45 @@ final class PostgresPartitions {
     }
   }
 
+  /**
+   * The doctor's {@code partitions} check: a partition covers the present, at least one is ahead of it, and the
+   * {@code future} partition holds no row. Reads the catalog only, so any interval may be given to build this.
+   */
+  OutboxDoctor.Check check() {
+    String name = "partitions";
+    if (!"p".equals(kind())) {
+      return OutboxDoctor.Check.notApplicable(name, "the table is not partitioned (partitionInterval)");
+    }
+    return access.inTransaction(c -> {
+      Instant now = now(c);
+      List<Partition> partitions = list(c);
+      Partition future = partitions.stream().filter(p -> p.upper() == null).findFirst().orElse(null);
+      long ahead = partitions.stream().filter(p -> p.lower() != null && p.upper() != null && p.lower().isAfter(now))
+          .count();
+      boolean covered = partitions.stream().anyMatch(p -> p.upper() != null && p.upper().isAfter(now)
+          && (p.lower() == null || !p.lower().isAfter(now)));
+      String remedy = "run OutboxMaintenance.ensurePartitions(); the dispatchers of a store built with"
+          + " partitionInterval do it every quarter interval: are they running?";
+      if (!covered || (future != null && holdsRows(c, future))) {
+        return OutboxDoctor.Check.warn(name, "no partition covers the present: appends go to " + (future == null
+            ? "no partition" : future.name()), remedy);
+      }
+      if (ahead == 0) {
+        return OutboxDoctor.Check.warn(name, "no partition ahead of the current one", remedy);
+      }
+      return OutboxDoctor.Check.pass(name, partitions.size() + " partition(s), " + ahead
+          + " ahead of the current one");
+    });
+  }
+
+  private boolean holdsRows(Connection c, Partition p) throws SQLException {
+    try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SELECT EXISTS (SELECT 1 FROM "
+        + sibling(p.name()) + ")")) {
+      rs.next();
+      return rs.getBoolean(1);
+    }
+  }
+
   private Instant floor(Instant t) {
     return Instant.ofEpochSecond(Math.floorDiv(t.getEpochSecond(), intervalSeconds) * intervalSeconds);
   }

@@ -57,7 +57,7 @@ class OutboxDoctorTest {
     Map<String, Check> checks = checks();
 
     assertThat(checks.keySet()).containsExactly("schema-version", "indexes", "autovacuum", "dead-tuples",
-        "oldest-transaction", "lag", "dead-letters", "held-aggregates", "pauses");
+        "oldest-transaction", "lag", "dead-letters", "held-aggregates", "pauses", "partitions");
     assertThat(checks.get("schema-version")).isEqualTo(Check.pass("schema-version", "version "
         + JdbcOutboxStore.SCHEMA_VERSION + ", as this MIC Outbox"));
     assertThat(checks.get("indexes")).isEqualTo(Check.pass("indexes", "every table and index of postgresql.sql exists"));
@@ -66,6 +66,8 @@ class OutboxDoctorTest {
     assertThat(checks.get("pauses")).isEqualTo(Check.pass("pauses", "nothing paused"));
     assertThat(checks.get("held-aggregates")).isEqualTo(Check.pass("held-aggregates", "no aggregate waits behind a"
         + " dead letter"));
+    assertThat(checks.get("partitions")).isEqualTo(Check.notApplicable("partitions",
+        "the table is not partitioned (partitionInterval)"));
     assertThat(checks.get("dead-tuples").verdict()).isEqualTo(Verdict.PASS);
     // a new table has the server's scale factor (0.2): a warning where autovacuum runs, a failure where it is off
     Check autovacuum = checks.get("autovacuum");

@@ -119,8 +119,14 @@ class PostgresPartitionsTest {
 
     OutboxEvent e = TestDatabase.appendOrders(dataSource, store, 1).get(0);
     assertThat(count(store.table() + "_future")).isEqualTo(1);
+    OutboxDoctor.Check warned = doctorCheck(store);
+    assertThat(warned.verdict()).isEqualTo(OutboxDoctor.Verdict.WARN);
+    assertThat(warned.figure()).isEqualTo("no partition covers the present: appends go to " + store.table() + "_future");
+    assertThat(warned.remedy()).startsWith("run OutboxMaintenance.ensurePartitions()");
 
     assertThat(maintenance(store).ensurePartitions()).isEqualTo(1 + PostgresPartitions.AHEAD);
+    assertThat(doctorCheck(store)).isEqualTo(OutboxDoctor.Check.pass("partitions", (3 + PostgresPartitions.AHEAD)
+        + " partition(s), " + PostgresPartitions.AHEAD + " ahead of the current one"));
     assertThat(partitions(store)).isEqualTo(before);
     assertThat(count(store.table() + "_future")).isZero();
     assertThat(count(current.name())).isEqualTo(1);
@@ -213,6 +219,11 @@ class PostgresPartitionsTest {
         .partitionInterval(HOUR).build();
     store.createSchema();
     return store;
+  }
+
+  private static OutboxDoctor.Check doctorCheck(JdbcOutboxStore store) {
+    return OutboxDoctor.builder().store(store).build().checks().stream().filter(c -> c.name().equals("partitions"))
+        .findFirst().orElseThrow();
   }
 
   static OutboxMaintenance maintenance(JdbcOutboxStore store) {
