@@ -48,8 +48,20 @@ class CrashWindowTest {
   @Test
   @Timeout(value = 60, unit = TimeUnit.SECONDS)
   void killedDispatcherLosesNothingAndItsLeaseIsTakenOver(@TempDir Path dir) throws Exception {
+    killedDispatcherLosesNothing(dir, b -> b);
+  }
+
+  /** The same on a table partitioned by hour (the dispatcher that dies reads it through a store without the option). */
+  @Test
+  @Timeout(value = 60, unit = TimeUnit.SECONDS)
+  void killedDispatcherLosesNothingOnAPartitionedTable(@TempDir Path dir) throws Exception {
+    killedDispatcherLosesNothing(dir, b -> b.partitionInterval(Duration.ofHours(1)));
+  }
+
+  private void killedDispatcherLosesNothing(Path dir, java.util.function.UnaryOperator<JdbcOutboxStore.Builder> options)
+      throws Exception {
     String table = TestDatabase.uniqueName("outbox_crash");
-    JdbcOutboxStore store = JdbcOutboxStore.builder().dataSource(dataSource).table(table).build();
+    JdbcOutboxStore store = options.apply(JdbcOutboxStore.builder().dataSource(dataSource).table(table)).build();
     store.createSchema();
     try {
       List<OutboxEvent> events = new ArrayList<>();
