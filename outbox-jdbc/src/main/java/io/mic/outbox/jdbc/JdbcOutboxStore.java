@@ -173,7 +173,9 @@ public final class JdbcOutboxStore implements OutboxStore {
    * Creates the table, its indexes and the tables beside it if they are missing (with
    * {@link Builder#transactionalClaims}, the claim journal too), and runs {@link #upgradeEnvelopeDdl()} and
    * {@link #upgradeIndexesDdl()} on a table that needs them. Safe to call at every start: when everything
-   * exists no DDL runs, so a runtime role with row rights only may call it.
+   * exists no DDL runs, so a runtime role with row rights only may call it. With
+   * {@link Builder#partitionInterval}: the table is partitioned, a plain one of its name is converted (its rows
+   * kept), and the partitions ahead are created ({@link OutboxMaintenance#ensurePartitions()}).
    */
   public void createSchema() {
     Statements statements = bind();

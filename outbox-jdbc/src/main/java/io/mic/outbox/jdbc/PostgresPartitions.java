@@ -324,9 +324,10 @@ final class PostgresPartitions {
     return Instant.ofEpochSecond(Math.floorDiv(t.getEpochSecond(), intervalSeconds) * intervalSeconds);
   }
 
+  /** A partition's name as the catalog gives it, quoted (a partition attached by hand may hold a quote). */
   private String sibling(String partition) {
-    return access.name.schema() == null ? "\"" + partition + "\"" : "\"" + access.name.schema() + "\".\"" + partition
-        + "\"";
+    String quoted = "\"" + partition.replace("\"", "\"\"") + "\"";
+    return access.name.schema() == null ? quoted : "\"" + access.name.schema() + "\"." + quoted;
   }
 
   private void lock(Connection c) throws SQLException {
