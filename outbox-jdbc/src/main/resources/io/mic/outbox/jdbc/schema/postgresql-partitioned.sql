@@ -60,6 +60,12 @@ CREATE INDEX IF NOT EXISTS outbox_dlq_idx
     ON outbox (created_at, id)
     WHERE status = 'DLQ';
 
+-- Serves held aggregates (holdAggregateOnDeadLetter): "is there an earlier dead event of this aggregate?",
+-- asked of each head a claim considers, and the listing of held aggregates. Dead rows only.
+CREATE INDEX IF NOT EXISTS outbox_held_idx
+    ON outbox (aggregate_type, aggregate_id, created_at, id)
+    WHERE status = 'DLQ';
+
 -- An id is unique across partitions: the primary key holds created_at, so each insert looks for its id in
 -- the other partitions (one probe of each partition's primary key). Two appends of one id to one aggregate
 -- are serialised by the sequence counter's row lock, so the later one sees the earlier and is refused.
