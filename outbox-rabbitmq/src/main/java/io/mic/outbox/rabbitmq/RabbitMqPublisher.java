@@ -197,7 +197,6 @@ public final class RabbitMqPublisher implements BatchDispatchFn, MessagePublishe
     return "RabbitMQ exchange " + exchange + " at " + sender.displayUri();
   }
 
-  /** Closes the publisher's connection; publications after this fail as unavailable. */
   /**
    * Whether a publication could go now: the connection is open (opened again if it was lost, within the connect
    * timeout) and no memory or disk alarm blocks it. A dispatcher worker waiting out an outage asks it, and
@@ -208,6 +207,7 @@ public final class RabbitMqPublisher implements BatchDispatchFn, MessagePublishe
     return sender.ready();
   }
 
+  /** Closes the publisher's connection; publications after this fail as unavailable. */
   @Override
   public void close() {
     sender.close();
