@@ -127,7 +127,7 @@ public class OutboxAutoConfiguration {
         .maxAttempts(properties.getMaxAttempts())
         .retryBackoff(properties.getRetry().getInitialDelay(), properties.getRetry().getMaxDelay())
         .shutdownTimeout(properties.getShutdownTimeout())
-        // mic.outbox.hold-aggregate-on-dead-letter binds here, to holdAggregateOnDeadLetter(boolean)
+        .holdAggregateOnDeadLetter(properties.isHoldAggregateOnDeadLetter())
         .listener(OutboxListeners.of(listeners.orderedStream().toArray(OutboxListener[]::new)))
         .build());
   }
@@ -146,6 +146,7 @@ public class OutboxAutoConfiguration {
     PROPERTIES.put("table", "mic.outbox.table");
     PROPERTIES.put("useClaim", "mic.outbox.use-claim");
     PROPERTIES.put("preserveAggregateOrder", "mic.outbox.preserve-aggregate-order");
+    PROPERTIES.put("holdAggregateOnDeadLetter", "mic.outbox.hold-aggregate-on-dead-letter");
     PROPERTIES.put("workers", "mic.outbox.workers");
     PROPERTIES.put("leaseTtl", "mic.outbox.lease-ttl");
     PROPERTIES.put("pollInterval", "mic.outbox.poll-interval");

@@ -53,6 +53,7 @@ public final class OutboxHealthIndicator extends AbstractHealthIndicator {
         .withDetail("oldestTransactionAge", s.oldestTransactionAge().map(Duration::toString).orElse("none"))
         .withDetail("pending", s.pending())
         .withDetail("dlq", s.dlq())
+        .withDetail("heldAggregates", s.heldAggregates())
         .withDetail("lastSuccessfulDispatch", s.lastSuccessfulDispatch().map(Object::toString).orElse("none"))
         .withDetail("dispatched", s.dispatched())
         .withDetail("pollFailures", s.pollFailures());

@@ -64,6 +64,11 @@ public class OutboxProperties {
   private int batchSize = OutboxDispatcher.DEFAULT_BATCH_SIZE;
   /** Attempts before an event moves to the dead-letter queue. */
   private int maxAttempts = OutboxDispatcher.DEFAULT_MAX_ATTEMPTS;
+  /**
+   * With preserve-aggregate-order: a dead-lettered event keeps its aggregate's later events waiting until it
+   * is redriven (it goes first) or purged, so ordered consumers never see a gap (docs/ordering.md).
+   */
+  private boolean holdAggregateOnDeadLetter;
   /** How long stopping the dispatcher waits for the publications in flight before it releases the rest. */
   private Duration shutdownTimeout = AsyncOutboxDispatcher.DEFAULT_SHUTDOWN_TIMEOUT;
   /** Delete an event once it is published instead of marking it dispatched (no archive, no redrive after). */
@@ -176,6 +181,14 @@ public class OutboxProperties {
 
   public void setMaxAttempts(int maxAttempts) {
     this.maxAttempts = maxAttempts;
+  }
+
+  public boolean isHoldAggregateOnDeadLetter() {
+    return holdAggregateOnDeadLetter;
+  }
+
+  public void setHoldAggregateOnDeadLetter(boolean holdAggregateOnDeadLetter) {
+    this.holdAggregateOnDeadLetter = holdAggregateOnDeadLetter;
   }
 
   public Duration getShutdownTimeout() {

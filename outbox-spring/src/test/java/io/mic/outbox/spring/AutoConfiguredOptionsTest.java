@@ -147,6 +147,44 @@ class AutoConfiguredOptionsTest {
     });
   }
 
+  /** A dead head keeps its aggregate waiting; other aggregates flow; health and the store name it. */
+  @Test
+  void holdAggregateOnDeadLetterKeepsTheAggregateWaitingBehindItsDeadEvent() {
+    runner.withPropertyValues("mic.outbox.use-claim=true", "mic.outbox.preserve-aggregate-order=true",
+        "mic.outbox.hold-aggregate-on-dead-letter=true", "mic.outbox.max-attempts=1").run(context -> {
+      TransactionalOutbox outbox = context.getBean(TransactionalOutbox.class);
+      TransactionTemplate tx = context.getBean(TransactionTemplate.class);
+      OutboxEvent poison = OutboxEvent.builder().aggregate("order", "1").topic("order.poison").payload("{}").build();
+      OutboxEvent behind = OutboxEvent.builder().aggregate("order", "1").topic("order.paid").payload("{}").build();
+      tx.executeWithoutResult(s -> outbox.append(List.of(poison, behind)));
+      JdbcOutboxStore store = context.getBean(JdbcOutboxStore.class);
+      await().atMost(Duration.ofSeconds(10)).until(() -> store.heldAggregates().size() == 1);
+
+      // another aggregate's event, appended after the dead letter, goes out; the held one's does not
+      OutboxEvent other = OutboxEvent.builder().aggregate("order", "2").topic("order.paid").payload("{}").build();
+      tx.executeWithoutResult(s -> outbox.append(other));
+      Recording published = context.getBean(Recording.class);
+      await().atMost(Duration.ofSeconds(10))
+          .until(() -> published.events.stream().anyMatch(e -> e.id().equals(other.id())));
+      assertThat(published.events).extracting(OutboxEvent::id).doesNotContain(behind.id());
+      assertThat(store.heldAggregates()).singleElement()
+          .satisfies(h -> assertThat(h.deadEventId()).isEqualTo(poison.id()))
+          .satisfies(h -> assertThat(h.waiting()).isEqualTo(1));
+      assertThat(context.getBean(OutboxHealthIndicator.class).health().getDetails())
+          .containsEntry("heldAggregates", 1L);
+    });
+  }
+
+  @Test
+  void holdAggregateOnDeadLetterWithoutOrderFailsTheStartNamingTheProperties() {
+    runner.withPropertyValues("mic.outbox.hold-aggregate-on-dead-letter=true").run(context -> {
+      assertThat(context).hasFailed();
+      assertThat(context.getStartupFailure()).rootCause().hasMessageContaining("holdAggregateOnDeadLetter")
+          .hasMessageContaining("mic.outbox.hold-aggregate-on-dead-letter")
+          .hasMessageContaining("mic.outbox.preserve-aggregate-order");
+    });
+  }
+
   /** A planned pause is not a failure: its events wait on purpose and do not make the outbox down. */
   @Test
   void pausedTopicsDoNotCountTowardTheLagThatJudgesHealth() {
@@ -188,6 +226,9 @@ class AutoConfiguredOptionsTest {
 
     @Override
     public void dispatch(OutboxEvent event) {
+      if (event.topic().equals("order.poison")) {
+        throw new IllegalArgumentException("the broker refuses order.poison");
+      }
       events.add(event);
     }
   }

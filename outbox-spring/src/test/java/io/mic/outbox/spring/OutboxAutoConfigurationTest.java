@@ -9,6 +9,7 @@ import io.mic.outbox.AsyncOutboxDispatcher;
 import io.mic.outbox.ClaimRequest;
 import io.mic.outbox.DispatchFn;
 import io.mic.outbox.InvalidConfigurationException;
+import io.mic.outbox.OutboxDispatcher;
 import io.mic.outbox.OutboxEvent;
 import io.mic.outbox.OutboxException;
 import io.mic.outbox.OutboxHealth;
@@ -304,7 +305,8 @@ class OutboxAutoConfigurationTest {
           assertThat(p.isUseClaim()).isTrue();
           assertThat(p.isPreserveAggregateOrder()).isFalse();
           assertThat(p.getWorkers()).isEqualTo(AsyncOutboxDispatcher.DEFAULT_WORKERS);
-          assertThat(p.getLeaseTtl()).isEqualTo(Duration.ofSeconds(60));
+          assertThat(p.getLeaseTtl()).isEqualTo(OutboxDispatcher.DEFAULT_LEASE_TTL);
+          assertThat(p.isHoldAggregateOnDeadLetter()).isFalse();
           assertThat(p.getPollInterval()).isEqualTo(Duration.ofMillis(200));
           assertThat(p.isCreateSchema()).isFalse();
         });
