@@ -12,6 +12,7 @@ import io.mic.outbox.spi.DispatchDecorator;
 import io.nats.client.Connection;
 import io.nats.client.JetStreamOptions;
 import io.nats.client.Nats;
+import io.nats.client.PublishOptions;
 import io.nats.client.api.StreamConfiguration;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -94,8 +95,9 @@ class NatsQuorumReturnTest {
     var js = await("the stream takes a message again").atMost(Duration.ofSeconds(60));
     AtomicLong at = new AtomicLong();
     js.pollInterval(Duration.ofMillis(50)).ignoreExceptions().until(() -> {
+      // one message id for every try: a try that timed out here but was stored is not stored twice
       admin.jetStream(JetStreamOptions.builder().requestTimeout(Duration.ofMillis(500)).build())
-          .publish("quorum.probe", new byte[0]);
+          .publish("quorum.probe", new byte[0], PublishOptions.builder().messageId("quorum-probe").build());
       at.set(System.nanoTime());
       return true;
     });
