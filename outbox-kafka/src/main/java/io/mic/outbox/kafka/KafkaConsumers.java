@@ -3,6 +3,8 @@ package io.mic.outbox.kafka;
 import io.mic.outbox.DeliveryHandler;
 import io.mic.outbox.DeliveryOutcome;
 import io.mic.outbox.OutboxException;
+import io.mic.outbox.OutboxHeaders;
+import io.mic.outbox.SchemaVersions;
 import io.mic.outbox.spi.Deliveries;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -60,13 +62,26 @@ public final class KafkaConsumers {
    */
   public static <K, V> List<DeliveryOutcome> handle(Consumer<K, V> consumer, ConsumerRecords<K, V> records,
       RecordHandler<K, V> handler) {
+    return handle(consumer, records, SchemaVersions.ANY, handler);
+  }
+
+  /**
+   * As {@link #handle(Consumer, ConsumerRecords, RecordHandler)}, for a consumer that reads the schema versions
+   * {@code accepts} declares for each record's topic: a record with a newer {@code x-schema-version} never
+   * reaches the handler; its partition is sought back to it as after a failure
+   * ({@link DeliveryOutcome#REDELIVERED}), so no later record of the partition overtakes it, and a WARN names the
+   * fix. It is applied once a consumer that reads it is deployed; until then the partition waits on it.
+   */
+  public static <K, V> List<DeliveryOutcome> handle(Consumer<K, V> consumer, ConsumerRecords<K, V> records,
+      SchemaVersions accepts, RecordHandler<K, V> handler) {
     Objects.requireNonNull(consumer, "consumer");
+    Objects.requireNonNull(accepts, "accepts");
     Objects.requireNonNull(handler, "handler");
     List<DeliveryOutcome> outcomes = new ArrayList<>();
     Map<TopicPartition, OffsetAndMetadata> handled = new HashMap<>();
     for (TopicPartition partition : records.partitions()) {
       for (ConsumerRecord<K, V> record : records.records(partition)) {
-        DeliveryOutcome outcome = handle(record, handler);
+        DeliveryOutcome outcome = handle(record, accepts, handler);
         outcomes.add(outcome);
         if (outcome == DeliveryOutcome.REDELIVERED) {
           consumer.seek(partition, new OffsetAndMetadata(record.offset(), record.leaderEpoch(), ""));
@@ -81,7 +96,8 @@ public final class KafkaConsumers {
     return outcomes;
   }
 
-  private static <K, V> DeliveryOutcome handle(ConsumerRecord<K, V> record, RecordHandler<K, V> handler) {
+  private static <K, V> DeliveryOutcome handle(ConsumerRecord<K, V> record, SchemaVersions accepts,
+      RecordHandler<K, V> handler) {
     String key;
     try {
       key = KafkaHeaders.idempotencyKey(record.headers());
@@ -90,7 +106,8 @@ public final class KafkaConsumers {
           + record.offset() + ": " + e.getMessage());
     }
     DeliveryHandler withRecord = eventId -> handler.handle(record, eventId);
-    return Deliveries.attempt(withRecord, key, record.topic() + "-" + record.partition() + "@" + record.offset());
+    return Deliveries.attempt(withRecord, key, record.topic() + "-" + record.partition() + "@" + record.offset(),
+        accepts, record.topic(), KafkaHeaders.toMap(record.headers()).get(OutboxHeaders.SCHEMA_VERSION));
   }
 
   private static void commit(Consumer<?, ?> consumer, Map<TopicPartition, OffsetAndMetadata> offsets) {

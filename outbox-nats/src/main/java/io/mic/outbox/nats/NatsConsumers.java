@@ -4,6 +4,7 @@ import io.mic.outbox.DeliveryHandler;
 import io.mic.outbox.DeliveryOutcome;
 import io.mic.outbox.OutboxException;
 import io.mic.outbox.OutboxHeaders;
+import io.mic.outbox.SchemaVersions;
 import io.mic.outbox.spi.Deliveries;
 import io.nats.client.Message;
 import io.nats.client.impl.Headers;
@@ -63,19 +64,30 @@ public final class NatsConsumers {
    * comes back.
    */
   public static DeliveryOutcome handle(Message message, DeliveryHandler handler) {
+    return handle(message, SchemaVersions.ANY, handler);
+  }
+
+  /**
+   * As {@link #handle(Message, DeliveryHandler)}, for a consumer that reads the schema versions {@code accepts}
+   * declares for the message's subject: a message with a newer {@code x-schema-version} never reaches the
+   * handler; it is nak-ed with the same growing delay as a failure ({@link DeliveryOutcome#REDELIVERED}) and a
+   * WARN names the fix, so it is applied once a consumer that reads it is deployed.
+   */
+  public static DeliveryOutcome handle(Message message, SchemaVersions accepts, DeliveryHandler handler) {
+    Objects.requireNonNull(accepts, "accepts");
     Objects.requireNonNull(handler, "handler");
-    String key;
+    DeliveryOutcome outcome;
     try {
-      key = idempotencyKey(message);
+      String key = idempotencyKey(message);
+      outcome = Deliveries.attempt(handler, key, "subject " + message.getSubject(), accepts, message.getSubject(),
+          message.getHeaders().getFirst(OutboxHeaders.SCHEMA_VERSION));
     } catch (OutboxException e) {
-      message.term();
-      return Deliveries.rejected(e.getMessage());
+      outcome = Deliveries.rejected(e.getMessage());
     }
-    DeliveryOutcome outcome = Deliveries.attempt(handler, key, "subject " + message.getSubject());
-    if (outcome == DeliveryOutcome.REDELIVERED) {
-      message.nakWithDelay(redeliveryDelay(message));
-    } else {
-      message.ack();
+    switch (outcome) {
+      case REDELIVERED -> message.nakWithDelay(redeliveryDelay(message));
+      case REJECTED -> message.term();
+      default -> message.ack();
     }
     return outcome;
   }

@@ -8,6 +8,7 @@ import io.mic.outbox.DeliveryOutcome;
 import io.mic.outbox.OutboxEvent;
 import io.mic.outbox.OutboxException;
 import io.mic.outbox.OutboxHeaders;
+import io.mic.outbox.SchemaVersions;
 import io.nats.client.Connection;
 import io.nats.client.JetStreamSubscription;
 import io.nats.client.Message;
@@ -121,5 +122,50 @@ class NatsConsumersTest {
     // ack() and term() are not waited for: the server settles them a moment after the helper returns
     await().atMost(Duration.ofSeconds(5)).untilAsserted(() -> assertThat(sub.getConsumerInfo().getNumAckPending())
         .as("nothing waits to be delivered again").isZero());
+  }
+
+  /**
+   * A consumer that reads version 1 of the topic is handed a version-2 event: it is neither applied nor acked,
+   * and JetStream delivers it again; the version-1 event is applied. Once the consumer reads version 2 (it was
+   * "deployed"), the redelivered event is applied, once.
+   */
+  @Test
+  void anEventNewerThanTheConsumerReadsComesBackUntilAConsumerThatReadsItAppliesItOnce() throws Exception {
+    String topic = stream + ".created";
+    OutboxEvent v1 = OutboxEvent.builder().aggregate("order", "1").topic(topic).payload("{}").build();
+    OutboxEvent v2 = OutboxEvent.builder().aggregate("order", "2").topic(topic).schemaVersion(2).payload("{}").build();
+    try (NatsJetStreamPublisher publisher = NatsJetStreamPublisher.builder().connection(nats).build()) {
+      publisher.dispatch(v1);
+      publisher.dispatch(v2);
+    }
+    List<Long> refusedDeliveries = new ArrayList<>();
+    SchemaVersions before = SchemaVersions.upTo(1);
+
+    await().atMost(Duration.ofSeconds(15)).until(() -> {
+      for (Message m : sub.fetch(1, Duration.ofMillis(200))) {
+        DeliveryOutcome outcome = NatsConsumers.handle(m, before, applied::add);
+        if (outcome == DeliveryOutcome.REDELIVERED) {
+          refusedDeliveries.add(m.metaData().deliveredCount());
+        }
+        outcomes.add(outcome);
+      }
+      return refusedDeliveries.size() == 2;
+    });
+    assertThat(applied).containsExactly(v1.id().toString());
+    assertThat(refusedDeliveries).as("not acked: delivered again").containsExactly(1L, 2L);
+
+    SchemaVersions upgraded = before.topic(topic, 2);
+    await().atMost(Duration.ofSeconds(15)).until(() -> {
+      for (Message m : sub.fetch(1, Duration.ofMillis(200))) {
+        outcomes.add(NatsConsumers.handle(m, upgraded, applied::add));
+      }
+      return applied.size() == 2;
+    });
+    assertThat(applied).containsExactly(v1.id().toString(), v2.id().toString());
+    assertThat(outcomes).containsExactly(DeliveryOutcome.APPLIED, DeliveryOutcome.REDELIVERED,
+        DeliveryOutcome.REDELIVERED, DeliveryOutcome.APPLIED);
+    await().atMost(Duration.ofSeconds(5)).untilAsserted(() -> assertThat(sub.getConsumerInfo().getNumAckPending())
+        .as("acked: never delivered again").isZero());
+    assertThat(sub.getConsumerInfo().getNumPending()).isZero();
   }
 }

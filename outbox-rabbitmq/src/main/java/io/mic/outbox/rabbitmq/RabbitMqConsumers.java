@@ -7,6 +7,7 @@ import io.mic.outbox.DeliveryHandler;
 import io.mic.outbox.DeliveryOutcome;
 import io.mic.outbox.OutboxException;
 import io.mic.outbox.OutboxHeaders;
+import io.mic.outbox.SchemaVersions;
 import io.mic.outbox.spi.Deliveries;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -81,21 +82,38 @@ public final class RabbitMqConsumers {
    */
   public static DeliveryOutcome handle(Channel channel, Delivery delivery, DeliveryHandler handler)
       throws IOException {
+    return handle(channel, delivery, SchemaVersions.ANY, handler);
+  }
+
+  /**
+   * As {@link #handle(Channel, Delivery, DeliveryHandler)}, for a consumer that reads the schema versions
+   * {@code accepts} declares for the delivery's routing key: a delivery with a newer {@code x-schema-version}
+   * never reaches the handler; it is nack-ed with requeue ({@link DeliveryOutcome#REDELIVERED}) and a WARN
+   * names the fix, so it is applied once a consumer that reads it is deployed. A classic queue hands it back at
+   * once: pause its topic at the producer ({@code mic-outbox pause --topic}) if that consumer is not deployed
+   * soon.
+   *
+   * @throws IOException if the channel cannot send the acknowledgement
+   */
+  public static DeliveryOutcome handle(Channel channel, Delivery delivery, SchemaVersions accepts,
+      DeliveryHandler handler) throws IOException {
     Objects.requireNonNull(channel, "channel");
+    Objects.requireNonNull(accepts, "accepts");
     Objects.requireNonNull(handler, "handler");
     long tag = delivery.getEnvelope().getDeliveryTag();
-    String key;
+    String routingKey = delivery.getEnvelope().getRoutingKey();
+    DeliveryOutcome outcome;
     try {
-      key = idempotencyKey(delivery);
+      String key = idempotencyKey(delivery);
+      outcome = Deliveries.attempt(handler, key, "routing key " + routingKey, accepts, routingKey,
+          text(delivery.getProperties().getHeaders().get(OutboxHeaders.SCHEMA_VERSION)));
     } catch (OutboxException e) {
-      channel.basicNack(tag, false, false);
-      return Deliveries.rejected(e.getMessage());
+      outcome = Deliveries.rejected(e.getMessage());
     }
-    DeliveryOutcome outcome = Deliveries.attempt(handler, key, "routing key " + delivery.getEnvelope().getRoutingKey());
-    if (outcome == DeliveryOutcome.REDELIVERED) {
-      channel.basicNack(tag, false, true);
-    } else {
-      channel.basicAck(tag, false);
+    switch (outcome) {
+      case REDELIVERED -> channel.basicNack(tag, false, true);
+      case REJECTED -> channel.basicNack(tag, false, false);
+      default -> channel.basicAck(tag, false);
     }
     return outcome;
   }

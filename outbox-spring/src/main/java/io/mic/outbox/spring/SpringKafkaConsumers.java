@@ -3,6 +3,8 @@ package io.mic.outbox.spring;
 import io.mic.outbox.DeliveryHandler;
 import io.mic.outbox.DeliveryOutcome;
 import io.mic.outbox.OutboxException;
+import io.mic.outbox.OutboxHeaders;
+import io.mic.outbox.SchemaVersions;
 import io.mic.outbox.kafka.KafkaHeaders;
 import io.mic.outbox.spi.Deliveries;
 import java.time.Duration;
@@ -38,18 +40,30 @@ public final class SpringKafkaConsumers {
    * never throws the handler's failure.
    */
   public static DeliveryOutcome handle(ConsumerRecord<?, ?> record, Acknowledgment ack, DeliveryHandler handler) {
+    return handle(record, ack, SchemaVersions.ANY, handler);
+  }
+
+  /**
+   * As {@link #handle(ConsumerRecord, Acknowledgment, DeliveryHandler)}, for a listener that reads the schema
+   * versions {@code accepts} declares for the record's topic: a record with a newer {@code x-schema-version}
+   * never reaches the handler; it is nack-ed with {@link #REDELIVERY_DELAY} like a failure (the partition waits
+   * on it) and a WARN names the fix, so it is applied once a consumer that reads it is deployed.
+   */
+  public static DeliveryOutcome handle(ConsumerRecord<?, ?> record, Acknowledgment ack, SchemaVersions accepts,
+      DeliveryHandler handler) {
     Objects.requireNonNull(record, "record");
     Objects.requireNonNull(ack, "ack");
+    Objects.requireNonNull(accepts, "accepts");
     Objects.requireNonNull(handler, "handler");
     String where = record.topic() + "-" + record.partition() + "@" + record.offset();
-    String key;
+    DeliveryOutcome outcome;
     try {
-      key = KafkaHeaders.idempotencyKey(record.headers());
+      String key = KafkaHeaders.idempotencyKey(record.headers());
+      outcome = Deliveries.attempt(handler, key, where, accepts, record.topic(),
+          KafkaHeaders.toMap(record.headers()).get(OutboxHeaders.SCHEMA_VERSION));
     } catch (OutboxException e) {
-      ack.acknowledge();
-      return Deliveries.rejected("the record at " + where + ": " + e.getMessage());
+      outcome = Deliveries.rejected("the record at " + where + ": " + e.getMessage());
     }
-    DeliveryOutcome outcome = Deliveries.attempt(handler, key, where);
     if (outcome == DeliveryOutcome.REDELIVERED) {
       ack.nack(REDELIVERY_DELAY);
     } else {

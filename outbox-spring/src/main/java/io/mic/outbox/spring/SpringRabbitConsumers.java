@@ -5,6 +5,7 @@ import io.mic.outbox.DeliveryHandler;
 import io.mic.outbox.DeliveryOutcome;
 import io.mic.outbox.OutboxException;
 import io.mic.outbox.OutboxHeaders;
+import io.mic.outbox.SchemaVersions;
 import io.mic.outbox.spi.Deliveries;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -68,22 +69,36 @@ public final class SpringRabbitConsumers {
    * @throws IOException if the channel cannot send the acknowledgement
    */
   public static DeliveryOutcome handle(Message message, Channel channel, DeliveryHandler handler) throws IOException {
+    return handle(message, channel, SchemaVersions.ANY, handler);
+  }
+
+  /**
+   * As {@link #handle(Message, Channel, DeliveryHandler)}, for a listener that reads the schema versions
+   * {@code accepts} declares for the message's routing key: a message with a newer {@code x-schema-version}
+   * never reaches the handler; it is nack-ed with requeue like a failure and a WARN names the fix, so it is
+   * applied once a consumer that reads it is deployed.
+   *
+   * @throws IOException if the channel cannot send the acknowledgement
+   */
+  public static DeliveryOutcome handle(Message message, Channel channel, SchemaVersions accepts,
+      DeliveryHandler handler) throws IOException {
     Objects.requireNonNull(channel, "channel");
+    Objects.requireNonNull(accepts, "accepts");
     Objects.requireNonNull(handler, "handler");
     long tag = message.getMessageProperties().getDeliveryTag();
-    String key;
+    String routingKey = message.getMessageProperties().getReceivedRoutingKey();
+    DeliveryOutcome outcome;
     try {
-      key = idempotencyKey(message);
+      String key = idempotencyKey(message);
+      outcome = Deliveries.attempt(handler, key, "routing key " + routingKey, accepts, routingKey,
+          text(message.getMessageProperties().getHeaders().get(OutboxHeaders.SCHEMA_VERSION)));
     } catch (OutboxException e) {
-      channel.basicNack(tag, false, false);
-      return Deliveries.rejected(e.getMessage());
+      outcome = Deliveries.rejected(e.getMessage());
     }
-    DeliveryOutcome outcome = Deliveries.attempt(handler, key,
-        "routing key " + message.getMessageProperties().getReceivedRoutingKey());
-    if (outcome == DeliveryOutcome.REDELIVERED) {
-      channel.basicNack(tag, false, true);
-    } else {
-      channel.basicAck(tag, false);
+    switch (outcome) {
+      case REDELIVERED -> channel.basicNack(tag, false, true);
+      case REJECTED -> channel.basicNack(tag, false, false);
+      default -> channel.basicAck(tag, false);
     }
     return outcome;
   }
