@@ -13,6 +13,7 @@ import io.mic.outbox.OutboxEvent;
 import io.mic.outbox.OutboxHealth;
 import io.mic.outbox.OutboxListeners;
 import io.mic.outbox.InMemoryOutboxStore;
+import io.mic.outbox.SchemaVersions;
 import io.mic.outbox.jdbc.DeadLetterQuery;
 import io.mic.outbox.jdbc.InboxEffect;
 import io.mic.outbox.jdbc.JdbcInbox;
@@ -240,6 +241,17 @@ final class DocSamples {
           inbox.runOnce("billing", eventId, c -> createInvoice(c, record.value())));
     }
     // docs/kafka.md 2 end
+  }
+
+  static DeliveryOutcome consumers4(io.nats.client.Message msg, JdbcInbox inbox) {
+    // docs/consumers.md 4 begin
+    SchemaVersions accepts = SchemaVersions.upTo(1)   // every topic: version 1 (a message without the header is 1)
+        .topic("order.created", 2);                   // order.created: versions 1 and 2
+    DeliveryOutcome outcome = NatsConsumers.handle(msg, accepts,
+        eventId -> inbox.runOnce("billing", eventId, c -> createInvoice(c, msg.getData())));
+    // version 3 of order.created: REDELIVERED, the handler is not called, a WARN says what to deploy
+    // docs/consumers.md 4 end
+    return outcome;
   }
 
   static void handle(io.nats.client.Message msg) {}

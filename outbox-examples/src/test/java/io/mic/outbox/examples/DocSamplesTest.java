@@ -44,7 +44,7 @@ class DocSamplesTest {
         }
       }
     }
-    assertThat(checked).hasSize(27);
+    assertThat(checked).hasSize(28);
   }
 
   private static String compiled(List<String> source, String marker) {
