@@ -7,6 +7,7 @@ import com.rabbitmq.client.BuiltinExchangeType;
 import com.rabbitmq.client.Channel;
 import io.mic.outbox.DeliveryOutcome;
 import io.mic.outbox.OutboxEvent;
+import io.mic.outbox.SchemaVersions;
 import io.mic.outbox.jdbc.JdbcInbox;
 import io.mic.outbox.kafka.KafkaTestBroker;
 import io.mic.outbox.rabbitmq.TestRabbit;
@@ -18,6 +19,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import javax.sql.DataSource;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
@@ -44,7 +46,8 @@ import org.springframework.transaction.support.TransactionTemplate;
 /**
  * The inbox behind Spring's listener containers, end to end in a real Boot context: the outbox publishes by
  * properties, a {@code @RabbitListener} / {@code @KafkaListener} consumes through the inbox on PostgreSQL, and an
- * effect that fails once is applied exactly once while the listener goes on consuming.
+ * effect that fails once is applied exactly once while the listener goes on consuming; an event of a schema
+ * version the listener does not read comes back unapplied until the listener reads it, then is applied once.
  */
 class ListenerContainersTest {
   private static final OutboxTestDatabase DB = OutboxTestDatabase.postgres();
@@ -113,8 +116,8 @@ class ListenerContainersTest {
   }
 
   private void appendTwoAndAwaitEachAppliedOnce(TransactionTemplate tx, TransactionalOutbox outbox, Billing billing) {
-    OutboxEvent first = event("{\"n\":1}");
-    OutboxEvent second = event("{\"n\":2}");
+    OutboxEvent first = event("{\"n\":1}", 1);
+    OutboxEvent second = event("{\"n\":2}", 1);
     tx.executeWithoutResult(s -> outbox.append(first));
     await().atMost(Duration.ofSeconds(30)).until(() -> billing.invoices.size() == 1);
     tx.executeWithoutResult(s -> outbox.append(second));
@@ -123,10 +126,22 @@ class ListenerContainersTest {
     assertThat(billing.invoices).containsExactly(first.id().toString(), second.id().toString());
     assertThat(billing.outcomes).containsExactly(DeliveryOutcome.REDELIVERED, DeliveryOutcome.APPLIED,
         DeliveryOutcome.APPLIED);
+
+    // a version the listener does not read yet: delivered again, not applied, until the listener reads it
+    OutboxEvent newer = event("{\"n\":3,\"currency\":\"EUR\"}", 2);
+    tx.executeWithoutResult(s -> outbox.append(newer));
+    await().atMost(Duration.ofSeconds(30)).until(() -> billing.outcomes.size() >= 5);
+    assertThat(billing.outcomes.subList(3, 5)).containsOnly(DeliveryOutcome.REDELIVERED);
+    assertThat(billing.invoices).hasSize(2);
+    billing.accepts.set(billing.accepts.get().topic(name, 2));
+    await().atMost(Duration.ofSeconds(30)).until(() -> billing.invoices.size() == 3);
+    assertThat(billing.invoices).containsExactly(first.id().toString(), second.id().toString(), newer.id().toString());
+    assertThat(billing.outcomes.get(billing.outcomes.size() - 1)).isEqualTo(DeliveryOutcome.APPLIED);
   }
 
-  private OutboxEvent event(String payload) {
-    return OutboxEvent.builder().aggregate("order", "42").topic(name).payload(payload).build();
+  private OutboxEvent event(String payload, int schemaVersion) {
+    return OutboxEvent.builder().aggregate("order", "42").topic(name).schemaVersion(schemaVersion).payload(payload)
+        .build();
   }
 
   /** The consumer: an inbox on PostgreSQL and an effect that fails the first time (a database hiccup). */
@@ -134,6 +149,7 @@ class ListenerContainersTest {
   static class Billing {
     final List<String> invoices = new CopyOnWriteArrayList<>();
     final List<DeliveryOutcome> outcomes = new CopyOnWriteArrayList<>();
+    final AtomicReference<SchemaVersions> accepts = new AtomicReference<>(SchemaVersions.upTo(1));
     private final AtomicInteger failuresLeft = new AtomicInteger(1);
     private JdbcInbox inbox;
 
@@ -163,7 +179,7 @@ class ListenerContainersTest {
 
     @RabbitListener(queues = "${test.name}", ackMode = "MANUAL")
     void onOrder(Message message, Channel channel) throws IOException {
-      billing.outcomes.add(SpringRabbitConsumers.handle(message, channel, billing::apply));
+      billing.outcomes.add(SpringRabbitConsumers.handle(message, channel, billing.accepts.get(), billing::apply));
     }
   }
 
@@ -176,7 +192,7 @@ class ListenerContainersTest {
 
     @KafkaListener(topics = "${test.name}", groupId = "${test.name}")
     void onOrder(ConsumerRecord<String, String> record, Acknowledgment ack) {
-      billing.outcomes.add(SpringKafkaConsumers.handle(record, ack, billing::apply));
+      billing.outcomes.add(SpringKafkaConsumers.handle(record, ack, billing.accepts.get(), billing::apply));
     }
   }
 }
