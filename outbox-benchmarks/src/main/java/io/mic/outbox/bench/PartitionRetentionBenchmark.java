@@ -25,10 +25,22 @@ import java.util.function.ToLongFunction;
  * counts too: run it on a quiet server). The purge also leaves dead rows for vacuum to reclaim later, which this
  * does not count.
  *
+ * <p>With {@code --drain N}, each case also shows what retention costs a live drain: the table holds, behind its
+ * dispatched rows, {@code N} pending events due now (over 10,000 aggregates; on the partitioned table in the
+ * current hour's partition), drained by one dispatcher with the drain scenarios' settings (claim mode,
+ * throughput, batches of {@value BenchSupport#DRAIN_BATCH}, a publisher that does nothing). Once a quarter of
+ * them went, retention starts on another thread and connection: the purge takes what is older than an hour (the
+ * rows two days old, not the drain's own marks), the drop takes every partition whose range ended (the one
+ * holding the rows two days old; the current one holds the backlog). Reported: the drain's events/s in the passes
+ * that overlapped the retention call against those that did not (the baseline, the same drain on the same table),
+ * with the longest pass that overlapped it; the WAL column is left out, since the drain writes WAL too. A
+ * small drain beside each retention warms up first, unreported.
+ *
  * <pre>
  * mvn -B -q -DskipTests package -pl outbox-benchmarks -am
  * java -cp outbox-benchmarks/target/outbox-benchmarks.jar io.mic.outbox.bench.PartitionRetentionBenchmark \
- *      [--url U] [--user U] [--password P] [--rows 1000000] [--rounds 1] [--out bench-results/partition-retention.md]
+ *      [--url U] [--user U] [--password P] [--rows 1000000] [--rounds 1] [--drain 0]
+ *      [--out bench-results/partition-retention.md]
  * </pre>
  */
 public final class PartitionRetentionBenchmark {
@@ -40,7 +52,7 @@ public final class PartitionRetentionBenchmark {
 
   private PartitionRetentionBenchmark(Map<String, String> options) {
     this.options = options;
-    this.dataSource = BenchSupport.postgresPool(options, 2);
+    this.dataSource = BenchSupport.postgresPool(options, 3);
   }
 
   public static void main(String[] args) throws Exception {
@@ -52,26 +64,42 @@ public final class PartitionRetentionBenchmark {
     }
   }
 
-  /** One retention call: its seconds, the WAL bytes written meanwhile, and what it returned. */
-  private record Result(double seconds, long walBytes, long removed) {}
+  /**
+   * One retention call: its seconds, the WAL bytes written meanwhile, what it returned, and the drain beside it
+   * (null without {@code --drain}).
+   */
+  private record Result(double seconds, long walBytes, long removed, DrainBeside drain) {}
 
   private void run() throws Exception {
     int rows = Integer.parseInt(options.getOrDefault("rows", "1000000"));
     int rounds = Integer.parseInt(options.getOrDefault("rounds", "1"));
+    int drain = Integer.parseInt(options.getOrDefault("drain", "0"));
+    if (drain > 0) { // the JIT and the driver's first statements, so that the first baseline does not pay for them
+      System.err.println("warm-up");
+      int warmUp = Math.min(drain, 10_000);
+      measure(1_000, warmUp, null, m -> m.purgeDispatchedOlderThan(Duration.ofHours(1)));
+      measure(1_000, warmUp, Duration.ofHours(1), m -> m.dropPartitionsOlderThan(Duration.ZERO));
+    }
     List<Result[]> results = new ArrayList<>();
     for (int round = 1; round <= rounds; round++) {
       System.err.printf("round %d/%d%n", round, rounds);
-      Result purge = measure(rows, null, m -> m.purgeDispatchedOlderThan(Duration.ZERO));
-      Result drop = measure(rows, Duration.ofHours(1), m -> m.dropPartitionsOlderThan(Duration.ZERO));
+      // beside a drain, the purge must leave the drain's own marks: it takes what is older than an hour
+      Duration purgeAge = drain > 0 ? Duration.ofHours(1) : Duration.ZERO;
+      Result purge = measure(rows, drain, null, m -> m.purgeDispatchedOlderThan(purgeAge));
+      Result drop = measure(rows, drain, Duration.ofHours(1), m -> m.dropPartitionsOlderThan(Duration.ZERO));
       results.add(new Result[] {purge, drop});
     }
-    String report = report(rows, results);
+    String report = drain > 0 ? DrainBeside.report(rows, drain, results.stream().map(r -> new DrainBeside[] {
+        r[0].drain(), r[1].drain()}).toList(), new String[] {PURGE, DROP}) : report(rows, results);
     System.out.println(report);
     BenchSupport.write(Path.of(options.getOrDefault("out", "bench-results/partition-retention.md")), report);
   }
 
-  /** Loads a fresh table ({@code interval} null: a plain one), then times {@code retention} on it. */
-  private Result measure(int rows, Duration interval, ToLongFunction<OutboxMaintenance> retention)
+  /**
+   * Loads a fresh table ({@code interval} null: a plain one) with {@code rows} dispatched rows and {@code pending}
+   * events behind them, then times {@code retention} on it, alone or beside a drain of the pending events.
+   */
+  private Result measure(int rows, int pending, Duration interval, ToLongFunction<OutboxMaintenance> retention)
       throws SQLException {
     String table = "bench_retention_" + UUID.randomUUID().toString().substring(0, 8);
     JdbcOutboxStore.Builder builder = JdbcOutboxStore.builder().dataSource(dataSource).table(table);
@@ -80,14 +108,21 @@ public final class PartitionRetentionBenchmark {
     try {
       try (Connection c = dataSource.getConnection(); Statement s = c.createStatement()) {
         BenchSupport.insertDispatched(s, table, rows);
+        if (pending > 0) {
+          BenchSupport.insertPending(s, table, BenchSupport.V7, pending, 10_000);
+        }
         s.execute("VACUUM ANALYZE \"" + table + "\"");
       }
       OutboxMaintenance maintenance = OutboxMaintenance.builder().store(store).build();
+      if (pending > 0) {
+        DrainBeside drain = DrainBeside.run(store, pending, () -> retention.applyAsLong(maintenance));
+        return new Result(drain.retentionSeconds(), 0, drain.removed(), drain);
+      }
       String before = walPosition();
       long t0 = System.nanoTime();
       long removed = retention.applyAsLong(maintenance);
       double seconds = (System.nanoTime() - t0) / 1e9;
-      return new Result(seconds, walBytesSince(before), removed);
+      return new Result(seconds, walBytesSince(before), removed, null);
     } finally {
       BenchSupport.dropOutbox(dataSource, table);
       try (Connection c = dataSource.getConnection(); Statement s = c.createStatement()) {
