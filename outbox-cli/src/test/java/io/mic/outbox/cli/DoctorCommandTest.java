@@ -92,7 +92,8 @@ class DoctorCommandTest {
         + " ago -> mic-outbox dlq list; fix the cause, then dlq redrive or dlq purge");
     assertThat(line(run, "pauses")).startsWith("WARN").endsWith(": deploy\\u000a\\u001b[31mred -> mic-outbox resume"
         + " --topic billing.issued once the reason is resolved");
-    assertThat(line(run, "held-aggregates")).startsWith("N/A ");
+    assertThat(line(run, "held-aggregates")).matches("PASS +held-aggregates +no aggregate waits behind a dead letter");
+    assertThat(line(run, "partitions")).startsWith("N/A ");
     assertThat(run.stdout()).endsWith(" not applicable\n");
 
     OutboxControl.builder().store(store).build().resume("billing.issued");
@@ -117,7 +118,8 @@ class DoctorCommandTest {
         .contains("{\"name\":\"indexes\",\"verdict\":\"FAIL\",\"figure\":\"missing: index " + table + "_claim_idx\","
             + "\"remedy\":\"run createSchema() once as the schema's owner, or run: CREATE INDEX IF NOT EXISTS \\\""
             + table + "_claim_idx\\\"")
-        .contains("{\"name\":\"held-aggregates\",\"verdict\":\"NOT_APPLICABLE\"")
+        .contains("{\"name\":\"held-aggregates\",\"verdict\":\"PASS\"")
+        .contains("{\"name\":\"partitions\",\"verdict\":\"NOT_APPLICABLE\"")
         .contains("\"summary\":{\"pass\":");
   }
 

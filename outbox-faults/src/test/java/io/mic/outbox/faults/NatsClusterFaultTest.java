@@ -38,7 +38,7 @@ class NatsClusterFaultTest {
     }
   }
 
-  @Tag("fast")
+  @Tag("full") // 30 to 70 s: the fast subset keeps the leader kill
   @Test
   @Timeout(value = 5, unit = TimeUnit.MINUTES)
   void twoOfThreeKilledForTenSecondsThenRestarted() throws Exception {
