@@ -147,6 +147,51 @@ class ReconcileTest {
   }
 
   @Test
+  void withRabbitMqTheBrokerIsNotComparedAndLiveAndDeadEventsAreCounted() throws Exception {
+    JdbcOutboxStore store = db.store();
+    JdbcInbox consumerInbox = JdbcInbox.builder().dataSource(db.dataSource()).table(inbox).build();
+    consumerInbox.createSchema();
+    List<OutboxEvent> events = new ArrayList<>();
+    for (int i = 1; i <= 4; i++) {
+      OutboxEvent e = OutboxEvent.builder().aggregate("order", "" + i).topic(topic).payload("{}").build();
+      try (java.sql.Connection c = db.dataSource().getConnection()) {
+        c.setAutoCommit(false);
+        store.append(c, e);
+        c.commit();
+      }
+      events.add(store.find(e.id()).orElseThrow());
+    }
+    OutboxEvent processed = events.get(0);
+    OutboxEvent unprocessed = events.get(1);
+    OutboxEvent live = events.get(2);
+    OutboxEvent dead = events.get(3);
+    List<OutboxEvent> claimed = store.claim("rc", 10, Duration.ofMinutes(1), false);
+    assertThat(claimed).hasSize(4);
+    assertThat(store.markDispatched(claimed.subList(0, 2))).hasSize(2);
+    assertThat(store.release(List.of(claimed.get(2)), Duration.ZERO)).containsExactly(live.id());
+    assertThat(store.markDead(claimed.get(3), "refused")).isTrue();
+    try (java.sql.Connection c = db.dataSource().getConnection()) {
+      c.setAutoCommit(false);
+      assertThat(consumerInbox.tryRecord(c, "billing", processed.id().toString())).isTrue();
+      c.commit();
+    }
+
+    Run run = Run.on(postgres, table, "reconcile", "--topic", topic, "--from", events.get(0).createdAt().toString(),
+        "--to", events.get(3).createdAt().toString(), "--live-threshold", "0s", "--rabbitmq",
+        "--consumer", "billing", "--inbox-table", inbox);
+    assertThat(run.exitCode()).as(run.stderr()).isEqualTo(1);
+    assertThat(run.stdout()).isEqualTo("topic " + topic + ", created " + events.get(0).createdAt() + " .. "
+        + events.get(3).createdAt() + "\n"
+        + "outbox: 2 dispatched, 1 live, 1 in the DLQ\n"
+        + "DIFF stillLiveAfterThreshold: 1 (PENDING or PROCESSING longer than PT0S) e.g. " + live.id() + "\n"
+        + "DIFF deadLetters: 1 (in the DLQ) e.g. " + dead.id() + "\n"
+        + "DIFF notProcessedByConsumer: 1 (DISPATCHED but not in the inbox of consumer billing) e.g. "
+        + unprocessed.id() + "\n"
+        + "note: RabbitMQ keeps no log of published messages, so the broker was not compared: check the"
+        + " consumer's inbox (--consumer) instead\n");
+  }
+
+  @Test
   void anUnreachableNatsServerIsExit1WithoutItsPassword() { // as for mic-events-replay: retry on 1, fix on 2
     Run run = Run.on(postgres, table, "reconcile", "--topic", topic, "--from", "2026-01-01T00:00:00Z",
         "--to", "2026-01-02T00:00:00Z", "--nats-url", "nats://ops:s3cret@127.0.0.1:1", "--nats-stream", stream);
