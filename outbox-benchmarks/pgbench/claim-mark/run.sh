@@ -8,7 +8,7 @@
 # "take", the read and the deleting mark as one statement (DELETE … RETURNING), its time under "claim/read";
 # and "take-mark", the same with a mark that keeps the row (UPDATE … RETURNING); "lock-delete", the claim held by
 # a transaction (transactionalClaims(true)): the locking read and the delete in one transaction;
-# "lock-pick-delete", the same as it was until 2026-12-04 (the ids locked, then the rows read by primary key);
+# "lock-pick-delete", the same in two steps, as it was before (the ids locked, then the rows read by primary key);
 # "nohead-delete", the lease with a deleting mark on a table without the head index (only ordered mode reads
 # it); "read-range-delete", the read without claims with a deleting mark bounded by the batch's range.
 # When the server runs on this machine, also PostgreSQL's CPU per batch (all its processes, from /proc).
