@@ -237,8 +237,14 @@ public final class InMemoryOutboxStore implements OutboxStore, OutboxAppender {
 
   @Override
   public synchronized Optional<Duration> oldestPendingAge() {
-    return open.stream().map(r -> r.createdAt).min(Comparator.naturalOrder())
-        .map(oldest -> Duration.between(oldest, now()));
+    return oldestPendingAge(Set.of());
+  }
+
+  @Override
+  public synchronized Optional<Duration> oldestPendingAge(Set<String> exceptTopics) {
+    Objects.requireNonNull(exceptTopics, "exceptTopics");
+    return open.stream().filter(r -> !exceptTopics.contains(r.event.topic())).map(r -> r.createdAt)
+        .min(Comparator.naturalOrder()).map(oldest -> Duration.between(oldest, now()));
   }
 
   @Override

@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Set;
@@ -208,6 +209,16 @@ public interface OutboxStore {
 
   /** Age of the oldest {@code PENDING} or {@code PROCESSING} event, the lag operators watch; empty when none. */
   Optional<Duration> oldestPendingAge();
+
+  /**
+   * The lag of what is not paused: {@link #oldestPendingAge()} among the events of other topics than
+   * {@code exceptTopics}, e.g. those of {@link #pauseState()}, whose events wait on purpose. A store that
+   * cannot leave topics out keeps this default, the whole lag: on the safe side, a pause then shows as lag.
+   */
+  default Optional<Duration> oldestPendingAge(Set<String> exceptTopics) {
+    Objects.requireNonNull(exceptTopics, "exceptTopics");
+    return oldestPendingAge();
+  }
 
   /**
    * How long the oldest open transaction of the store's database (other than this call's) has been

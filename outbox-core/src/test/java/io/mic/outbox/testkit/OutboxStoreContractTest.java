@@ -1226,6 +1226,20 @@ public abstract class OutboxStoreContractTest implements HeldAggregatesContract 
         .containsExactly(z1.id());
   }
 
+  /** A health check judges the lag without the paused topics, whose events wait on purpose. */
+  @Test
+  void theLagOfWhatIsNotPausedLeavesThePausedTopicsOut() {
+    append(onTopic("a", "billing.paused"));
+    elapse(Duration.ofSeconds(60));
+    append(onTopic("b", "order.created"));
+    elapse(Duration.ofSeconds(30));
+    assertThat(store.oldestPendingAge(Set.of("billing.paused"))).hasValueSatisfying(age ->
+        assertThat(age).isBetween(Duration.ofSeconds(30), Duration.ofSeconds(30).plus(SLACK)));
+    assertThat(store.oldestPendingAge(Set.of())).hasValueSatisfying(age ->
+        assertThat(age).isBetween(Duration.ofSeconds(90), Duration.ofSeconds(90).plus(SLACK)));
+    assertThat(store.oldestPendingAge(Set.of("billing.paused", "order.created"))).isEmpty();
+  }
+
   // ---------------------------------------------------------------- concurrency
 
   /**

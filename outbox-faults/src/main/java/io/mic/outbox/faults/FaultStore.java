@@ -111,6 +111,11 @@ final class FaultStore implements OutboxStore {
   }
 
   @Override
+  public Optional<Duration> oldestPendingAge(Set<String> exceptTopics) {
+    return store.oldestPendingAge(exceptTopics);
+  }
+
+  @Override
   public Optional<Duration> oldestTransactionAge() {
     return store.oldestTransactionAge();
   }

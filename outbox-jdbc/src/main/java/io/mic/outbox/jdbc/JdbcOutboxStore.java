@@ -340,10 +340,7 @@ public final class JdbcOutboxStore implements OutboxStore {
     return bind().queries().oldestPendingAge();
   }
 
-  /**
-   * The lag of what is not paused: {@link #oldestPendingAge()} among the events of other topics than
-   * {@code exceptTopics}, e.g. those of {@link #pauseState()}, whose events wait on purpose.
-   */
+  @Override
   public Optional<Duration> oldestPendingAge(Set<String> exceptTopics) {
     Objects.requireNonNull(exceptTopics, "exceptTopics");
     return bind().queries().oldestPendingAge(exceptTopics);

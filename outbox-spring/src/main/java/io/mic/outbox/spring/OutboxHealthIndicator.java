@@ -4,7 +4,6 @@ import io.mic.outbox.InvalidConfigurationException;
 import io.mic.outbox.OutboxHealth;
 import io.mic.outbox.OutboxStore;
 import io.mic.outbox.PauseState;
-import io.mic.outbox.jdbc.JdbcOutboxStore;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
@@ -64,9 +63,9 @@ public final class OutboxHealthIndicator extends AbstractHealthIndicator {
     if (pauses.all()) {
       return Optional.empty();
     }
-    if (pauses.topics().isEmpty() || !(store instanceof JdbcOutboxStore jdbc)) {
-      return s.lag(); // a store of another kind cannot leave topics out: the whole lag, on the safe side
+    if (pauses.topics().isEmpty()) {
+      return s.lag();
     }
-    return jdbc.oldestPendingAge(pauses.topics());
+    return store.oldestPendingAge(pauses.topics());
   }
 }
