@@ -16,8 +16,8 @@ import javax.sql.DataSource;
 import org.junit.jupiter.api.Assumptions;
 import org.testcontainers.DockerClientFactory;
 import org.testcontainers.containers.JdbcDatabaseContainer;
-import org.testcontainers.containers.MariaDBContainer;
-import org.testcontainers.containers.PostgreSQLContainer;
+import org.testcontainers.mariadb.MariaDBContainer;
+import org.testcontainers.postgresql.PostgreSQLContainer;
 
 /**
  * The databases the tests run against. Each server is found in this order: {@code MIC_TEST_<DB>_URL}
@@ -28,10 +28,10 @@ import org.testcontainers.containers.PostgreSQLContainer;
 enum TestDatabase {
   POSTGRES("PostgreSQL", "MIC_TEST_POSTGRES", "jdbc:postgresql://127.0.0.1:5432/test", "postgres",
       "pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start",
-      () -> new PostgreSQLContainer<>("postgres:15-alpine")),
+      () -> new PostgreSQLContainer("postgres:15-alpine")),
   MARIADB("MariaDB", "MIC_TEST_MARIADB", "jdbc:mariadb://127.0.0.1:3306/test", "root",
       "start-stop-daemon --start --oknodo --background --exec /usr/sbin/mariadbd",
-      () -> new MariaDBContainer<>("mariadb:10.11")),
+      () -> new MariaDBContainer("mariadb:10.11")),
   H2("H2", null, "jdbc:h2:mem:mic-outbox-tests;DB_CLOSE_DELAY=-1;LOCK_TIMEOUT=10000", "sa", null, null);
 
   record Target(String url, String user, String password, String source) {}

@@ -43,7 +43,12 @@ class SpringBootManagedVersionsTest {
       entry("org.springframework.kafka:spring-kafka", "spring-kafka.version"),
       entry("org.junit.jupiter:junit-jupiter-api", "junit-jupiter.version"),
       entry("org.assertj:assertj-core", "assertj.version"),
-      entry("org.awaitility:awaitility", "awaitility.version"));
+      entry("org.awaitility:awaitility", "awaitility.version"),
+      entry("org.testcontainers:testcontainers", "testcontainers.version"),
+      entry("org.testcontainers:testcontainers-postgresql", "testcontainers.version"),
+      entry("org.testcontainers:testcontainers-mariadb", "testcontainers.version"));
+  /** Every artifact of these groups on the test classpath, under any name, has the version of the property. */
+  private static final Map<String, String> BOOT_GROUPS = Map.of("org.testcontainers", "testcontainers.version");
 
   @Test
   void theTestClasspathHasTheVersionsSpringBootManages() throws Exception {
@@ -61,6 +66,14 @@ class SpringBootManagedVersionsTest {
       if (!boot.equals(onClasspath.get(artifact))) {
         differences.put(artifact, onClasspath.get(artifact) + " where Spring Boot " + bootVersion + " manages "
             + boot + " (its " + property + "): set the version property in outbox-spring/pom.xml");
+      }
+    });
+    onClasspath.forEach((artifact, version) -> {
+      String property = BOOT_GROUPS.get(artifact.substring(0, artifact.indexOf(':')));
+      if (property != null && !version.equals(managed.getProperty(property))) {
+        differences.put(artifact, version + " where Spring Boot " + bootVersion + " manages "
+            + managed.getProperty(property) + " for the whole group (its " + property + "): a module its BOM does"
+            + " not manage, such as a Testcontainers 1.x name");
       }
     });
     assertThat(differences).isEmpty();

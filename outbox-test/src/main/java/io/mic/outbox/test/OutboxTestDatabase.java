@@ -20,8 +20,8 @@ import javax.sql.DataSource;
 import org.junit.jupiter.api.Assumptions;
 import org.testcontainers.DockerClientFactory;
 import org.testcontainers.containers.JdbcDatabaseContainer;
-import org.testcontainers.containers.MariaDBContainer;
-import org.testcontainers.containers.PostgreSQLContainer;
+import org.testcontainers.mariadb.MariaDBContainer;
+import org.testcontainers.postgresql.PostgreSQLContainer;
 
 /**
  * A database for tests, found the way MIC Outbox finds its own, in this order:
@@ -78,7 +78,7 @@ public final class OutboxTestDatabase {
   /** PostgreSQL, from {@code <envPrefix>_URL}, Testcontainers or the local server. */
   public static OutboxTestDatabase postgres(String envPrefix) {
     return resolve("PostgreSQL", envPrefix, "jdbc:postgresql://127.0.0.1:5432/test", "postgres",
-        () -> new PostgreSQLContainer<>("postgres:15-alpine"));
+        () -> new PostgreSQLContainer("postgres:15-alpine"));
   }
 
   /** MariaDB, from {@value #MARIADB_ENV}{@code _URL}, Testcontainers or the local server. */
@@ -89,7 +89,7 @@ public final class OutboxTestDatabase {
   /** MariaDB, from {@code <envPrefix>_URL}, Testcontainers or the local server. */
   public static OutboxTestDatabase mariadb(String envPrefix) {
     return resolve("MariaDB", envPrefix, "jdbc:mariadb://127.0.0.1:3306/test", "root",
-        () -> new MariaDBContainer<>("mariadb:10.11"));
+        () -> new MariaDBContainer("mariadb:10.11"));
   }
 
   /** The JDBC URL in use. */
