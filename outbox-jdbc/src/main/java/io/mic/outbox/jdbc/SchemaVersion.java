@@ -30,13 +30,20 @@ final class SchemaVersion {
 
   private final TableAccess access;
   private final String control;
+  private final long recheckNanos;
   /** When to read the version again ({@link System#nanoTime()}), and what it refused when last read. */
   private volatile long readDue = System.nanoTime();
   private volatile SchemaTooNewException refusal;
 
   SchemaVersion(TableAccess access) {
+    this(access, Duration.ofSeconds(ControlStatements.RECHECK_SECONDS));
+  }
+
+  /** Reads the version again at most once per {@code recheck} in {@link #requireKnown()}. */
+  SchemaVersion(TableAccess access, Duration recheck) {
     this.access = access;
     this.control = access.name.sibling("control", access.dialect.identifierQuote());
+    this.recheckNanos = recheck.toNanos();
   }
 
   /**
@@ -59,7 +66,8 @@ final class SchemaVersion {
 
   /**
    * Fails when the recorded version is newer than {@link JdbcOutboxStore#SCHEMA_VERSION}; reads it at most once
-   * per {@value ControlStatements#RECHECK_SECONDS} seconds. A version that cannot be read refuses nothing.
+   * per recheck interval ({@value ControlStatements#RECHECK_SECONDS} seconds in a store). A version that cannot be
+   * read refuses nothing.
    *
    * @throws SchemaTooNewException naming both versions and what to do
    */
@@ -67,7 +75,7 @@ final class SchemaVersion {
     long now = System.nanoTime();
     if (now - readDue >= 0) {
       refusal = refusalOf(readQuietly());
-      readDue = now + Duration.ofSeconds(ControlStatements.RECHECK_SECONDS).toNanos();
+      readDue = now + recheckNanos;
     }
     SchemaTooNewException r = refusal;
     if (r != null) {
