@@ -8,6 +8,7 @@ import io.mic.outbox.SendOutcome;
 import io.mic.outbox.nats.internal.ConnectionSource.Session;
 import io.nats.client.Connection;
 import io.nats.client.api.PublishAck;
+import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.Arrays;
 import java.util.List;
@@ -94,7 +95,8 @@ public final class JetStreamChannel implements AutoCloseable {
       }
       try {
         CompletableFuture<PublishAck> ack = sender.publish(batch.session, messages.get(i));
-        window.add(new Publication(i, messages.get(i), batch, ack, System.nanoTime() + sender.ackTimeout.toNanos()));
+        Duration wait = sender.ackWait();
+        window.add(new Publication(i, messages.get(i), batch, ack, wait, System.nanoTime() + wait.toNanos()));
         batch.waiting++;
       } catch (PublishUnavailableException e) {
         batch.fail(i, e);
@@ -152,9 +154,12 @@ public final class JetStreamChannel implements AutoCloseable {
     }
   }
 
-  /** A publication in the window, its batch, and the {@link System#nanoTime()} by which its PubAck must come. */
+  /**
+   * A publication in the window, its batch, how long it waits for its PubAck and the {@link System#nanoTime()} by
+   * which that must come.
+   */
   private record Publication(int index, OutgoingMessage message, Batch batch, CompletableFuture<PublishAck> ack,
-      long deadline) {}
+      Duration ackWait, long deadline) {}
 
   /**
    * Waits for the oldest publication's PubAck (or its failure) and settles it into its batch; a channel that
@@ -171,7 +176,7 @@ public final class JetStreamChannel implements AutoCloseable {
     try {
       ack = p.ack().get(Math.max(0, p.deadline() - System.nanoTime()), TimeUnit.NANOSECONDS);
     } catch (TimeoutException e) {
-      cause = new TimeoutException("no PubAck within " + sender.ackTimeout.toMillis() + " ms");
+      cause = new TimeoutException("no PubAck within " + p.ackWait().toMillis() + " ms");
     } catch (ExecutionException e) {
       cause = e.getCause();
       while (cause.getClass() == RuntimeException.class && cause.getCause() != null) {
@@ -185,7 +190,7 @@ public final class JetStreamChannel implements AutoCloseable {
       p.batch().acks++;
       return;
     }
-    OutboxException failure = sender.classify(cause, p.message());
+    OutboxException failure = sender.classify(cause, p.message(), p.ackWait());
     if (failure instanceof NatsErrors.NoPubAck) {
       p.batch().timeouts++;
     } else if (!(failure instanceof PublishUnavailableException || failure instanceof PublishRejectedException)) {

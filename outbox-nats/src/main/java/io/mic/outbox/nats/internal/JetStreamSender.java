@@ -57,6 +57,15 @@ public final class JetStreamSender implements AutoCloseable {
   /** The destination of the last publication found unavailable, whose stream {@link #ready} asks for; null: none. */
   private volatile String lastUnavailable;
   /**
+   * After an outage, how long publications wait for their PubAck (nanoseconds; 0: the ack timeout). A stream
+   * whose replicas just elected a leader answers {@link #ready} a moment before it takes messages; a publication
+   * sent in that moment gets no PubAck, and waiting the whole ack timeout for it would keep the events back that
+   * long after the stream took messages again. So the first wait after each return is the probe's, doubled on each
+   * return that follows without a PubAck up to the ack timeout (a slow stream still gets its time), and the first
+   * PubAck ends it.
+   */
+  private volatile long recoveryWait;
+  /**
    * The stream of each destination, from its last PubAck: {@link #ready} asks that stream, which answers once it
    * has a leader, where finding it by subject needs JetStream's meta leader too, often elected later.
    */
@@ -97,9 +106,14 @@ public final class JetStreamSender implements AutoCloseable {
   }
 
   OutboxException classify(Throwable e, OutgoingMessage m) {
+    return classify(e, m, ackTimeout);
+  }
+
+  /** As {@link #classify(Throwable, OutgoingMessage)}, for a publication that waited {@code wait} for its PubAck. */
+  OutboxException classify(Throwable e, OutgoingMessage m, Duration wait) {
     String subject = subjectOf(m.destination());
     OutboxException failure = NatsErrors.isNoRespondersFailure(e) ? noResponders.explain(subject, m.eventId())
-        : NatsErrors.classify(e, m.eventId(), subject, ackTimeout);
+        : NatsErrors.classify(e, m.eventId(), subject, wait);
     if (failure instanceof PublishUnavailableException) {
       lastUnavailable = m.destination();
     }
@@ -136,6 +150,7 @@ public final class JetStreamSender implements AutoCloseable {
       }
       streams.put(destination, ack.getStream());
     }
+    recoveryWait = 0;
     if (!ack.isDuplicate()) {
       return SendOutcome.ACKNOWLEDGED;
     }
@@ -282,8 +297,18 @@ public final class JetStreamSender implements AutoCloseable {
     if (destination != null && !streamAnswers(destination)) {
       return false;
     }
+    if (destination != null) {
+      long wait = recoveryWait;
+      recoveryWait = wait == 0 ? readyTimeout.toNanos() : Math.min(2 * wait, ackTimeout.toNanos());
+    }
     lastUnavailable = null;
     return true;
+  }
+
+  /** How long a publication sent now waits for its PubAck: the ack timeout, or less right after an outage. */
+  Duration ackWait() {
+    long wait = recoveryWait;
+    return wait == 0 ? ackTimeout : Duration.ofNanos(wait);
   }
 
   private boolean streamAnswers(String destination) throws InterruptedException {
