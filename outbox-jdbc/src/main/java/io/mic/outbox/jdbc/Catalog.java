@@ -22,6 +22,17 @@ enum Catalog {
       return List.of("aggregate_idx", "dispatched_idx");
     }
 
+    @Override
+    String upgradeParkingResource() {
+      return "io/mic/outbox/jdbc/schema/postgresql-upgrade-parking.sql";
+    }
+
+    @Override
+    Sql claimIndexesWithParked(String schema, String table, String claimIndex) {
+      return Sql.of("SELECT indexname FROM pg_indexes WHERE schemaname = COALESCE(CAST(? AS name), current_schema())"
+          + " AND tablename = ? AND indexname = ? AND indexdef NOT LIKE '%infinity%'", schema, table, claimIndex);
+    }
+
     /**
      * Sessions holding a snapshot ({@code backend_xmin}) or a transaction id hold back the xmin horizon, and
      * so vacuum of every table in the database; walsenders (database NULL) do too with hot_standby_feedback,
@@ -105,6 +116,23 @@ enum Catalog {
   /** The derived names ({@code aggregate_idx}) of the indexes that {@link #upgradeIndexesResource()} replaces. */
   List<String> obsoleteIndexes() {
     return List.of();
+  }
+
+  /**
+   * Classpath location of the script that makes the claim index leave out parked events
+   * ({@link PostgresParking}), or {@code null} where there are none.
+   */
+  String upgradeParkingResource() {
+    return null;
+  }
+
+  /**
+   * The name of {@code table}'s claim index {@code claimIndex} when it holds parked events too (created before
+   * them), in a row; no row when it leaves them out or does not exist. Only where
+   * {@link #upgradeParkingResource()} is not {@code null}.
+   */
+  Sql claimIndexesWithParked(String schema, String table, String claimIndex) {
+    throw new UnsupportedOperationException(name() + " parks no events");
   }
 
   /**

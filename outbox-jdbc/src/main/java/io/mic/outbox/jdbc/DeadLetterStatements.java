@@ -68,7 +68,7 @@ final class DeadLetterStatements {
    * and no lease, and records the redrive in {@code last_error}; returns how many.
    */
   int redrive(List<UUID> ids) {
-    return access.update(Sql.of("UPDATE " + table + " SET status = 'PENDING', attempts = 0, next_attempt_at = "
+    return freeing(Sql.of("UPDATE " + table + " SET status = 'PENDING', attempts = 0, next_attempt_at = "
         + dialect.now() + ", lease_owner = NULL, lease_until = NULL, last_error = CONCAT('redriven at ', "
         + dialect.timestampText(dialect.now()) + ", ' after: ', COALESCE(last_error, '')) WHERE ")
         .plus(Sql.in("id", ids)).plus(" AND status = 'DLQ'"));
@@ -76,8 +76,17 @@ final class DeadLetterStatements {
 
   /** Deletes those of {@code ids} still in the {@code DLQ}; returns how many. */
   int delete(List<UUID> ids) {
-    return access.update(Sql.of("DELETE FROM " + table + " WHERE ").plus(Sql.in("id", ids))
-        .plus(" AND status = 'DLQ'"));
+    return freeing(Sql.of("DELETE FROM " + table + " WHERE ").plus(Sql.in("id", ids)).plus(" AND status = 'DLQ'"));
+  }
+
+  /**
+   * Runs {@code change}, which takes events out of the {@code DLQ}; on PostgreSQL with the parked events of the
+   * aggregates it frees unparked in the same transaction ({@link PostgresParking#freeing}), so that they go on
+   * at once, in order.
+   */
+  private int freeing(Sql change) {
+    return Statements.database(dialect) == Statements.Database.POSTGRESQL ? PostgresParking.freeing(access, change)
+        : access.update(change);
   }
 
   /**

@@ -14,12 +14,19 @@ final class DispatchSql {
   private final Statements.Database database;
   /** The claim index's priority column. */
   private final String priority;
+  /**
+   * On PostgreSQL, a top-level condition that is the claim index's own, {@code next_attempt_at < 'infinity'}:
+   * with it the planner may use the index, which leaves the parked events out ({@link PostgresParking}); they
+   * are never due anyway.
+   */
+  private final String notParked;
 
   DispatchSql(Dialect dialect, Tables tables, Statements.Database database) {
     this.dialect = dialect;
     this.tables = tables;
     this.database = database;
     this.priority = database == Statements.Database.MARIADB ? "o.live_priority" : "o.priority";
+    this.notParked = database == Statements.Database.POSTGRESQL ? ".next_attempt_at < 'infinity' AND " : null;
   }
 
   /** The claim and fetch order; it matches the claim index. */
@@ -34,7 +41,7 @@ final class DispatchSql {
 
   /** A due {@code PENDING} event. */
   String due() {
-    return "o.status = 'PENDING' AND o.next_attempt_at <= " + dialect.now();
+    return notParked("o") + "o.status = 'PENDING' AND o.next_attempt_at <= " + dialect.now();
   }
 
   /** A due {@code PENDING} event, or a {@code PROCESSING} one whose lease expired. */
@@ -44,8 +51,12 @@ final class DispatchSql {
 
   String claimable(String alias) {
     String now = dialect.now();
-    return "((" + alias + ".status = 'PENDING' AND " + alias + ".next_attempt_at <= " + now + ")"
+    return notParked(alias) + "((" + alias + ".status = 'PENDING' AND " + alias + ".next_attempt_at <= " + now + ")"
         + " OR (" + alias + ".status = 'PROCESSING' AND " + alias + ".lease_until < " + now + "))";
+  }
+
+  private String notParked(String alias) {
+    return notParked == null ? "" : alias + notParked;
   }
 
   /**
@@ -60,8 +71,8 @@ final class DispatchSql {
 
   /**
    * When the request holds aggregates, no {@code DLQ} event in the aggregate of {@code o}; else nothing. The
-   * held aggregates' waiting events come first in dispatch order, and a claim steps over them all: on
-   * PostgreSQL they are told apart by a hash of the aggregates with dead events, built once per statement
+   * held aggregates' waiting events come first in dispatch order, and a claim steps over those it meets: on
+   * PostgreSQL only those not parked yet ({@link PostgresParking}), told apart by a hash of the aggregates with dead events, built once per statement
    * ({@code NOT IN}: a hashed subplan, from the held index), instead of an index probe for each; elsewhere by
    * the aggregate index.
    */

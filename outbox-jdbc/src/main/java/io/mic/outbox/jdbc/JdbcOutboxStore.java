@@ -64,7 +64,7 @@ public final class JdbcOutboxStore implements OutboxStore {
    * control table, and a store refuses to dispatch from tables that record a newer one
    * ({@link SchemaTooNewException}).
    */
-  public static final int SCHEMA_VERSION = 1;
+  public static final int SCHEMA_VERSION = 2;
 
   private static final Logger LOG = LoggerFactory.getLogger(JdbcOutboxStore.class);
 
@@ -179,8 +179,7 @@ public final class JdbcOutboxStore implements OutboxStore {
    */
   public void createSchema() {
     Statements statements = bind();
-    new OutboxSchema(statements.access(), partitions())
-        .create(statements.held() != null);
+    new OutboxSchema(statements.access(), partitions()).create(statements.held() != null);
   }
 
   /** The script that adds the event envelope's columns to an older table, for this store's table name. */
@@ -188,7 +187,7 @@ public final class JdbcOutboxStore implements OutboxStore {
     return new OutboxSchema(access(), partitions()).envelopeUpgradeDdl();
   }
 
-  /** The script that replaces the indexes of a table older than the lean schema (PostgreSQL), else empty. */
+  /** The script that replaces the indexes of a table older than the lean schema or parking (PostgreSQL), else empty. */
   public String upgradeIndexesDdl() {
     return new OutboxSchema(access(), partitions()).indexesUpgradeDdl();
   }
@@ -241,19 +240,15 @@ public final class JdbcOutboxStore implements OutboxStore {
   @Override
   public List<OutboxEvent> fetchPending(int limit, boolean preserveAggregateOrder, Set<String> pausedTopics,
       Set<UUID> inFlight) {
-    FetchStatement fetch = bind().fetch();
     keepPartitionsAhead();
-    return bind().control().honouring(ReadRequest.fetch(limit, preserveAggregateOrder, pausedTopics, inFlight),
-        fetch::fetch);
+    return fetch(ReadRequest.fetch(limit, preserveAggregateOrder, pausedTopics, inFlight));
   }
 
   /** Leaves the events in flight out in the statement itself; holding, the aggregates with dead events too. */
   @Override
   public List<OutboxEvent> fetchPendingHeads(int limit, Set<String> pausedTopics, Set<UUID> inFlight,
       boolean holdOnDeadLetter) {
-    FetchStatement fetch = bind().fetch();
-    return bind().control().honouring(ReadRequest.fetch(limit, true, pausedTopics, inFlight, holdOnDeadLetter),
-        fetch::fetch);
+    return fetch(ReadRequest.fetch(limit, true, pausedTopics, inFlight, holdOnDeadLetter));
   }
 
   /**
@@ -268,8 +263,14 @@ public final class JdbcOutboxStore implements OutboxStore {
     Instant position = Objects.requireNonNull(after.createdAt(), "after: an event as the store returned it");
     Set<UUID> ahead = inFlight.stream().filter(e -> e.priority() == after.priority()
         && !e.createdAt().isBefore(position) && !e.id().equals(after.id())).map(OutboxEvent::id).collect(toSet());
-    FetchStatement fetch = bind().fetch();
-    return bind().control().honouring(ReadRequest.fetchAfter(after, limit, pausedTopics, ahead), fetch::fetch);
+    return fetch(ReadRequest.fetchAfter(after, limit, pausedTopics, ahead));
+  }
+
+  /** A read without a claim; on PostgreSQL after parking and unparking when that is due ({@link PostgresParking}). */
+  private List<OutboxEvent> fetch(ReadRequest request) {
+    Statements statements = bind();
+    statements.reconcile(request);
+    return statements.control().honouring(request, statements.fetch()::fetch);
   }
 
   /**
@@ -284,6 +285,7 @@ public final class JdbcOutboxStore implements OutboxStore {
   private List<OutboxEvent> claim(ReadRequest request) {
     Statements statements = bind();
     keepPartitionsAhead();
+    statements.reconcile(request);
     Function<ReadRequest, List<OutboxEvent>> claim = statements.held() != null ? statements.held()::claim
         : statements.claim()::claim;
     List<OutboxEvent> claimed = new ArrayList<>(statements.control().honouring(request, claim));

@@ -34,6 +34,7 @@ final class OutboxSchema {
         : dialect.schemaResource(), DEFAULT_TABLE);
     boolean upgraded = access.upgrade(envelopeUpgrade(), DEFAULT_TABLE, ENVELOPE_COLUMNS);
     boolean lean = access.upgradeIndexes(DEFAULT_TABLE);
+    boolean parking = access.upgradeParking(DEFAULT_TABLE);
     if ("r".equals(kind)) {
       partitions.convert(); // a plain table of an earlier version becomes the first partition
     }
@@ -46,7 +47,8 @@ final class OutboxSchema {
       access.createSchema(ClaimJournal.JOURNAL_RESOURCE, DEFAULT_TABLE);
     }
     LOG.info("outbox table {} {} ({})", access.name, upgraded ? "upgraded to the event envelope"
-        : lean ? "upgraded to the lean indexes" : created ? "ready" : "found", dialect.name());
+        : lean ? "upgraded to the lean indexes" : parking ? "upgraded to the claim index without parked events"
+        : created ? "ready" : "found", dialect.name());
   }
 
   String ddl() {
@@ -58,9 +60,13 @@ final class OutboxSchema {
     return access.ddl(envelopeUpgrade(), DEFAULT_TABLE);
   }
 
+  /** The lean indexes, then the claim index without parked events; both safe to run again. */
   String indexesUpgradeDdl() {
-    String resource = Catalog.of(access.dialect).upgradeIndexesResource();
-    return resource == null ? "" : access.ddl(resource, DEFAULT_TABLE);
+    Catalog catalog = Catalog.of(access.dialect);
+    String lean = catalog.upgradeIndexesResource();
+    String parking = catalog.upgradeParkingResource();
+    return (lean == null ? "" : access.ddl(lean, DEFAULT_TABLE)) + (parking == null ? "" : access.ddl(parking,
+        DEFAULT_TABLE));
   }
 
   /** The resource beside the dialect's schema that adds the envelope's columns. */

@@ -247,7 +247,7 @@ final class PostgresPartitions {
       execute(c, "ALTER TABLE " + access.table + " RENAME TO \"" + past + "\"");
       // the key of a partitioned table holds created_at: attaching builds the partition's (id, created_at)
       execute(c, "ALTER TABLE " + sibling(past) + " DROP CONSTRAINT \"" + constraint(c, sibling(past), "p") + "\"");
-      for (String index : List.of("claim_idx", "head_idx", "dlq_idx")) {
+      for (String index : List.of("claim_idx", "head_idx", "dlq_idx", "held_idx", "parked_idx")) {
         execute(c, "ALTER INDEX IF EXISTS " + access.name.sibling(index, '"') + " RENAME TO \""
             + access.name.derivedName("past_" + index) + "\"");
       }

@@ -9,7 +9,17 @@ package io.mic.outbox.jdbc;
  * events). The catalog queries of each database are in {@link Catalog}.
  */
 record Statements(TableAccess access, FetchStatement fetch, ClaimStatement claim, MarkStatements marks, AppendStatements append,
-    EventQueries queries, ControlStatements control, HeldClaims held) {
+    EventQueries queries, ControlStatements control, HeldClaims held, PostgresParking parking) {
+
+  /**
+   * Before a read or claim: on PostgreSQL, parks and unparks the waiting events of held aggregates when a round
+   * is due ({@link PostgresParking}); elsewhere nothing.
+   */
+  void reconcile(ReadRequest request) {
+    if (parking != null) {
+      parking.reconcile(request.hold());
+    }
+  }
 
   /**
    * Where the outcomes of a batch are written: the claims held by transactions, which write the others' with
@@ -55,12 +65,13 @@ record Statements(TableAccess access, FetchStatement fetch, ClaimStatement claim
         PostgresClaim claim = new PostgresClaim(access, sql);
         PostgresMarks marks = new PostgresMarks(access, deleteOnDispatch);
         yield new Statements(access, fetch, claim, marks, new PostgresAppend(dialect, tables), queries, control,
-            transactionalClaims ? new HeldClaims(access, claim, marks, deleteOnDispatch) : null);
+            transactionalClaims ? new HeldClaims(access, claim, marks, deleteOnDispatch) : null,
+            new PostgresParking(access));
       }
       case MARIADB -> new Statements(access, fetch, new LockingClaim(access, sql),
-          new LockingMarks(access, deleteOnDispatch), new MariaDbAppend(dialect, tables), queries, control, null);
+          new LockingMarks(access, deleteOnDispatch), new MariaDbAppend(dialect, tables), queries, control, null, null);
       case H2 -> new Statements(access, fetch, new LockingClaim(access, sql),
-          new LockingMarks(access, deleteOnDispatch), new H2Append(dialect, tables), queries, control, null);
+          new LockingMarks(access, deleteOnDispatch), new H2Append(dialect, tables), queries, control, null, null);
     };
   }
 }

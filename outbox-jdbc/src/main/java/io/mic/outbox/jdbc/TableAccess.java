@@ -214,7 +214,7 @@ final class TableAccess {
         } else if (suffix != null && suffix.endsWith("_fn")) {
           replacement = name.sibling(suffix, q); // a function beside the table, not a table
         } else if (suffix != null && suffix.endsWith("_idx") && droppedAt(ddl, m.start())) {
-          replacement = name.sibling(suffix, q); // DROP INDEX names the index with its schema
+          replacement = name.sibling(suffix, q); // DROP and ALTER INDEX name the index with its schema
         } else if (suffix != null && suffix.endsWith("_idx")) {
           indexes.add(name.derivedName(suffix));
           replacement = name.derived(suffix, q);
@@ -232,7 +232,7 @@ final class TableAccess {
 
   private static boolean droppedAt(String ddl, int at) {
     String before = ddl.substring(Math.max(0, at - 40), at).toUpperCase(java.util.Locale.ROOT);
-    return before.matches("(?s).*DROP\\s+INDEX\\s+(IF\\s+EXISTS\\s+)?$");
+    return before.matches("(?s).*(DROP|ALTER)\\s+INDEX\\s+(IF\\s+EXISTS\\s+)?$");
   }
 
   /**
@@ -251,6 +251,22 @@ final class TableAccess {
         row -> row.getString(2), "index upgrade");
     List<String> found = present == null ? null : present.stream().filter(obsolete::contains).toList();
     return runUpgrade(resource, defaultTable, found, "old indexes may exist", "old indexes");
+  }
+
+  /**
+   * Runs {@link Catalog#upgradeParkingResource()} when the table's claim index holds parked events too, or the
+   * catalog cannot tell; else no DDL runs. {@code true} when the script ran.
+   */
+  boolean upgradeParking(String defaultTable) {
+    Catalog catalog = Catalog.of(dialect);
+    String resource = catalog.upgradeParkingResource();
+    if (resource == null) {
+      return false;
+    }
+    Set<String> stale = catalogNames(catalog.claimIndexesWithParked(name.schema(), name.table(),
+        name.derivedName("claim_idx")), row -> row.getString(1), "claim index upgrade");
+    return runUpgrade(resource, defaultTable, stale == null ? null : List.copyOf(stale),
+        "the claim index may hold parked events", "claim index holding parked events");
   }
 
   /**

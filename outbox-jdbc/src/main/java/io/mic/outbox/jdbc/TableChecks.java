@@ -78,8 +78,26 @@ final class TableChecks {
       return Check.warn(name, "indexes of a table older than the lean schema: " + String.join(", ", present),
           OWNER + ", or apply store.upgradeIndexesDdl() (docs/operations.md, \"Upgrading to the lean indexes\")");
     }
+    if (catalog.upgradeParkingResource() != null && !claimIndexWithParked(catalog).isEmpty()) {
+      return Check.warn(name, "index " + access.name.derivedName("claim_idx") + " holds parked events too (a table"
+          + " older than schema version 2): claims step over the waiting events of held aggregates", OWNER
+          + ", or apply store.upgradeIndexesDdl() (docs/operations.md, \"Upgrading the claim index\")");
+    }
     return Check.pass(name, "every table and index of " + resource.substring(resource.lastIndexOf('/') + 1)
         + " exists");
+  }
+
+  private List<String> claimIndexWithParked(Catalog catalog) {
+    return access.inAutoCommit(c -> {
+      List<String> names = new ArrayList<>();
+      try (PreparedStatement ps = catalog.claimIndexesWithParked(access.name.schema(), access.name.table(),
+          access.name.derivedName("claim_idx")).prepare(c, access.dialect); ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          names.add(rs.getString(1));
+        }
+      }
+      return names;
+    });
   }
 
   /**

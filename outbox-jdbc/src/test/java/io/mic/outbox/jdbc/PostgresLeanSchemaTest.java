@@ -65,9 +65,10 @@ class PostgresLeanSchemaTest {
     store.createSchema();
 
     assertThat(PostgresLeanUpgradeContractTest.indexes(dataSource, table)).containsExactlyInAnyOrder(
-        table + "_pkey", table + "_claim_idx", table + "_head_idx", table + "_dlq_idx", table + "_held_idx");
+        table + "_pkey", table + "_claim_idx", table + "_head_idx", table + "_dlq_idx", table + "_held_idx",
+        table + "_parked_idx");
     store.createSchema(); // nothing left to do
-    assertThat(PostgresLeanUpgradeContractTest.indexes(dataSource, table)).hasSize(5);
+    assertThat(PostgresLeanUpgradeContractTest.indexes(dataSource, table)).hasSize(6);
 
     List<OutboxEvent> second = events(10, 5);
     append(store, second);

@@ -44,10 +44,17 @@ CREATE TABLE IF NOT EXISTS outbox_sequences (
 -- their predicates name status, no status change is a HOT update: every full index would gain an entry on
 -- every claim and every mark, which is why there is no full secondary index. docs/operations.md.
 
--- Serves the claim and fetch queries: only live rows, in dispatch order.
+-- Serves the claim and fetch queries: only live rows, in dispatch order, less the parked ones.
 CREATE INDEX IF NOT EXISTS outbox_claim_idx
     ON outbox (priority DESC, created_at, id)
-    WHERE status IN ('PENDING', 'PROCESSING');
+    WHERE status IN ('PENDING', 'PROCESSING') AND next_attempt_at < 'infinity';
+
+-- Parked events: the waiting events of held aggregates (holdAggregateOnDeadLetter), PENDING with
+-- next_attempt_at 'infinity' until their aggregate has no dead event left, out of the claim index so that
+-- claims do not step over them. Found by aggregate when a redrive or purge lets them go on.
+CREATE INDEX IF NOT EXISTS outbox_parked_idx
+    ON outbox (aggregate_type, aggregate_id)
+    WHERE status = 'PENDING' AND next_attempt_at = 'infinity';
 
 -- Serves ordered mode: "is there an older live event of this aggregate?" and the run behind a head.
 -- Terminal rows never block a head, so only live rows are indexed.
