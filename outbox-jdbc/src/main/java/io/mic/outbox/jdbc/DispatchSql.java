@@ -72,9 +72,9 @@ final class DispatchSql {
   /**
    * When the request holds aggregates, no {@code DLQ} event in the aggregate of {@code o}; else nothing. The
    * held aggregates' waiting events come first in dispatch order, and a claim steps over those it meets: on
-   * PostgreSQL only those not parked yet ({@link PostgresParking}), told apart by a hash of the aggregates with dead events, built once per statement
-   * ({@code NOT IN}: a hashed subplan, from the held index), instead of an index probe for each; elsewhere by
-   * the aggregate index.
+   * PostgreSQL only those not parked yet ({@link PostgresParking}), told apart by a hash of the aggregates with
+   * dead events, built once per statement ({@code NOT IN}: a hashed subplan, from the held index), instead of
+   * an index probe for each; elsewhere all of them, by the aggregate index.
    */
   private String notHeld(ReadRequest r) {
     if (!r.hold()) {

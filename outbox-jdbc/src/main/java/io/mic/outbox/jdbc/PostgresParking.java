@@ -31,7 +31,7 @@ final class PostgresParking {
   private static final Logger LOG = LoggerFactory.getLogger(PostgresParking.class);
   /** How often a store parks and unparks, at most. */
   static final Duration EVERY = Duration.ofSeconds(5);
-  /** The most events one round parks; the rest wait for the next rounds. */
+  /** The most events one round parks; while there are more, the next read or claim runs the next round. */
   static final int PARK_BATCH = 10_000;
 
   private final TableAccess access;
@@ -63,15 +63,18 @@ final class PostgresParking {
       return;
     }
     try {
-      access.inTransaction(c -> {
+      int parked = access.inTransaction(c -> {
         lock(c, access);
-        int parked = hold ? update(c, access, park()) : 0;
+        int p = hold ? update(c, access, park()) : 0;
         int unparked = update(c, access, Sql.of(UNPARK.formatted(table) + (hold ? noDeadEvent(table) : "")));
-        if (parked + unparked > 0) {
-          LOG.debug("outbox table {}: parked {}, unparked {} event(s)", access.name, parked, unparked);
+        if (p + unparked > 0) {
+          LOG.debug("outbox table {}: parked {}, unparked {} event(s)", access.name, p, unparked);
         }
-        return null;
+        return p;
       });
+      if (parked == PARK_BATCH) {
+        due.set(System.nanoTime()); // more to park: the next read parks the next batch
+      }
     } catch (OutboxStoreException e) {
       LOG.warn("outbox table {}: cannot park or unpark the waiting events of held aggregates; the next read"
           + " tries again: {}", access.name, e.getMessage());
@@ -100,8 +103,8 @@ final class PostgresParking {
     List<Object> values = new ArrayList<>();
     aggregates.forEach(values::addAll);
     String pairs = String.join(", ", java.util.Collections.nCopies(aggregates.size(), "(?, ?)"));
-    return update(c, access, Sql.of(UNPARK.formatted(access.table) + " AND (o.aggregate_type, o.aggregate_id) IN (" + pairs
-        + ")" + noDeadEvent(access.table), values.toArray()));
+    return update(c, access, Sql.of(UNPARK.formatted(access.table) + " AND (o.aggregate_type, o.aggregate_id) IN ("
+        + pairs + ")" + noDeadEvent(access.table), values.toArray()));
   }
 
   /**

@@ -13,9 +13,12 @@ class PostgresJdbcOutboxStoreTest extends JdbcOutboxStoreTest {
     return "SELECT indexname FROM pg_indexes WHERE schemaname = ?";
   }
 
-  /** The lean schema: live rows only in the claim and head indexes, DLQ rows only in the DLQ and held indexes. */
+  /**
+   * The lean schema: live rows only in the claim and head indexes, DLQ rows only in the DLQ and held indexes,
+   * parked events only in the parked index.
+   */
   @Override protected java.util.List<String> expectedIndexes() {
-    return java.util.List.of("claim_idx", "head_idx", "dlq_idx", "held_idx");
+    return java.util.List.of("claim_idx", "head_idx", "dlq_idx", "held_idx", "parked_idx");
   }
 
   @Override protected String expectedAggregateIndex() {

@@ -196,7 +196,8 @@ class PostgresParkingTest {
     store.createSchema();
 
     assertThat(PostgresLeanUpgradeContractTest.indexes(dataSource, table)).contains(table + "_parked_idx");
-    assertThat(indexDefinition(table + "_claim_idx")).endsWith("AND (next_attempt_at < 'infinity'::timestamp with time zone))");
+    assertThat(indexDefinition(table + "_claim_idx"))
+        .endsWith("AND (next_attempt_at < 'infinity'::timestamp with time zone))");
     assertThat(new TableChecks(store, store.access()).indexes().verdict()).isEqualTo(OutboxDoctor.Verdict.PASS);
     assertThat(OutboxDeadLetters.builder().store(store).build().redrive(a.get(0).id())).isTrue();
     assertThat(ids(store.claim(HOLDING))).containsExactlyElementsOf(ids(a));

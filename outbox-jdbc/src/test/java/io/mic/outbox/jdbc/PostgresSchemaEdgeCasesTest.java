@@ -11,7 +11,7 @@ class PostgresSchemaEdgeCasesTest extends SchemaEdgeCasesTest {
   }
 
   /** The lean schema: claim, head and DLQ indexes (retention walks the primary key). */
-  @Override protected int outboxIndexCount() { return 4; }
+  @Override protected int outboxIndexCount() { return 5; }
 
   @Override protected String tablesLike() {
     return "SELECT tablename FROM pg_tables WHERE schemaname = current_schema() AND tablename LIKE ?";
