@@ -53,8 +53,9 @@ final class PostgresParking {
 
   /**
    * Parks and unparks when a round is due: holding, parks the waiting events of aggregates with a dead event
-   * and unparks those of aggregates without one; else unparks every parked event. A round that fails is said
-   * at WARN and the read goes on: it does not depend on parking.
+   * and unparks those of aggregates without one; else unparks every parked event. Nothing on a table without
+   * its parked events' index ({@link #indexed}). A round that fails is said at WARN and the read goes on: it
+   * does not depend on parking.
    */
   void reconcile(boolean hold) {
     long now = System.nanoTime();
@@ -64,6 +65,9 @@ final class PostgresParking {
     }
     try {
       int parked = access.inTransaction(c -> {
+        if (!indexed(c)) {
+          return 0;
+        }
         lock(c, access);
         int p = hold ? update(c, access, park()) : 0;
         int unparked = update(c, access, Sql.of(UNPARK.formatted(table) + (hold ? noDeadEvent(table) : "")));
@@ -78,6 +82,19 @@ final class PostgresParking {
     } catch (OutboxStoreException e) {
       LOG.warn("outbox table {}: cannot park or unpark the waiting events of held aggregates; the next read"
           + " tries again: {}", access.name, e.getMessage());
+    }
+  }
+
+  /**
+   * Whether the table has its parked events' index. A table created before it (and not upgraded yet) parks
+   * nothing, so that a store does not read all its live rows every few seconds to unpark what nobody parked.
+   */
+  private boolean indexed(Connection c) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement("SELECT to_regclass(?) IS NOT NULL")) {
+      ps.setString(1, access.name.sibling("parked_idx", '"'));
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() && rs.getBoolean(1);
+      }
     }
   }
 
