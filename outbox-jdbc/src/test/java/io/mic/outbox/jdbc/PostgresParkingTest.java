@@ -1,6 +1,7 @@
 package io.mic.outbox.jdbc;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import com.zaxxer.hikari.HikariDataSource;
 import io.mic.outbox.ClaimRequest;
@@ -17,6 +18,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterAll;
@@ -99,6 +102,37 @@ class PostgresParkingTest {
     assertThat(parked()).as("c is still held").containsExactly(c.get(1).id(), c.get(2).id());
     assertThat(ids(store.claim(HOLDING))).as("a's waiting events in order").containsExactly(a.get(1).id(),
         a.get(2).id());
+  }
+
+  /**
+   * A round waits for a redrive in progress (the advisory lock), then reads what it committed: it does not park
+   * the events the redrive freed. Without the lock the round would read the dead event still there and park
+   * them after the redrive had unparked what was parked.
+   */
+  @Test
+  void aRoundWaitsForARedriveInProgressAndDoesNotParkWhatItFreed() throws Exception {
+    JdbcOutboxStore store = newTable(false);
+    List<OutboxEvent> a = append(store, "a", 3);
+    kill(a.get(0));
+    CompletableFuture<List<OutboxEvent>> claim;
+    try (Connection redrive = dataSource.getConnection()) {
+      redrive.setAutoCommit(false);
+      PostgresParking.lock(redrive, store.access());
+      try (PreparedStatement ps = redrive.prepareStatement("UPDATE " + table
+          + " SET status = 'PENDING' WHERE id = ?")) {
+        ps.setObject(1, a.get(0).id());
+        assertThat(ps.executeUpdate()).isEqualTo(1);
+      }
+      JdbcOutboxStore holding = store();
+      claim = CompletableFuture.supplyAsync(() -> holding.claim(HOLDING));
+      await().atMost(Duration.ofSeconds(10)).until(this::waitsForTheParkingLock);
+      assertThat(PostgresParking.unparkFreed(redrive, store.access(), Set.of(List.of("order", "a")))).isZero();
+      redrive.commit();
+    }
+
+    assertThat(ids(claim.get(10, TimeUnit.SECONDS))).as("the redriven event, then the waiting ones")
+        .containsExactlyElementsOf(ids(a));
+    assertThat(parked()).isEmpty();
   }
 
   @ParameterizedTest(name = "partitioned: {0}")
@@ -251,6 +285,18 @@ class PostgresParkingTest {
         + " SET status = 'DLQ', attempts = 3, last_error = 'rejected' WHERE id = ?")) {
       ps.setObject(1, event.id());
       assertThat(ps.executeUpdate()).isEqualTo(1);
+    }
+  }
+
+  /** Whether a session waits for the table's parking lock (its key's low 32 bits are the lock's objid). */
+  private boolean waitsForTheParkingLock() throws SQLException {
+    try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement("SELECT count(*) FROM"
+        + " pg_locks WHERE locktype = 'advisory' AND NOT granted AND CAST(objid AS bigint)"
+        + " = (CAST(hashtext(?) AS bigint) & 4294967295)")) {
+      ps.setString(1, "mic-outbox parking \"" + table + "\""); // the table as quoted for SQL
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() && rs.getLong(1) > 0;
+      }
     }
   }
 
