@@ -240,6 +240,36 @@ class PostgresParkingTest {
     assertThat(ids(store.claim(HOLDING))).containsExactlyElementsOf(ids(a));
   }
 
+  /**
+   * A partitioned table whose claim index holds parked events too: createSchema() replaces it on the table and
+   * every partition. A plain table converted to a partitioned one keeps every index on the table itself.
+   */
+  @Test
+  void createSchemaUpgradesTheClaimIndexOfAPartitionedTableAndAConversionKeepsEveryIndex() throws SQLException {
+    newTable(false);
+    JdbcOutboxStore converted = store(true);
+    converted.createSchema(); // the plain table becomes the past partition
+    List<String> parentIndexes = PostgresLeanUpgradeContractTest.indexes(dataSource, table);
+    assertThat(parentIndexes).contains(table + "_claim_idx", table + "_head_idx", table + "_dlq_idx",
+        table + "_held_idx", table + "_parked_idx");
+    sql("DROP INDEX " + table + "_parked_idx");
+    sql("DROP INDEX " + table + "_claim_idx");
+    sql("CREATE INDEX " + table + "_claim_idx ON " + table + " (priority DESC, created_at, id)"
+        + " WHERE status IN ('PENDING', 'PROCESSING')");
+    List<OutboxEvent> a = append(converted, "a", 3);
+    kill(a.get(0));
+
+    converted.createSchema();
+
+    assertThat(indexDefinition(table + "_claim_idx")).contains("next_attempt_at < 'infinity'");
+    List<String> claimIndexes = claimIndexes();
+    assertThat(claimIndexes).as("the table's and its partitions'").hasSizeGreaterThan(2);
+    assertThat(PostgresLeanUpgradeContractTest.indexes(dataSource, table)).contains(table + "_parked_idx")
+        .doesNotContain(table + "_claim_old_idx");
+    assertThat(store(true).claim(HOLDING)).isEmpty();
+    assertThat(parked()).hasSize(2);
+  }
+
   @Test
   void theUpgradeScriptNamesTheTableAndItsIndexesWithTheSchema() {
     JdbcOutboxStore store = JdbcOutboxStore.builder().dataSource(dataSource).table("billing.events").build();
@@ -260,6 +290,10 @@ class PostgresParkingTest {
 
   /** A new store on the table: its first read or claim parks and unparks. */
   private JdbcOutboxStore store() {
+    return store(partitioned);
+  }
+
+  private JdbcOutboxStore store(boolean partitioned) {
     JdbcOutboxStore.Builder builder = JdbcOutboxStore.builder().dataSource(dataSource).table(table);
     return (partitioned ? builder.partitionInterval(Duration.ofDays(1)) : builder).build();
   }
