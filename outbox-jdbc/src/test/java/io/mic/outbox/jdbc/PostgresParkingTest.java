@@ -227,6 +227,12 @@ class PostgresParkingTest {
     assertThat(parked()).isEmpty();
     assertThat(new TableChecks(store, store.access()).indexes().figure()).contains("missing: index " + table
         + "_parked_idx");
+    sql("CREATE INDEX " + table + "_parked_idx ON " + table + " (aggregate_type, aggregate_id)"
+        + " WHERE status = 'PENDING' AND next_attempt_at = 'infinity'");
+    OutboxDoctor.Check stale = new TableChecks(store, store.access()).indexes();
+    assertThat(stale.verdict()).isEqualTo(OutboxDoctor.Verdict.WARN);
+    assertThat(stale.figure()).isEqualTo("index " + table + "_claim_idx holds parked events too (a table older than"
+        + " schema version 2): claims step over the waiting events of held aggregates");
 
     store.createSchema();
     assertThat(store().claim(HOLDING)).isEmpty();
