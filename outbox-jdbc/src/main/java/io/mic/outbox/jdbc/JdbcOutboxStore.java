@@ -269,8 +269,7 @@ public final class JdbcOutboxStore implements OutboxStore {
   /** A read without a claim; on PostgreSQL after parking and unparking when that is due ({@link PostgresParking}). */
   private List<OutboxEvent> fetch(ReadRequest request) {
     Statements statements = bind();
-    statements.reconcile(request);
-    return statements.control().honouring(request, statements.fetch()::fetch);
+    return statements.control().honouring(request, r -> statements.reconciled(r, statements.fetch()::fetch));
   }
 
   /**
@@ -285,10 +284,10 @@ public final class JdbcOutboxStore implements OutboxStore {
   private List<OutboxEvent> claim(ReadRequest request) {
     Statements statements = bind();
     keepPartitionsAhead();
-    statements.reconcile(request);
     Function<ReadRequest, List<OutboxEvent>> claim = statements.held() != null ? statements.held()::claim
         : statements.claim()::claim;
-    List<OutboxEvent> claimed = new ArrayList<>(statements.control().honouring(request, claim));
+    List<OutboxEvent> claimed = new ArrayList<>(statements.control().honouring(request,
+        r -> statements.reconciled(r, claim)));
     if (request.runs()) {
       return DispatchOrder.inWaves(claimed);
     }

@@ -12,13 +12,15 @@ record Statements(TableAccess access, FetchStatement fetch, ClaimStatement claim
     EventQueries queries, ControlStatements control, HeldClaims held, PostgresParking parking) {
 
   /**
-   * Before a read or claim: on PostgreSQL, parks and unparks the waiting events of held aggregates when a round
-   * is due ({@link PostgresParking}); elsewhere nothing.
+   * {@code read} of {@code request}, on PostgreSQL after parking and unparking the waiting events of held
+   * aggregates when a round is due ({@link PostgresParking}). Inside {@link ControlStatements#honouring}, so that
+   * tables of a newer schema version are refused before anything is parked.
    */
-  void reconcile(ReadRequest request) {
+  <T> T reconciled(ReadRequest request, java.util.function.Function<ReadRequest, T> read) {
     if (parking != null) {
       parking.reconcile(request.hold());
     }
+    return read.apply(request);
   }
 
   /**

@@ -1,6 +1,7 @@
 package io.mic.outbox.jdbc;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import com.zaxxer.hikari.HikariDataSource;
@@ -132,6 +133,21 @@ class PostgresParkingTest {
 
     assertThat(ids(claim.get(10, TimeUnit.SECONDS))).as("the redriven event, then the waiting ones")
         .containsExactlyElementsOf(ids(a));
+    assertThat(parked()).isEmpty();
+  }
+
+  /** A store refuses tables of a newer schema version before it parks or unparks anything in them. */
+  @Test
+  void nothingIsParkedInTablesOfANewerSchemaVersion() throws SQLException {
+    JdbcOutboxStore store = newTable(false);
+    List<OutboxEvent> a = append(store, "a", 3);
+    kill(a.get(0));
+    sql("UPDATE " + table + "_control SET tables_version = " + (JdbcOutboxStore.SCHEMA_VERSION + 1)
+        + " WHERE topic = '#schema'");
+
+    assertThatThrownBy(() -> store().claim(HOLDING)).isInstanceOf(SchemaTooNewException.class);
+    assertThatThrownBy(() -> store().fetchPendingHeads(10, Set.of(), Set.of(), true))
+        .isInstanceOf(SchemaTooNewException.class);
     assertThat(parked()).isEmpty();
   }
 
