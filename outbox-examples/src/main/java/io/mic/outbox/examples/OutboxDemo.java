@@ -136,7 +136,7 @@ public final class OutboxDemo implements Callable<Integer> {
     config.setPassword(jdbcPassword);
     config.setMaximumPoolSize(6);
     config.setPoolName("outbox-demo");
-    config.setInitializationFailTimeout(5_000);
+    config.setInitializationFailTimeout(2_000);
     try {
       return new HikariDataSource(config);
     } catch (RuntimeException e) {

@@ -73,12 +73,12 @@ class CrashPointTest {
    * Without claims only one dispatcher process runs at a time: each victim is killed, then the next one
    * starts and publishes again what the last left unmarked (no lease to wait for). With deleting marks.
    */
-  @Tag("fast")
+  @Tag("full")
   @ParameterizedTest(name = "SIGKILL {0}, ordered, without claims, deleting on dispatch")
   @EnumSource(value = FaultPoint.class, names = "NONE", mode = EnumSource.Mode.EXCLUDE)
   @Timeout(value = 5, unit = TimeUnit.MINUTES)
   void killAtPointWithoutClaims(FaultPoint point) throws Exception {
-    run(point, "ordered", Servers.full() ? 3 : 1, s -> {
+    run(point, "ordered", 3, s -> {
       s.claim = false;
       s.deleteOnDispatch = true;
     });
