@@ -1,5 +1,6 @@
 package io.mic.outbox.rabbitmq;
 
+import com.rabbitmq.client.Address;
 import com.rabbitmq.client.ConnectionFactory;
 import io.mic.outbox.BatchDispatchFn;
 import io.mic.outbox.InvalidConfigurationException;
@@ -60,7 +61,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Thread-safe: each calling thread publishes on a channel of its own, taken from a small pool. A channel
  * the broker closed is dropped, and the connection is opened again on the next publication after it was
- * lost. {@link #close()} closes the connection.
+ * lost; with {@link Builder#addresses} to the first node of the list that accepts it, so a cluster survives
+ * the loss of the node the publisher was connected to. {@link #close()} closes the connection.
  */
 public final class RabbitMqPublisher implements BatchDispatchFn, MessagePublisher, BrokerProbe {
   public static final int DEFAULT_CONFIRM_WINDOW = 256;
@@ -77,8 +79,8 @@ public final class RabbitMqPublisher implements BatchDispatchFn, MessagePublishe
   private final String exchange;
   private final Function<OutboxEvent, String> routingKey;
 
-  private RabbitMqPublisher(Builder b, ConnectionFactory factory, String displayUri) {
-    this.sender = new RabbitSender(new ChannelPool(factory, displayUri, b.connectionName), b.exchange,
+  private RabbitMqPublisher(Builder b, ConnectionFactory factory, List<Address> nodes, String displayUri) {
+    this.sender = new RabbitSender(new ChannelPool(factory, nodes, displayUri, b.connectionName), b.exchange,
         b.confirmWindow, b.confirmTimeout);
     this.exchange = b.exchange;
     this.routingKey = b.routingKey;
@@ -219,6 +221,7 @@ public final class RabbitMqPublisher implements BatchDispatchFn, MessagePublishe
     private static final Pattern CONNECTION_NAME = Pattern.compile("[A-Za-z0-9_.-]{1,64}");
 
     private String uri;
+    private String addresses;
     private ConnectionFactory connectionFactory;
     private String exchange;
     private Function<OutboxEvent, String> routingKey = OutboxEvent::topic;
@@ -236,6 +239,18 @@ public final class RabbitMqPublisher implements BatchDispatchFn, MessagePublishe
      */
     public Builder uri(String uri) {
       this.uri = uri;
+      return this;
+    }
+
+    /**
+     * The nodes of a cluster, e.g. {@code "rabbit1:5672,rabbit2:5672,rabbit3:5672"} (port optional: 5672, or
+     * 5671 with TLS), in place of the host and port of {@link #uri} or the {@link #connectionFactory}, which
+     * still give the credentials, virtual host and TLS. Every connection, the first and each one after a loss,
+     * goes to the first node of the list that accepts it, each tried within the connect timeout; so losing
+     * the node the publisher is connected to costs one reconnection to the next, not an outage.
+     */
+    public Builder addresses(String addresses) {
+      this.addresses = addresses;
       return this;
     }
 
@@ -310,7 +325,7 @@ public final class RabbitMqPublisher implements BatchDispatchFn, MessagePublishe
         require(!connectTimeoutSet, "connectTimeout applies to a connection from uri; with connectionFactory, set"
             + " the factory's own timeouts (setConnectionTimeout, setHandshakeTimeout) instead");
         ConnectionFactory copy = connectionFactory.clone();
-        return new RabbitMqPublisher(this, copy, displayOf(copy));
+        return publisherOn(copy, displayOf(copy));
       }
       ConnectionFactory factory = new ConnectionFactory();
       try {
@@ -328,7 +343,16 @@ public final class RabbitMqPublisher implements BatchDispatchFn, MessagePublishe
       factory.setConnectionTimeout(connectMillis);
       // also for a socket that accepts but never speaks AMQP (a load balancer with no broker behind it)
       factory.setHandshakeTimeout(connectMillis);
-      return new RabbitMqPublisher(this, factory, Urls.redact(uri));
+      return publisherOn(factory, Urls.redact(uri));
+    }
+
+    /** The publisher on {@code factory}, or on the nodes of {@link #addresses} with its credentials and TLS. */
+    private RabbitMqPublisher publisherOn(ConnectionFactory factory, String displayUri) {
+      if (addresses == null) {
+        return new RabbitMqPublisher(this, factory, null, displayUri);
+      }
+      List<Address> nodes = NodeAddresses.parse(addresses, factory.isSSL());
+      return new RabbitMqPublisher(this, factory, nodes, NodeAddresses.display(factory, nodes));
     }
 
     private static String displayOf(ConnectionFactory f) {

@@ -23,6 +23,7 @@ import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
+import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -402,6 +403,75 @@ class RabbitMqPublisherTest {
         s.close();
       }
     }
+  }
+
+  @Test
+  void addressesSkipANodeThatRefusesAndPublishThroughTheNext() throws Exception {
+    int closed;
+    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      closed = s.getLocalPort();
+    }
+    URI broker = URI.create(TestRabbit.uri());
+    // the uri's own host is the closed port too: only the list can reach the broker
+    String uri = broker.getScheme() + "://" + broker.getRawUserInfo() + "@127.0.0.1:" + closed
+        + (broker.getRawPath() == null ? "" : broker.getRawPath());
+    String addresses = "127.0.0.1:" + closed + ", " + broker.getHost() + ":" + broker.getPort();
+    RabbitMqPublisher publisher = track(RabbitMqPublisher.builder().uri(uri).addresses(addresses)
+        .exchange(exchange).build());
+    OutboxEvent event = event("1", "order.created", "{\"n\":1}");
+
+    assertThat(publisher.ready()).isTrue();
+    publisher.dispatch(event); // returns once the broker confirmed it
+
+    assertThat(drainQueue(1)).extracting(m -> m.getProps().getMessageId()).containsExactly(event.id().toString());
+    assertThat(publisher).hasToString("RabbitMQ exchange " + exchange + " at amqp://127.0.0.1:" + closed + ","
+        + broker.getHost() + ":" + broker.getPort() + "/%2F");
+  }
+
+  @Test
+  void addressesThatAreNotHostPortPairsAreRefusedNamingTheEntryAndNeverThePassword() {
+    String example = "e.g. .addresses(\"rabbit1:5672,rabbit2:5672,rabbit3:5672\")";
+    assertThatThrownBy(() -> RabbitMqPublisher.builder().uri("amqp://h").exchange("e").addresses(" ").build())
+        .isInstanceOf(InvalidConfigurationException.class)
+        .hasMessage("addresses must name at least one host:port, " + example + ", was ' '; omit it to connect to"
+            + " the host of uri(...)");
+    assertThatThrownBy(() -> RabbitMqPublisher.builder().uri("amqp://h").exchange("e")
+        .addresses("rabbit1:5672,,rabbit3:5672").build())
+        .isInstanceOf(InvalidConfigurationException.class)
+        .hasMessage("addresses entry 2 of 'rabbit1:5672,,rabbit3:5672' is empty: list host:port pairs separated"
+            + " by commas, " + example);
+    assertThatThrownBy(() -> RabbitMqPublisher.builder().uri("amqp://h").exchange("e")
+        .addresses("rabbit1:5672,rabbit2:70000").build())
+        .isInstanceOf(InvalidConfigurationException.class)
+        .hasMessage("addresses entry 2 of 'rabbit1:5672,rabbit2:70000' is 'rabbit2:70000', not host:port with a"
+            + " port from 1 to 65535: list host:port pairs separated by commas, " + example);
+    assertThatThrownBy(() -> RabbitMqPublisher.builder().uri("amqp://h").exchange("e")
+        .addresses("rabbit1:5672;rabbit2:5672").build())
+        .isInstanceOf(InvalidConfigurationException.class)
+        .hasMessage("addresses entry 1 of 'rabbit1:5672;rabbit2:5672' is 'rabbit1:5672;rabbit2:5672', not"
+            + " host:port with a port from 1 to 65535: list host:port pairs separated by commas, " + example);
+    assertThatThrownBy(() -> RabbitMqPublisher.builder().uri("amqp://h").exchange("e")
+        .addresses("amqp://u:secret@rabbit1:5672,rabbit2:5672").build())
+        .isInstanceOf(InvalidConfigurationException.class)
+        .hasMessage("addresses must be host:port pairs separated by commas, not a URI: keep the credentials and"
+            + " virtual host in uri(...) or the connectionFactory, and list the nodes here, " + example)
+        .message().doesNotContain("secret");
+    assertThatThrownBy(() -> RabbitMqPublisher.builder().exchange("e").addresses("rabbit1:5672").build())
+        .isInstanceOf(InvalidConfigurationException.class)
+        .hasMessage("uri or connectionFactory is required: .uri(\"amqp://guest:guest@127.0.0.1:5672\") or"
+            + " .connectionFactory(factory)");
+  }
+
+  @Test
+  void addressesBesideAConnectionFactoryTakeItsCredentialsAndDefaultToItsTlsPort() throws Exception {
+    ConnectionFactory factory = new ConnectionFactory();
+    factory.setUri(TestRabbit.uri());
+    factory.setVirtualHost("/");
+    factory.useSslProtocol();
+    RabbitMqPublisher publisher = track(RabbitMqPublisher.builder().connectionFactory(factory)
+        .addresses("rabbit1,[::1]:5673").exchange(exchange).build());
+
+    assertThat(publisher).hasToString("RabbitMQ exchange " + exchange + " at amqps://rabbit1:5671,[::1]:5673/%2F");
   }
 
   @Test

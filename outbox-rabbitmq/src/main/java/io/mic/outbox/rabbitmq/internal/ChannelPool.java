@@ -1,5 +1,6 @@
 package io.mic.outbox.rabbitmq.internal;
 
+import com.rabbitmq.client.Address;
 import com.rabbitmq.client.BlockedListener;
 import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.ConnectionFactory;
@@ -8,6 +9,7 @@ import io.mic.outbox.PublishUnavailableException;
 import java.io.IOException;
 import java.util.ArrayDeque;
 import java.util.Deque;
+import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
@@ -21,7 +23,7 @@ import org.slf4j.LoggerFactory;
  * never reused, so one bad channel cannot poison a later batch.
  *
  * <p>The connection is opened on first use and opened again on the next borrow after it was lost (broker
- * restart, network failure). The client's automatic recovery stays off: a recovered channel restarts its
+ * restart, network failure), to the first of the cluster's nodes that accepts it when the pool has a list. The client's automatic recovery stays off: a recovered channel restarts its
  * publish sequence numbers, and confirms could no longer be matched to messages.
  */
 public final class ChannelPool implements AutoCloseable {
@@ -31,6 +33,8 @@ public final class ChannelPool implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(ChannelPool.class);
 
   private final ConnectionFactory factory;
+  /** The nodes to try in order, or {@code null}: the factory's own host and port. */
+  private final List<Address> nodes;
   private final String displayUri;
   private final String connectionName;
   private final Deque<ConfirmChannel> idle = new ArrayDeque<>(); // guarded by this
@@ -47,9 +51,13 @@ public final class ChannelPool implements AutoCloseable {
     return t;
   });
 
-  /** {@code factory} must be private to this pool: automatic recovery is switched off on it. */
-  public ChannelPool(ConnectionFactory factory, String displayUri, String connectionName) {
+  /**
+   * {@code factory} must be private to this pool: automatic recovery is switched off on it. {@code nodes}, when
+   * not {@code null}, replace its host and port: each connection goes to the first of them that accepts it.
+   */
+  public ChannelPool(ConnectionFactory factory, List<Address> nodes, String displayUri, String connectionName) {
     this.factory = factory;
+    this.nodes = nodes == null ? null : List.copyOf(nodes);
     this.displayUri = displayUri;
     this.connectionName = connectionName;
     factory.setAutomaticRecoveryEnabled(false);
@@ -134,7 +142,9 @@ public final class ChannelPool implements AutoCloseable {
 
   private Connection connect() {
     try {
-      Connection c = factory.newConnection(connectionName);
+      // without automatic recovery the client tries a list in its order, unshuffled
+      Connection c = nodes == null ? factory.newConnection(connectionName)
+          : factory.newConnection(nodes, connectionName);
       c.addBlockedListener(new BlockedListener() {
         @Override
         public void handleBlocked(String reason) {
@@ -156,7 +166,11 @@ public final class ChannelPool implements AutoCloseable {
               displayUri, RabbitErrors.replyText(cause));
         }
       });
-      LOG.info("connected to RabbitMQ at {}", displayUri);
+      if (nodes == null) {
+        LOG.info("connected to RabbitMQ at {}", displayUri);
+      } else {
+        LOG.info("connected to RabbitMQ at {}, node {}:{}", displayUri, c.getAddress().getHostAddress(), c.getPort());
+      }
       return c;
     } catch (IOException | TimeoutException e) {
       // report the root cause only: the client's messages never quote the password, but stay on the safe side
