@@ -26,7 +26,8 @@ import javax.sql.DataSource;
  *
  * <p>Arguments, {@code key=value}: {@code jdbc} (URL with credentials), {@code table}, {@code mode}
  * ({@code ordered} | {@code throughput}), {@code sink} ({@code record:<file>} | {@code nats:<url>} |
- * {@code rabbitmq:<uri>} | {@code kafka:<bootstrap servers>}), {@code stream} (subject prefix on NATS,
+ * {@code rabbitmq:<uri>} | {@code kafka:<bootstrap servers>}), {@code rabbitAddresses} (RabbitMQ: the cluster's
+ * nodes, {@code host:port,…}, in place of the uri's host), {@code stream} (subject prefix on NATS,
  * exchange on RabbitMQ, topic on Kafka), {@code outage} (file), {@code workers}, {@code batch},
  * {@code leaseMs}, {@code pollMs} (either left out: the dispatcher's default), {@code delayMs},
  * {@code maxAttempts}, {@code retryMs}, {@code hold},
@@ -78,7 +79,7 @@ public final class WorkerMain {
         closeSink = nats;
       } else if (sink.startsWith("rabbitmq:")) {
         RabbitMqPublisher rabbit = RabbitMqPublisher.builder().uri(sink.substring("rabbitmq:".length()))
-            .exchange(a.get("stream")).confirmTimeout(Duration.ofSeconds(2)).connectTimeout(Duration.ofSeconds(2))
+            .addresses(a.get("rabbitAddresses")).exchange(a.get("stream")).confirmTimeout(Duration.ofSeconds(2)).connectTimeout(Duration.ofSeconds(2))
             .build();
         publish = new ParkingPublisher().wrap(rabbit);
         closeSink = rabbit;

@@ -7,6 +7,8 @@ import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Locale;
+import java.util.Set;
+import java.util.TreeSet;
 
 /**
  * Three RabbitMQ nodes of the suite's own ({@link PrivateRabbit}: node names {@code micfaults<port>@localhost},
@@ -57,6 +59,31 @@ final class RabbitCluster implements AutoCloseable {
     }
     throw new IllegalStateException("no leader of queue " + queue + " among " + nodes.stream().map(PrivateRabbit::node)
         .toList());
+  }
+
+  /**
+   * The indexes of the nodes that hold a connection named {@code connectionName} (the publishers' client
+   * property), asked through node {@code through}.
+   */
+  Set<Integer> nodesConnectedTo(String connectionName, int through) {
+    Set<Integer> connected = new TreeSet<>();
+    for (String line : nodes.get(through).ctl(60, "list_connections", "-q", "--no-table-headers", "port",
+        "client_properties").split("\n")) {
+      String[] cells = line.trim().split("\\s+", 2);
+      if (cells.length == 2 && cells[1].contains("\"" + connectionName + "\"")) {
+        for (int i = 0; i < SIZE; i++) {
+          if (Integer.toString(nodes.get(i).port()).equals(cells[0])) {
+            connected.add(i);
+          }
+        }
+      }
+    }
+    return connected;
+  }
+
+  /** {@code host:port} of every node, in node order: the publishers' {@code addresses}. */
+  String addresses() {
+    return String.join(",", nodes.stream().map(n -> "127.0.0.1:" + n.port()).toList());
   }
 
   /** How many messages {@code queue} holds, asked through node {@code i}. */

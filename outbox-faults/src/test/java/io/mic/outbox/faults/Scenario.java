@@ -38,8 +38,8 @@ final class Scenario implements AutoCloseable {
    * Where the workers publish: {@code recording}, {@code nats}, {@code rabbitmq} or {@code kafka}, or a cluster:
    * {@code nats-cluster} (a stream with three replicas on {@link Servers#natsCluster()}), {@code kafka-cluster}
    * (replication factor 3 on {@link Servers#kafkaCluster()}), {@code rabbitmq-cluster} (a quorum queue on
-   * {@link Servers#rabbitCluster()}, declared through node 1 so its leader starts there; the workers and the
-   * checker use node 0).
+   * {@link Servers#rabbitCluster()}, declared through node 1 so its leader starts there; the workers get all
+   * three nodes as {@code addresses} and connect to node 0, the first; the checker uses node 0).
    */
   final String sink;
   final boolean nats;
@@ -203,6 +203,9 @@ final class Scenario implements AutoCloseable {
         "transactionalClaims=" + transactionalClaims, "hold=" + hold,
         "stream=" + stream, "outage=" + outage, "workers=" + workersPerProcess, "batch=" + batch,
         "delayMs=" + delayMs, "maxAttempts=" + maxAttempts, "retryMs=" + retryMs));
+    if ("rabbitmq-cluster".equals(sink)) {
+      args.add("rabbitAddresses=" + Servers.rabbitCluster().addresses());
+    }
     if (leaseMs > 0) {
       args.add("leaseMs=" + leaseMs);
     }
