@@ -1,22 +1,25 @@
 package io.mic.outbox.spring;
 
 import io.mic.outbox.DispatchFn;
+import io.mic.outbox.InvalidConfigurationException;
 import io.mic.outbox.kafka.KafkaPublisher;
 import io.mic.outbox.nats.NatsJetStreamPublisher;
 import io.mic.outbox.rabbitmq.RabbitMqPublisher;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.AnyNestedCondition;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
 
 /**
  * The publisher built from properties, when the application declares no {@link DispatchFn} bean (its own
  * always wins) and the broker's module is on the classpath: {@code mic.outbox.nats.url} builds a
- * {@link NatsJetStreamPublisher}, {@code mic.outbox.rabbitmq.uri} with {@code mic.outbox.rabbitmq.exchange} a
- * {@link RabbitMqPublisher}, {@code mic.outbox.kafka.bootstrap-servers} (with {@code mic.outbox.kafka.properties.*})
+ * {@link NatsJetStreamPublisher}, {@code mic.outbox.rabbitmq.uri} with {@code mic.outbox.rabbitmq.exchange} (and
+ * optionally a cluster's nodes in {@code mic.outbox.rabbitmq.addresses}) a {@link RabbitMqPublisher}, {@code mic.outbox.kafka.bootstrap-servers} (with {@code mic.outbox.kafka.properties.*})
  * a {@link KafkaPublisher}. Unless {@code mic.outbox.startup-check=false}, the broker and the destination are
  * checked before the application starts ({@link PublisherStartupCheck}).
  */
@@ -47,7 +50,7 @@ public class OutboxPublisherAutoConfiguration {
 
   @Configuration(proxyBeanMethods = false)
   @ConditionalOnClass(name = "io.mic.outbox.rabbitmq.RabbitMqPublisher")
-  @ConditionalOnProperty(prefix = "mic.outbox.rabbitmq", name = "uri")
+  @Conditional(RabbitMqPublisherConfiguration.UriOrAddresses.class)
   static class RabbitMqPublisherConfiguration {
 
     @Bean
@@ -55,13 +58,32 @@ public class OutboxPublisherAutoConfiguration {
     RabbitMqPublisher outboxPublisher(OutboxProperties properties) {
       PublisherStartupCheck.requireOneBroker(properties);
       PublisherProperties.RabbitMq rabbit = properties.getRabbitmq();
+      if (rabbit.getUri() == null) {
+        throw new InvalidConfigurationException("invalid mic.outbox configuration: mic.outbox.rabbitmq.addresses is"
+            + " set without mic.outbox.rabbitmq.uri, which gives the credentials and virtual host: set e.g."
+            + " mic.outbox.rabbitmq.uri=amqp://user:secret@rabbit1:5672/vhost");
+      }
       RabbitMqPublisher publisher = PublisherStartupCheck.built("mic.outbox.rabbitmq",
-          () -> RabbitMqPublisher.builder().uri(rabbit.getUri()).exchange(rabbit.getExchange()).build());
+          () -> RabbitMqPublisher.builder().uri(rabbit.getUri()).addresses(rabbit.getAddresses())
+              .exchange(rabbit.getExchange()).build());
       if (properties.isStartupCheck()) {
-        PublisherStartupCheck.run(publisher, "mic.outbox.rabbitmq.uri", "mic.outbox.rabbitmq.exchange",
-            publisher::checkExchange);
+        PublisherStartupCheck.run(publisher, rabbit.getAddresses() == null ? "mic.outbox.rabbitmq.uri"
+            : "mic.outbox.rabbitmq.addresses", "mic.outbox.rabbitmq.exchange", publisher::checkExchange);
       }
       return publisher;
+    }
+
+    /** Either property asks for the publisher: addresses without the uri fail the start rather than go unused. */
+    static final class UriOrAddresses extends AnyNestedCondition {
+      UriOrAddresses() {
+        super(ConfigurationPhase.PARSE_CONFIGURATION);
+      }
+
+      @ConditionalOnProperty(prefix = "mic.outbox.rabbitmq", name = "uri")
+      static final class Uri {}
+
+      @ConditionalOnProperty(prefix = "mic.outbox.rabbitmq", name = "addresses")
+      static final class Addresses {}
     }
   }
 

@@ -55,6 +55,12 @@ public final class PublisherProperties {
   public static class RabbitMq {
     /** The AMQP URI, e.g. amqp://user:secret@rabbit:5672/vhost; setting it creates the publisher. */
     private String uri;
+    /**
+     * The nodes of a cluster, e.g. rabbit1:5672,rabbit2:5672,rabbit3:5672, in place of the host and port of the
+     * uri, which still gives the credentials, virtual host and TLS; each connection goes to the first node that
+     * accepts it, so losing the connected node costs a reconnection to the next.
+     */
+    private String addresses;
     /** The exchange events are published to (routing key = topic); it must exist at start. */
     private String exchange;
 
@@ -64,6 +70,14 @@ public final class PublisherProperties {
 
     public void setUri(String uri) {
       this.uri = uri;
+    }
+
+    public String getAddresses() {
+      return addresses;
+    }
+
+    public void setAddresses(String addresses) {
+      this.addresses = addresses;
     }
 
     public String getExchange() {

@@ -34,6 +34,8 @@ final class PublisherStartupCheck {
     }
     if (properties.getRabbitmq().getUri() != null) {
       set.add("mic.outbox.rabbitmq.uri");
+    } else if (properties.getRabbitmq().getAddresses() != null) {
+      set.add("mic.outbox.rabbitmq.addresses");
     }
     if (properties.getKafka().getBootstrapServers() != null) {
       set.add("mic.outbox.kafka.bootstrap-servers");

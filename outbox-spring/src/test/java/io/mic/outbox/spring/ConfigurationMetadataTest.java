@@ -41,7 +41,7 @@ class ConfigurationMetadataTest {
     assertThat(defaults).containsKeys(PREFIX + ".enabled", PREFIX + ".table", PREFIX + ".use-claim",
         PREFIX + ".preserve-aggregate-order", PREFIX + ".workers", PREFIX + ".lease-ttl",
         PREFIX + ".poll-interval", PREFIX + ".create-schema", PREFIX + ".health.max-lag", // contract section 11
-        PREFIX + ".rabbitmq.uri", PREFIX + ".rabbitmq.exchange", PREFIX + ".nats.url",
+        PREFIX + ".rabbitmq.uri", PREFIX + ".rabbitmq.addresses", PREFIX + ".rabbitmq.exchange", PREFIX + ".nats.url",
         PREFIX + ".kafka.bootstrap-servers", PREFIX + ".kafka.properties", PREFIX + ".delete-on-dispatch",
         PREFIX + ".notify-on-append", PREFIX + ".batch-size", PREFIX + ".max-attempts");
 

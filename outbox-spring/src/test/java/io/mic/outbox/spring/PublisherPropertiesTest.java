@@ -21,6 +21,9 @@ import io.nats.client.JetStreamManagement;
 import io.nats.client.Nats;
 import io.nats.client.api.StorageType;
 import io.nats.client.api.StreamConfiguration;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.URI;
 import java.time.Duration;
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
@@ -89,6 +92,61 @@ class PublisherPropertiesTest {
         channel.exchangeDelete(name);
       }
     }
+  }
+
+  @Test
+  void rabbitMqAddressesReachTheBrokerPastANodeThatRefuses() throws Exception {
+    int closed;
+    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      closed = s.getLocalPort();
+    }
+    URI broker = URI.create(TestRabbit.uri());
+    try (Connection rabbit = TestRabbit.connect(); Channel channel = rabbit.createChannel()) {
+      channel.exchangeDeclare(name, BuiltinExchangeType.TOPIC);
+      channel.queueDeclare(name, false, false, false, null);
+      channel.queueBind(name, name, "#");
+      try {
+        // the uri's own host is the closed port: only the list reaches the broker, and the start-up check passes
+        runner.withPropertyValues("mic.outbox.rabbitmq.uri=" + broker.getScheme() + "://" + broker.getRawUserInfo()
+                + "@127.0.0.1:" + closed, "mic.outbox.rabbitmq.addresses=127.0.0.1:" + closed + ","
+                + broker.getHost() + ":" + broker.getPort(), "mic.outbox.rabbitmq.exchange=" + name)
+            .run(context -> {
+              assertThat(context).hasNotFailed().hasSingleBean(RabbitMqPublisher.class);
+              OutboxEvent event = appendOne(context.getBean(TransactionTemplate.class),
+                  context.getBean(TransactionalOutbox.class));
+
+              GetResponse got = await().atMost(Duration.ofSeconds(10))
+                  .until(() -> channel.basicGet(name, true), r -> r != null);
+              assertThat(got.getProps().getMessageId()).isEqualTo(event.id().toString());
+              await().atMost(Duration.ofSeconds(10)).until(() -> context.getBean(JdbcOutboxStore.class)
+                  .find(event.id()).map(e -> e.status() == OutboxStatus.DISPATCHED).orElse(false));
+            });
+      } finally {
+        channel.queueDelete(name);
+        channel.exchangeDelete(name);
+      }
+    }
+  }
+
+  @Test
+  void rabbitMqAddressesThatCannotBeUsedFailTheStartNamingThePropertyWithoutThePassword() {
+    runner.withPropertyValues("mic.outbox.rabbitmq.uri=amqp://app:s3cret@127.0.0.1:1",
+            "mic.outbox.rabbitmq.addresses=127.0.0.1:1,127.0.0.1:2", "mic.outbox.rabbitmq.exchange=x")
+        .run(context -> assertThat(messages(context.getStartupFailure()))
+            .contains("check mic.outbox.rabbitmq.addresses: the broker cannot be used: cannot connect to RabbitMQ at"
+                + " amqp://127.0.0.1:1,127.0.0.1:2/%2F")
+            .doesNotContain("s3cret"));
+    runner.withPropertyValues("mic.outbox.rabbitmq.uri=amqp://app:s3cret@127.0.0.1:1",
+            "mic.outbox.rabbitmq.addresses=127.0.0.1:1,,127.0.0.1:2", "mic.outbox.rabbitmq.exchange=x")
+        .run(context -> assertThat(messages(context.getStartupFailure()))
+            .contains("invalid mic.outbox configuration: mic.outbox.rabbitmq.*: addresses entry 2 of"
+                + " '127.0.0.1:1,,127.0.0.1:2' is empty")
+            .doesNotContain("s3cret"));
+    runner.withPropertyValues("mic.outbox.rabbitmq.addresses=127.0.0.1:1", "mic.outbox.rabbitmq.exchange=x")
+        .run(context -> assertThat(messages(context.getStartupFailure()))
+            .contains("invalid mic.outbox configuration: mic.outbox.rabbitmq.addresses is set without"
+                + " mic.outbox.rabbitmq.uri, which gives the credentials and virtual host: set e.g."
+                + " mic.outbox.rabbitmq.uri=amqp://user:secret@rabbit1:5672/vhost"));
   }
 
   @Test
