@@ -235,7 +235,8 @@ public final class RabbitMqPublisher implements BatchDispatchFn, MessagePublishe
 
     /**
      * The broker, e.g. {@code amqp://guest:guest@127.0.0.1:5672} or {@code amqps://…/vhost}; the publisher
-     * opens its own connection on first use. Credentials in the URI never reach logs or messages.
+     * opens its own connection on first use. Credentials in the URI never reach logs or messages. With
+     * {@link #addresses}, its host and port give way to the listed nodes.
      */
     public Builder uri(String uri) {
       this.uri = uri;
