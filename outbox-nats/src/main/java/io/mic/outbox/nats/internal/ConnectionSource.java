@@ -145,10 +145,12 @@ public final class ConnectionSource implements AutoCloseable {
 
   /**
    * Called after a publication in which no PubAck arrived and some timed out. When the client says
-   * {@code CONNECTED}, asks the server for a PONG and for the JetStream account info, each within
-   * {@code probeTimeout}; when either gets no answer, the connection is dead although it looks alive:
-   * an owned connection is closed and the next {@link #session()} opens a new one, a given one is told to
-   * reconnect. A client that knows it is disconnected is left to its own reconnection.
+   * {@code CONNECTED}, asks the server for a PONG within {@code probeTimeout}; without one the connection is
+   * dead although it looks alive: an owned connection is closed and the next {@link #session()} opens a new
+   * one, a given one is told to reconnect. A client that knows it is disconnected is left to its own
+   * reconnection. A PONG is enough: a connection that carries it carries requests, and a JetStream that does
+   * not answer them (a cluster without quorum, no meta leader) is not cured by another connection, whose
+   * opening only holds the worker back once the cluster answers again.
    *
    * @return {@code true} when the connection was replaced or told to reconnect
    */
@@ -165,7 +167,7 @@ public final class ConnectionSource implements AutoCloseable {
       }
       String silence = probe(c, probeTimeout);
       if (silence == null) {
-        return false; // it answers: JetStream itself is slow or the subject's stream is not answering
+        return false; // it answers: JetStream itself is slow, or the subject's stream or the cluster is not answering
       }
       LOG.warn("the NATS connection ({}) says CONNECTED but {} within {} after PubAcks timed out: {}",
           displayUrl, silence, probeTimeout, options != null ? "replacing it" : "forcing it to reconnect");
@@ -186,18 +188,11 @@ public final class ConnectionSource implements AutoCloseable {
   private static String probe(Connection c, Duration timeout) throws InterruptedException {
     try {
       c.flush(timeout);
+      return null;
     } catch (TimeoutException e) {
       return "answered no PING";
     } catch (IllegalStateException e) {
       return null; // it knows it is not connected: its own reconnection handles it
-    }
-    try {
-      c.jetStreamManagement(JetStreamOptions.builder().requestTimeout(timeout).build()).getAccountStatistics();
-      return null;
-    } catch (JetStreamApiException e) {
-      return null; // an answer, even a refusal, proves the connection carries requests and replies
-    } catch (IOException e) {
-      return NatsErrors.isNoResponders(e) ? null : "answered no JetStream request";
     }
   }
 
