@@ -70,21 +70,15 @@ final class DispatchSql {
   }
 
   /**
-   * When the request holds aggregates, no {@code DLQ} event in the aggregate of {@code o}; else nothing. The
-   * held aggregates' waiting events come first in dispatch order, and a claim steps over those it meets: on
-   * PostgreSQL only those not parked yet ({@link PostgresParking}), told apart by a hash of the aggregates with
-   * dead events, built once per statement ({@code NOT IN}: a hashed subplan, from the held index), instead of
-   * an index probe for each; elsewhere all of them, by the aggregate index.
+   * When the request holds aggregates, no {@code DLQ} event in the aggregate of {@code o}; else nothing. One
+   * index probe per head the claim considers (on PostgreSQL of {@code outbox_held_idx}, dead rows only), so the
+   * cost does not grow with the size of the DLQ. The held aggregates' waiting events come first in dispatch order;
+   * on PostgreSQL they are parked out of the claim index ({@link PostgresParking}), elsewhere a claim steps
+   * over those it meets.
    */
   private String notHeld(ReadRequest r) {
-    if (!r.hold()) {
-      return "";
-    }
-    String dead = " FROM " + tables.outbox() + " d WHERE d.status = 'DLQ'";
-    return database == Statements.Database.POSTGRESQL
-        ? " AND (o.aggregate_type, o.aggregate_id) NOT IN (SELECT d.aggregate_type, d.aggregate_id" + dead + ")"
-        : " AND NOT EXISTS (SELECT 1" + dead + " AND d.aggregate_type = o.aggregate_type"
-            + " AND d.aggregate_id = o.aggregate_id)";
+    return !r.hold() ? "" : " AND NOT EXISTS (SELECT 1 FROM " + tables.outbox() + " d WHERE d.status = 'DLQ'"
+        + " AND d.aggregate_type = o.aggregate_type AND d.aggregate_id = o.aggregate_id)";
   }
 
   /**

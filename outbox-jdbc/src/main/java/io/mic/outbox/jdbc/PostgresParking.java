@@ -161,7 +161,7 @@ final class PostgresParking {
 
   /**
    * No dead event in the aggregate of {@code o}: a hash of the aggregates with dead events, built once per
-   * statement ({@code NOT IN}, as {@link DispatchSql} does), instead of a probe per parked event.
+   * statement ({@code NOT IN}), instead of a probe per parked event: an unparking reads every parked event.
    */
   private static String noDeadEvent(String table) {
     return " AND (o.aggregate_type, o.aggregate_id) NOT IN (SELECT d.aggregate_type, d.aggregate_id FROM " + table

@@ -131,6 +131,33 @@ class PostgresPlanTest {
     }
   }
 
+  /**
+   * A claim that holds aggregates asks the held index about the aggregates of the heads it considers only: with
+   * 2,000 dead events of other aggregates it reads none of them, so its cost does not grow with the DLQ. (It
+   * hashed every dead event's aggregate on every claim, which made 10,000 held aggregates double a claim.)
+   */
+  @Test
+  void aHoldingClaimReadsNoDeadEventOfAnAggregateItDoesNotConsider() throws SQLException {
+    JdbcOutboxStore store = storeOf20000Events(null);
+    try (Connection c = dataSource.getConnection(); Statement s = c.createStatement()) {
+      s.execute("UPDATE " + table + " SET status = 'DLQ' WHERE id IN (SELECT id FROM " + table
+          + " ORDER BY created_at DESC, id DESC LIMIT 2000)");
+      s.execute("ANALYZE " + table);
+    }
+    ClaimRequest holding = ClaimRequest.of("w1", 500, Duration.ofMinutes(1)).inRuns(100).holdingOnDeadLetter();
+    assertThat(store.claim(holding)).as("the first claim, after a round of parking").hasSize(500);
+    long before = deadEntriesRead();
+
+    assertThat(store.claim(holding)).hasSize(500);
+
+    assertThat(deadEntriesRead() - before).as("dead events read by a holding claim beside 2,000 of them").isZero();
+  }
+
+  /** The entries read so far from the indexes of dead events (the DLQ's and the held aggregates'). */
+  private long deadEntriesRead() throws SQLException {
+    return indexStatistic("idx_tup_read", "held_idx") + indexStatistic("idx_tup_read", "dlq_idx");
+  }
+
   /** A store on a new table of 20,000 events of as many aggregates, its statistics fresh. */
   private JdbcOutboxStore storeOf20000Events(String connectionInitSql) throws SQLException {
     return storeOf20000Events(1, connectionInitSql, false);
