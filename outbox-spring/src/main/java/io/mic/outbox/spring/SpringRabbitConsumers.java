@@ -1,23 +1,24 @@
 package io.mic.outbox.spring;
 
+import com.rabbitmq.client.AMQP;
 import com.rabbitmq.client.Channel;
+import com.rabbitmq.client.Delivery;
+import com.rabbitmq.client.Envelope;
 import io.mic.outbox.DeliveryHandler;
 import io.mic.outbox.DeliveryOutcome;
 import io.mic.outbox.OutboxException;
-import io.mic.outbox.OutboxHeaders;
 import io.mic.outbox.SchemaVersions;
-import io.mic.outbox.spi.Deliveries;
+import io.mic.outbox.rabbitmq.RabbitMqConsumers;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.util.Map;
 import java.util.Objects;
-import java.util.TreeSet;
 import org.springframework.amqp.core.Message;
+import org.springframework.amqp.core.MessageProperties;
 
 /**
  * The inbox behind a Spring AMQP {@code @RabbitListener} with manual acknowledgements: reads the event id from
- * the message, runs the handler (typically {@code JdbcInbox.runOnce}) and acknowledges by the outcome, as
- * {@code RabbitMqConsumers} does for a plain {@code amqp-client} consumer. Needs {@code spring-rabbit}.
+ * the message, runs the handler (typically {@code JdbcInbox.runOnce}) and acknowledges by the outcome, exactly as
+ * {@link RabbitMqConsumers} does for a plain {@code amqp-client} consumer (this class hands it the message).
+ * Needs {@code spring-rabbit} and {@code outbox-rabbitmq}.
  *
  * <pre>{@code
  * @RabbitListener(queues = "billing", ackMode = "MANUAL")
@@ -36,28 +37,7 @@ public final class SpringRabbitConsumers {
    * @throws OutboxException if the message carries neither, or an id no inbox can keep
    */
   public static String idempotencyKey(Message message) {
-    Objects.requireNonNull(message, "message");
-    Map<String, Object> headers = message.getMessageProperties().getHeaders();
-    String key = OutboxHeaders.idempotencyKey(name -> text(headers.get(name)));
-    String routingKey = message.getMessageProperties().getReceivedRoutingKey();
-    if (key == null || key.isBlank()) {
-      throw new OutboxException("the message with routing key " + routingKey + " carries no event id: expected"
-          + " header " + OutboxHeaders.EVENT_ID + " (live) or " + OutboxHeaders.ORIGINAL_EVENT_ID + " (replay);"
-          + " headers present: " + new TreeSet<>(headers.keySet()));
-    }
-    String problem = OutboxHeaders.keyProblem("its event id", key);
-    if (problem != null) {
-      throw new OutboxException("the message with routing key " + routingKey + " carries an event id no inbox can"
-          + " keep: " + problem);
-    }
-    return key;
-  }
-
-  private static String text(Object value) {
-    if (value instanceof byte[] bytes) {
-      return new String(bytes, StandardCharsets.UTF_8);
-    }
-    return value == null ? null : value.toString();
+    return RabbitMqConsumers.idempotencyKey(delivery(message));
   }
 
   /**
@@ -82,24 +62,14 @@ public final class SpringRabbitConsumers {
    */
   public static DeliveryOutcome handle(Message message, Channel channel, SchemaVersions accepts,
       DeliveryHandler handler) throws IOException {
-    Objects.requireNonNull(channel, "channel");
-    Objects.requireNonNull(accepts, "accepts");
-    Objects.requireNonNull(handler, "handler");
-    long tag = message.getMessageProperties().getDeliveryTag();
-    String routingKey = message.getMessageProperties().getReceivedRoutingKey();
-    DeliveryOutcome outcome;
-    try {
-      String key = idempotencyKey(message);
-      outcome = Deliveries.attempt(handler, key, "routing key " + routingKey, accepts, routingKey,
-          text(message.getMessageProperties().getHeaders().get(OutboxHeaders.SCHEMA_VERSION)));
-    } catch (OutboxException e) {
-      outcome = Deliveries.rejected(e.getMessage());
-    }
-    switch (outcome) {
-      case REDELIVERED -> channel.basicNack(tag, false, true);
-      case REJECTED -> channel.basicNack(tag, false, false);
-      default -> channel.basicAck(tag, false);
-    }
-    return outcome;
+    return RabbitMqConsumers.handle(channel, delivery(message), accepts, handler);
+  }
+
+  /** The message as {@code amqp-client} delivers it: its tag, routing key and headers (the body is not read). */
+  private static Delivery delivery(Message message) {
+    MessageProperties p = Objects.requireNonNull(message, "message").getMessageProperties();
+    Envelope envelope = new Envelope(p.getDeliveryTag(), Boolean.TRUE.equals(p.getRedelivered()),
+        p.getReceivedExchange(), p.getReceivedRoutingKey());
+    return new Delivery(envelope, new AMQP.BasicProperties.Builder().headers(p.getHeaders()).build(), null);
   }
 }
