@@ -115,6 +115,10 @@ public final class ReplayCommand implements Callable<Integer> {
       description = "the exchange (must exist); routing key = the topic, and a queue must be bound for it")
   private String rabbitExchange;
 
+  @Option(names = "--rabbitmq-addresses", paramLabel = "HOST:PORT,…", description = "the cluster's nodes, in place"
+      + " of the host and port of --to-rabbitmq (which still gives credentials, virtual host and TLS)")
+  private String rabbitAddresses;
+
   @Option(names = "--batch-id", paramLabel = "ID", description = "batch id; reuse it to resume a failed batch (default: random)")
   private String batchId;
 
@@ -232,8 +236,9 @@ public final class ReplayCommand implements Callable<Integer> {
     if ((natsUrl != null ? 1 : 0) + (kafkaBootstrap != null ? 1 : 0) + (rabbitUri != null ? 1 : 0) > 1) {
       throw usage("--to-nats, --to-kafka and --to-rabbitmq exclude each other: replay to one broker at a time");
     }
-    if (rabbitUri == null && rabbitExchange != null) {
-      throw usage("--rabbitmq-exchange needs --to-rabbitmq URI");
+    if (rabbitUri == null && (rabbitExchange != null || rabbitAddresses != null)) {
+      String option = rabbitExchange != null ? "--rabbitmq-exchange" : "--rabbitmq-addresses";
+      throw usage(option + " needs --to-rabbitmq URI");
     } else if (rabbitUri != null && rabbitExchange == null) {
       throw usage("--rabbitmq-exchange is required with --to-rabbitmq: name the exchange (it must exist)");
     }
@@ -286,7 +291,7 @@ public final class ReplayCommand implements Callable<Integer> {
 
   private MessagePublisher rabbitPublisher() {
     return build(RabbitMqPublisher.builder().uri(rabbitUri).exchange(rabbitExchange)
-        .connectionName("mic-events-replay")::build, RABBITMQ_OPTIONS);
+        .addresses(rabbitAddresses).connectionName("mic-events-replay")::build, RABBITMQ_OPTIONS);
   }
 
   private static String blankToNull(String s) {
@@ -304,7 +309,8 @@ public final class ReplayCommand implements Callable<Integer> {
   private static final Map<String, String> KAFKA_OPTIONS = Map.of("bootstrapServers", "--to-kafka",
       PublisherSink.DESTINATION, "--to-kafka");
   private static final Map<String, String> RABBITMQ_OPTIONS = Map.of("uri", "--to-rabbitmq",
-      "exchange", "--rabbitmq-exchange", PublisherSink.DESTINATION, "--rabbitmq-exchange");
+      "exchange", "--rabbitmq-exchange", "addresses", "--rabbitmq-addresses", PublisherSink.DESTINATION,
+      "--rabbitmq-exchange");
   private static final Map<String, String> EVENT_REPLAY_OPTIONS =
       Map.of("topic", "--topic", "from", "--from", "to", "--to", "batchId", "--batch-id");
 

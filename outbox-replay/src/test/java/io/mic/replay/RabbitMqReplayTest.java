@@ -8,6 +8,7 @@ import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.GetResponse;
 import java.io.IOException;
 import java.nio.file.Files;
+import java.net.URI;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Date;
@@ -195,6 +196,30 @@ class RabbitMqReplayTest {
         .contains("event " + longId + " cannot go to RabbitMQ").contains("the message_id is 261 bytes of UTF-8,"
             + " over AMQP's 255");
     assertThat(drain()).isEmpty();
+  }
+
+  /** The nodes of --rabbitmq-addresses replace the URI's host and port: the first node that accepts is taken. */
+  @Test
+  void theNodesOfAClusterTakeThePlaceOfTheUrisHost() throws Exception {
+    admin.exchangeDeclare(exchange, "topic", false);
+    admin.queueBind(queue, exchange, topic);
+    Path file = archive(record("e1", "2026-09-29T08:00:01Z", topic));
+    URI live = URI.create(TestServices.rabbitUri());
+    String deadUri = live.getScheme() + "://" + live.getRawUserInfo() + "@127.0.0.1:1";
+    String[] range = {"--from-json", file.toString(), "--topic", topic, "--from", "2026-09-29T08:00:00Z", "--to",
+        "2026-09-29T10:00:00Z", "--to-rabbitmq", deadUri, "--rabbitmq-exchange", exchange, "--batch-id", "b-1"};
+
+    Cli cli = Cli.run(concat(range, "--rabbitmq-addresses", "127.0.0.1:1," + live.getHost() + ":" + live.getPort()));
+    Cli bad = Cli.run(concat(range, "--rabbitmq-addresses", "amqp://127.0.0.1:5672"));
+    Cli noUri = Cli.run("--from-json", file.toString(), "--topic", topic, "--from", "2026-09-29T08:00:00Z", "--to",
+        "2026-09-29T10:00:00Z", "--rabbitmq-addresses", "127.0.0.1:5672");
+
+    assertThat(cli.exitCode()).as(cli.stderr()).isEqualTo(0);
+    assertThat(drain()).extracting(r -> r.getProps().getMessageId()).containsExactly("e1:replay:b-1");
+    assertThat(bad.exitCode()).isEqualTo(2);
+    assertThat(bad.stderr()).startsWith("mic-events-replay: --rabbitmq-addresses: addresses must be host:port pairs");
+    assertThat(noUri.exitCode()).isEqualTo(2);
+    assertThat(noUri.stderr()).startsWith("mic-events-replay: --rabbitmq-addresses needs --to-rabbitmq URI");
   }
 
   @Test

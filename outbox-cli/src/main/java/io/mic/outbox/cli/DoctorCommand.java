@@ -41,6 +41,10 @@ final class DoctorCommand extends OutboxCommand {
   @Option(names = "--rabbitmq-exchange", paramLabel = "NAME", description = "the exchange the publisher sends to")
   private String exchange;
 
+  @Option(names = "--rabbitmq-addresses", paramLabel = "HOST:PORT,…", description = "the cluster's nodes, in place"
+      + " of the host and port of --rabbitmq (which still gives credentials, virtual host and TLS)")
+  private String rabbitAddresses;
+
   @Option(names = "--kafka", paramLabel = "BOOTSTRAP", description = "check that a Kafka topic named after every"
       + " topic with live events exists")
   private String kafkaBootstrap;
@@ -62,6 +66,9 @@ final class DoctorCommand extends OutboxCommand {
     if ((rabbitUri == null) != (exchange == null)) {
       throw new UsageException("--rabbitmq and --rabbitmq-exchange go together: the broker and the exchange the"
           + " publisher sends to");
+    }
+    if (rabbitUri == null && rabbitAddresses != null) {
+      throw new UsageException("--rabbitmq-addresses needs --rabbitmq: the URI gives credentials and virtual host");
     }
     if (natsUrl == null && natsPrefix != null) {
       throw new UsageException("--nats-subject-prefix needs --nats: the server to ask");
@@ -86,7 +93,7 @@ final class DoctorCommand extends OutboxCommand {
       }
       if (rabbitUri != null) {
         checks.addAll(broker(doctor, "rabbitmq", () -> RabbitMqPublisher.builder().uri(rabbitUri).exchange(exchange)
-            .build()));
+            .addresses(rabbitAddresses).build()));
       }
       if (kafkaBootstrap != null) {
         checks.addAll(broker(doctor, "kafka", this::kafka));

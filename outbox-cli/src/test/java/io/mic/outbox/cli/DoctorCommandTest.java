@@ -12,6 +12,7 @@ import io.nats.client.Connection;
 import io.nats.client.Nats;
 import io.nats.client.api.StorageType;
 import io.nats.client.api.StreamConfiguration;
+import java.net.URI;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.Arrays;
@@ -190,6 +191,11 @@ class DoctorCommandTest {
       assertThat(line(missing, "rabbitmq:" + captured)).startsWith("FAIL").contains("exchange '" + exchange
           + "-missing' does not exist at amqp://***@").contains("declare it, or name an existing exchange");
       assertThat(missing.stdout()).doesNotContain("guest:guest");
+      URI live = URI.create(RABBITMQ);
+      Run cluster = doctor("--rabbitmq", live.getScheme() + "://" + live.getRawUserInfo() + "@127.0.0.1:1",
+          "--rabbitmq-addresses", "127.0.0.1:1," + live.getHost() + ":" + live.getPort(), "--rabbitmq-exchange",
+          exchange);
+      assertThat(line(cluster, "rabbitmq:" + captured)).as("the first node that accepts").startsWith("PASS");
       channel.exchangeDelete(exchange);
     }
   }
@@ -197,6 +203,7 @@ class DoctorCommandTest {
   @Test
   void badArgumentsAndAnUnreachableDatabaseExitTwo() {
     assertThat(doctor("--rabbitmq", RABBITMQ).exitCode()).isEqualTo(MicOutbox.BAD_INPUT);
+    assertThat(doctor("--rabbitmq-addresses", "127.0.0.1:5672").exitCode()).isEqualTo(MicOutbox.BAD_INPUT);
     assertThat(doctor("--max-lag", "0s").exitCode()).isEqualTo(MicOutbox.BAD_INPUT);
     Run unreachable = Run.of(Map.of(), "--jdbc-url", "jdbc:postgresql://127.0.0.1:1/test", "doctor");
     assertThat(unreachable.exitCode()).isEqualTo(MicOutbox.BAD_INPUT);
