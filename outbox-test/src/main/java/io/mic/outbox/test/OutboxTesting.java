@@ -94,34 +94,7 @@ public final class OutboxTesting {
    */
   public static List<OutboxEvent> awaitDeadLettered(OutboxStore store, Duration timeout, UUID... ids)
       throws InterruptedException {
-    if (ids.length == 0) {
-      throw new IllegalArgumentException("no event ids given: pass the ids of the events to wait for");
-    }
-    long deadline = deadline(timeout);
-    while (true) {
-      List<OutboxEvent> found = new ArrayList<>();
-      List<OutboxEvent> waiting = new ArrayList<>();
-      for (UUID id : ids) {
-        OutboxEvent event = store.find(id).orElseThrow(() -> new AssertionError("no such event in the outbox: "
-            + id + " (was the transaction that appended it committed?)"));
-        found.add(event);
-        if (event.status() == OutboxStatus.DISPATCHED) {
-          throw new AssertionError("event " + id + " was dispatched, so it will never be dead-lettered: "
-              + describe(List.of(event)));
-        }
-        if (event.status() != OutboxStatus.DLQ) {
-          waiting.add(event);
-        }
-      }
-      if (waiting.isEmpty()) {
-        return found;
-      }
-      if (System.nanoTime() >= deadline) {
-        throw new AssertionError(waiting.size() + " of " + ids.length + " events not dead-lettered after "
-            + timeout + ": " + describe(waiting) + "; outbox: " + counts(store.countByStatus()));
-      }
-      Thread.sleep(POLL_MILLIS);
-    }
+    return await(store, timeout, OutboxStatus.DLQ, ids);
   }
 
   /**
@@ -137,44 +110,60 @@ public final class OutboxTesting {
    */
   public static List<OutboxEvent> awaitDispatched(OutboxStore store, Duration timeout, UUID... ids)
       throws InterruptedException {
+    return await(store, timeout, OutboxStatus.DISPATCHED, ids);
+  }
+
+  /**
+   * Waits until every event is in {@code end} ({@code DISPATCHED} or {@code DLQ}); fails at once when one is in
+   * the other end, which it cannot leave by itself, or is unknown (on a store that deletes dispatched rows an
+   * event not found was dispatched).
+   */
+  private static List<OutboxEvent> await(OutboxStore store, Duration timeout, OutboxStatus end, UUID... ids)
+      throws InterruptedException {
     if (ids.length == 0) {
       throw new IllegalArgumentException("no event ids given: pass the ids of the events to wait for");
     }
     long deadline = deadline(timeout);
-    boolean deletesDispatched = store instanceof JdbcOutboxStore jdbc && jdbc.deletesOnDispatch();
+    boolean goneIsDispatched = end == OutboxStatus.DISPATCHED && store instanceof JdbcOutboxStore jdbc
+        && jdbc.deletesOnDispatch();
+    String ended = end == OutboxStatus.DLQ ? "dead-lettered" : "dispatched";
     while (true) {
       List<OutboxEvent> found = new ArrayList<>();
-      List<String> missing = new ArrayList<>();
       List<OutboxEvent> waiting = new ArrayList<>();
-      List<OutboxEvent> dead = new ArrayList<>();
+      List<OutboxEvent> otherEnd = new ArrayList<>();
+      List<UUID> missing = new ArrayList<>();
       for (UUID id : ids) {
         Optional<OutboxEvent> event = store.find(id);
-        if (event.isEmpty()) {
-          if (!deletesDispatched) {
-            missing.add(id.toString());
+        if (event.isEmpty() && !goneIsDispatched) {
+          missing.add(id);
+        }
+        event.ifPresent(e -> {
+          found.add(e);
+          if (e.status() == OutboxStatus.DLQ || e.status() == OutboxStatus.DISPATCHED) {
+            if (e.status() != end) {
+              otherEnd.add(e);
+            }
+          } else {
+            waiting.add(e);
           }
-          continue;
-        }
-        found.add(event.get());
-        if (event.get().status() == OutboxStatus.DLQ) {
-          dead.add(event.get());
-        } else if (event.get().status() != OutboxStatus.DISPATCHED) {
-          waiting.add(event.get());
-        }
-      }
-      if (missing.isEmpty() && waiting.isEmpty() && dead.isEmpty()) {
-        return found;
+        });
       }
       if (!missing.isEmpty()) {
         throw new AssertionError("no such event in the outbox: " + missing
             + " (was the transaction that appended it committed?)");
       }
-      if (!dead.isEmpty()) {
-        throw new AssertionError(dead.size() + " of " + ids.length + " events went to the DLQ instead of being"
-            + " dispatched: " + describe(dead));
+      if (!otherEnd.isEmpty()) {
+        throw new AssertionError(end == OutboxStatus.DLQ
+            ? "event " + otherEnd.get(0).id() + " was dispatched, so it will never be dead-lettered: "
+                + describe(otherEnd)
+            : otherEnd.size() + " of " + ids.length + " events went to the DLQ instead of being dispatched: "
+                + describe(otherEnd));
+      }
+      if (waiting.isEmpty()) {
+        return found;
       }
       if (System.nanoTime() >= deadline) {
-        throw new AssertionError(waiting.size() + " of " + ids.length + " events not dispatched after "
+        throw new AssertionError(waiting.size() + " of " + ids.length + " events not " + ended + " after "
             + timeout + ": " + describe(waiting) + "; outbox: " + counts(store.countByStatus()));
       }
       Thread.sleep(POLL_MILLIS);
