@@ -11,7 +11,6 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.UUID;
 import java.util.stream.Collectors;
 
@@ -133,20 +132,17 @@ public final class OutboxTesting {
       List<OutboxEvent> otherEnd = new ArrayList<>();
       List<UUID> missing = new ArrayList<>();
       for (UUID id : ids) {
-        Optional<OutboxEvent> event = store.find(id);
-        if (event.isEmpty() && !goneIsDispatched) {
-          missing.add(id);
-        }
-        event.ifPresent(e -> {
-          found.add(e);
-          if (e.status() == OutboxStatus.DLQ || e.status() == OutboxStatus.DISPATCHED) {
-            if (e.status() != end) {
-              otherEnd.add(e);
-            }
-          } else {
-            waiting.add(e);
+        OutboxEvent e = store.find(id).orElse(null);
+        if (e == null) {
+          if (!goneIsDispatched) {
+            missing.add(id);
           }
-        });
+        } else {
+          found.add(e);
+          if (e.status() != end) {
+            (e.status() == OutboxStatus.DLQ || e.status() == OutboxStatus.DISPATCHED ? otherEnd : waiting).add(e);
+          }
+        }
       }
       if (!missing.isEmpty()) {
         throw new AssertionError("no such event in the outbox: " + missing
