@@ -782,8 +782,9 @@ public abstract class OutboxStoreContractTest implements HeldAggregatesContract 
       DispatchFn publish = e -> {
         publications.computeIfAbsent(e.id(), k -> new AtomicInteger()).incrementAndGet();
         if (e.id().equals(slow.id())) {
-          // hold the publication for 2.5 leases while another worker keeps trying to claim
-          long end = System.nanoTime() + lease.multipliedBy(5).dividedBy(2).toNanos();
+          // hold the publication for 1.5 leases while another worker keeps trying to claim: unrenewed, the
+          // lease would run out half a lease before the end
+          long end = System.nanoTime() + lease.multipliedBy(3).dividedBy(2).toNanos();
           while (System.nanoTime() < end) {
             stolen.addAll(store.claim("thief", 10, lease, false));
             Thread.sleep(50);

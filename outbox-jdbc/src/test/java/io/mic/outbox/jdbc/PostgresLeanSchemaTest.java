@@ -49,7 +49,7 @@ class PostgresLeanSchemaTest {
   void createSchemaUpgradesTheIndexesOfAnOldTableWithItsRows() throws SQLException {
     String table = TestDatabase.uniqueName("outbox_lean");
     tables.add(table);
-    PostgresLeanUpgradeContractTest.createOldSchema(dataSource, table);
+    OldSchemas.BEFORE_LEAN.create(dataSource, table);
     JdbcOutboxStore store = JdbcOutboxStore.builder().dataSource(dataSource).table(table).build();
     List<OutboxEvent> first = events(10, 20); // 10 aggregates x 20 events
     append(store, first);
@@ -59,16 +59,16 @@ class PostgresLeanSchemaTest {
     ordered.dispatchOnce(); // half dispatched before the upgrade, the rest pending
     ordered.dispatchOnce();
     assertThat(published).hasSize(100);
-    assertThat(PostgresLeanUpgradeContractTest.indexes(dataSource, table))
+    assertThat(OldSchemas.indexes(dataSource, table))
         .contains(table + "_aggregate_idx", table + "_dispatched_idx");
 
     store.createSchema();
 
-    assertThat(PostgresLeanUpgradeContractTest.indexes(dataSource, table)).containsExactlyInAnyOrder(
+    assertThat(OldSchemas.indexes(dataSource, table)).containsExactlyInAnyOrder(
         table + "_pkey", table + "_claim_idx", table + "_head_idx", table + "_dlq_idx", table + "_held_idx",
         table + "_parked_idx");
     store.createSchema(); // nothing left to do
-    assertThat(PostgresLeanUpgradeContractTest.indexes(dataSource, table)).hasSize(6);
+    assertThat(OldSchemas.indexes(dataSource, table)).hasSize(6);
 
     List<OutboxEvent> second = events(10, 5);
     append(store, second);

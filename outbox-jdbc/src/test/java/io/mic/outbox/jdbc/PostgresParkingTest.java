@@ -234,7 +234,7 @@ class PostgresParkingTest {
   void anOldClaimIndexWorksAndCreateSchemaUpgradesIt() throws SQLException {
     table = TestDatabase.uniqueName("outbox_park_old");
     tables.add(table);
-    PostgresParkingUpgradeContractTest.createOldSchema(dataSource, table);
+    OldSchemas.BEFORE_PARKING.create(dataSource, table);
     JdbcOutboxStore store = JdbcOutboxStore.builder().dataSource(dataSource).table(table).build();
     List<OutboxEvent> a = append(store, "a", 3);
     List<OutboxEvent> b = append(store, "b", 1);
@@ -254,7 +254,7 @@ class PostgresParkingTest {
     assertThat(store().claim(HOLDING)).isEmpty();
     assertThat(parked()).hasSize(2);
 
-    assertThat(PostgresLeanUpgradeContractTest.indexes(dataSource, table)).contains(table + "_parked_idx");
+    assertThat(OldSchemas.indexes(dataSource, table)).contains(table + "_parked_idx");
     assertThat(indexDefinition(table + "_claim_idx"))
         .endsWith("AND (next_attempt_at < 'infinity'::timestamp with time zone))");
     assertThat(new TableChecks(store, store.access()).indexes().verdict()).isEqualTo(OutboxDoctor.Verdict.PASS);
@@ -271,7 +271,7 @@ class PostgresParkingTest {
     newTable(false);
     JdbcOutboxStore converted = store(true);
     converted.createSchema(); // the plain table becomes the past partition
-    List<String> parentIndexes = PostgresLeanUpgradeContractTest.indexes(dataSource, table);
+    List<String> parentIndexes = OldSchemas.indexes(dataSource, table);
     assertThat(parentIndexes).contains(table + "_claim_idx", table + "_head_idx", table + "_dlq_idx",
         table + "_held_idx", table + "_parked_idx");
     sql("DROP INDEX " + table + "_parked_idx");
@@ -286,7 +286,7 @@ class PostgresParkingTest {
     assertThat(indexDefinition(table + "_claim_idx")).contains("next_attempt_at < 'infinity'");
     List<String> claimIndexes = claimIndexes();
     assertThat(claimIndexes).as("the table's and its partitions'").hasSizeGreaterThan(2);
-    assertThat(PostgresLeanUpgradeContractTest.indexes(dataSource, table)).contains(table + "_parked_idx")
+    assertThat(OldSchemas.indexes(dataSource, table)).contains(table + "_parked_idx")
         .doesNotContain(table + "_claim_old_idx");
     assertThat(store(true).claim(HOLDING)).isEmpty();
     assertThat(parked()).hasSize(2);

@@ -1,7 +1,5 @@
 package io.mic.outbox.jdbc;
 
-import static org.assertj.core.api.Assertions.assertThat;
-
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
@@ -12,30 +10,25 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
+import javax.sql.DataSource;
 
-/**
- * The whole store contract on tables that createSchema() upgraded from the schema before the lean indexes
- * (PostgreSQL): each test's table is first created with the old DDL and holds dispatched and pending
- * rows of its own, then createSchema() replaces its indexes.
- */
-class PostgresLeanUpgradeContractTest extends JdbcContractTest {
-  static final String OLD_DDL = "io/mic/outbox/jdbc/schema-before-lean/postgresql.sql";
+/** The PostgreSQL DDL createSchema() ran in earlier versions, for the tests of its upgrades. */
+enum OldSchemas {
+  /** Before the lean indexes: an aggregate index and a dispatched index. */
+  BEFORE_LEAN("io/mic/outbox/jdbc/schema-before-lean/postgresql.sql"),
+  /** Schema version 1, before parked events: the claim index without them, no parked index. */
+  BEFORE_PARKING("io/mic/outbox/jdbc/schema-before-parking/postgresql.sql");
 
-  @Override
-  protected TestDatabase database() {
-    return TestDatabase.POSTGRES;
+  private final String resource;
+
+  OldSchemas(String resource) {
+    this.resource = resource;
   }
 
-  @Override
-  protected void beforeCreateSchema(String table) {
-    createOldSchema(dataSource, table);
-    assertThat(indexes(dataSource, table)).contains(table + "_aggregate_idx", table + "_dispatched_idx");
-  }
-
-  /** The old DDL for {@code table}, as createSchema() ran it before the lean schema. */
-  static void createOldSchema(javax.sql.DataSource dataSource, String table) {
+  /** Creates {@code table} (and its companions) with this old DDL. */
+  void create(DataSource dataSource, String table) {
     String ddl;
-    try (InputStream in = PostgresLeanUpgradeContractTest.class.getClassLoader().getResourceAsStream(OLD_DDL)) {
+    try (InputStream in = OldSchemas.class.getClassLoader().getResourceAsStream(resource)) {
       ddl = new String(in.readAllBytes(), StandardCharsets.UTF_8).replaceAll("(?m)--.*$", "")
           .replaceAll("\\boutbox(_\\w+)?\\b", table + "$1");
     } catch (IOException e) {
@@ -52,7 +45,8 @@ class PostgresLeanUpgradeContractTest extends JdbcContractTest {
     }
   }
 
-  static List<String> indexes(javax.sql.DataSource dataSource, String table) {
+  /** The names of {@code table}'s indexes. */
+  static List<String> indexes(DataSource dataSource, String table) {
     List<String> names = new ArrayList<>();
     try (Connection c = dataSource.getConnection();
         PreparedStatement ps = c.prepareStatement("SELECT indexname FROM pg_indexes WHERE tablename = ?")) {
