@@ -7,6 +7,7 @@ import static org.awaitility.Awaitility.await;
 import io.mic.outbox.AsyncOutboxDispatcher;
 import io.mic.outbox.BatchDispatchFn;
 import io.mic.outbox.ClaimRequest;
+import io.mic.outbox.ClaimedBatch;
 import io.mic.outbox.DispatchFn;
 import io.mic.outbox.DispatchResult;
 import io.mic.outbox.OutboxDispatcher;
@@ -19,9 +20,11 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -35,7 +38,10 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BiFunction;
+import java.util.function.Function;
 import java.util.stream.Collectors;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -119,6 +125,81 @@ public abstract class OutboxStoreContractTest implements HeldAggregatesContract 
   @Override
   public final void elapseStoreClock(Duration d) {
     elapse(d);
+  }
+
+  // ---------------------------------------------------------------- claims, as a dispatcher holds them
+
+  /** The batch of each claim of an event (by id and lease owner): the outcomes of the claim go there. */
+  private final Map<Claimed, ClaimedBatch> batches = new ConcurrentHashMap<>();
+
+  private record Claimed(UUID id, String owner) {
+    Claimed(OutboxEvent e) {
+      this(e.id(), e.leaseOwner());
+    }
+  }
+
+  /**
+   * Claims as a dispatcher does ({@link OutboxStore#claimBatch}), and the outcome helpers below record the
+   * outcomes of the events in their batch as a dispatcher does: a lease's batch hands them to the store's methods
+   * of the same names, a batch held by a transaction runs them there. Events of no batch (read, or of a claim
+   * another took over) go to the store's methods.
+   */
+  protected final List<OutboxEvent> claim(ClaimRequest request) {
+    ClaimedBatch batch = store.claimBatch(request);
+    batch.events().forEach(e -> batches.put(new Claimed(e), batch));
+    return batch.events();
+  }
+
+  protected final List<OutboxEvent> claim(String owner, int limit, Duration leaseTtl, boolean ordered) {
+    return claim(ClaimRequest.of(owner, limit, leaseTtl).ordered(ordered));
+  }
+
+  protected final Set<UUID> markDispatched(Collection<OutboxEvent> events) {
+    return inBatches(events, ClaimedBatch::markDispatched, store::markDispatched);
+  }
+
+  protected final boolean scheduleRetry(OutboxEvent event, Duration delay, String error) {
+    ClaimedBatch batch = batches.get(new Claimed(event));
+    return batch != null ? batch.scheduleRetry(event, delay, error) : store.scheduleRetry(event, delay, error);
+  }
+
+  protected final boolean markDead(OutboxEvent event, String error) {
+    ClaimedBatch batch = batches.get(new Claimed(event));
+    return batch != null ? batch.markDead(event, error) : store.markDead(event, error);
+  }
+
+  protected final Set<UUID> release(Collection<OutboxEvent> events, Duration delay) {
+    return inBatches(events, (batch, own) -> batch.release(own, delay), rest -> store.release(rest, delay));
+  }
+
+  protected final Set<UUID> renewLeases(Collection<OutboxEvent> events, Duration leaseTtl) {
+    return inBatches(events, (batch, own) -> batch.renewLeases(own, leaseTtl),
+        rest -> store.renewLeases(rest, leaseTtl));
+  }
+
+  private Set<UUID> inBatches(Collection<OutboxEvent> events,
+      BiFunction<ClaimedBatch, List<OutboxEvent>, Set<UUID>> inBatch, Function<List<OutboxEvent>, Set<UUID>> rest) {
+    Map<ClaimedBatch, List<OutboxEvent>> byBatch = new IdentityHashMap<>();
+    List<OutboxEvent> unclaimed = new ArrayList<>();
+    for (OutboxEvent e : events) {
+      ClaimedBatch batch = batches.get(new Claimed(e));
+      (batch == null ? unclaimed : byBatch.computeIfAbsent(batch, b -> new ArrayList<>())).add(e);
+    }
+    Set<UUID> changed = new HashSet<>();
+    byBatch.forEach((batch, own) -> changed.addAll(inBatch.apply(batch, own)));
+    if (!unclaimed.isEmpty()) {
+      changed.addAll(rest.apply(unclaimed));
+    }
+    return changed;
+  }
+
+  /** Ends the claims a test left open, as a dispatcher closes its batches; a subclass may call it earlier. */
+  @AfterEach
+  protected final void closeBatches() {
+    Set<ClaimedBatch> open = Collections.newSetFromMap(new IdentityHashMap<>());
+    open.addAll(batches.values());
+    open.forEach(ClaimedBatch::close);
+    batches.clear();
   }
 
   // ---------------------------------------------------------------- helpers
@@ -286,7 +367,7 @@ public abstract class OutboxStoreContractTest implements HeldAggregatesContract 
     append(event("o-9"), e);
 
     OutboxEvent fetched = store.fetchPending(10, false).get(1);
-    OutboxEvent claimed = store.claim("w", 10, Duration.ofMinutes(1), false).get(1);
+    OutboxEvent claimed = claim("w", 10, Duration.ofMinutes(1), false).get(1);
     for (OutboxEvent read : List.of(fetched, claimed)) {
       assertThat(read.id()).isEqualTo(e.id());
       assertThat(read.sequence()).isEqualTo(2);
@@ -323,7 +404,7 @@ public abstract class OutboxStoreContractTest implements HeldAggregatesContract 
         Map.entry(OutboxStatus.PENDING, 0L), Map.entry(OutboxStatus.PROCESSING, 0L),
         Map.entry(OutboxStatus.DISPATCHED, 0L), Map.entry(OutboxStatus.DLQ, 0L));
     append(event("1"), event("2"), event("3"));
-    store.claim("w", 1, Duration.ofMinutes(1), false);
+    claim("w", 1, Duration.ofMinutes(1), false);
     long leased = claimsWriteLeases() ? 1 : 0; // a claim held by a transaction leaves its row PENDING
     assertThat(store.countByStatus()).containsOnly(
         Map.entry(OutboxStatus.PENDING, 3L - leased), Map.entry(OutboxStatus.PROCESSING, leased),
@@ -354,8 +435,8 @@ public abstract class OutboxStoreContractTest implements HeldAggregatesContract 
     append(a, b, c, d, e);
     assertThat(ids(store.fetchPending(10, false))).containsExactly(b.id(), d.id(), a.id(), c.id(), e.id());
     assertThat(ids(store.fetchPending(2, false))).containsExactly(b.id(), d.id());
-    assertThat(ids(store.claim("w1", 3, Duration.ofMinutes(1), false))).containsExactly(b.id(), d.id(), a.id());
-    assertThat(ids(store.claim("w2", 10, Duration.ofMinutes(1), false))).containsExactly(c.id(), e.id());
+    assertThat(ids(claim("w1", 3, Duration.ofMinutes(1), false))).containsExactly(b.id(), d.id(), a.id());
+    assertThat(ids(claim("w2", 10, Duration.ofMinutes(1), false))).containsExactly(c.id(), e.id());
   }
 
   @Test
@@ -408,21 +489,21 @@ public abstract class OutboxStoreContractTest implements HeldAggregatesContract 
     OutboxEvent e = event("e");
     append(a, b, c, d, e);
     Duration ttl = Duration.ofMinutes(1);
-    List<OutboxEvent> first = store.claim(ClaimRequest.of("w1", 2, ttl));
+    List<OutboxEvent> first = claim(ClaimRequest.of("w1", 2, ttl));
     assertThat(ids(first)).containsExactly(a.id(), b.id());
-    assertThat(store.release(List.of(first.get(0)), Duration.ZERO)).containsExactly(a.id());
-    List<OutboxEvent> next = store.claim(ClaimRequest.of("w2", 2, ttl).after(first.get(1)));
+    assertThat(release(List.of(first.get(0)), Duration.ZERO)).containsExactly(a.id());
+    List<OutboxEvent> next = claim(ClaimRequest.of("w2", 2, ttl).after(first.get(1)));
     assertThat(ids(next)).as("what follows the last event claimed, not the event released before it")
         .containsExactly(c.id(), d.id());
     assertThat(next).allSatisfy(x -> {
       assertThat(x.status()).isEqualTo(OutboxStatus.PROCESSING);
       assertThat(x.leaseOwner()).isEqualTo("w2");
     });
-    assertThat(store.claim(ClaimRequest.of("w3", 10, ttl).after(next.get(1)).skipping(Set.of("order.changed"))))
+    assertThat(claim(ClaimRequest.of("w3", 10, ttl).after(next.get(1)).skipping(Set.of("order.changed"))))
         .as("never a paused topic").isEmpty();
-    assertThat(ids(store.claim(ClaimRequest.of("w4", 10, ttl)))).as("from the start: the released event too")
+    assertThat(ids(claim(ClaimRequest.of("w4", 10, ttl)))).as("from the start: the released event too")
         .containsExactly(a.id(), e.id());
-    assertThat(store.markDispatched(next)).containsExactlyInAnyOrder(c.id(), d.id());
+    assertThat(markDispatched(next)).containsExactlyInAnyOrder(c.id(), d.id());
   }
 
   @Test
@@ -456,7 +537,7 @@ public abstract class OutboxStoreContractTest implements HeldAggregatesContract 
         .containsExactlyElementsOf(given.subList(0, 40));
     List<UUID> claimed = new ArrayList<>();
     for (int i = 0; i < 4; i++) {
-      claimed.addAll(ids(store.claim("w" + i, 500, Duration.ofMinutes(1), false)));
+      claimed.addAll(ids(claim("w" + i, 500, Duration.ofMinutes(1), false)));
     }
     assertThat(inversions(given, claimed)).as("inversions in claim").isZero();
     assertThat(claimed).containsExactlyElementsOf(given);
@@ -490,13 +571,13 @@ public abstract class OutboxStoreContractTest implements HeldAggregatesContract 
     List<UUID> expected = List.of(high.id(), zero.id(), lowToo.id(), low.id());
     assertThat(ids(store.fetchPending(10, false))).containsExactlyElementsOf(expected);
     assertThat(ids(store.fetchPending(10, true))).containsExactlyElementsOf(expected);
-    List<OutboxEvent> claimed = store.claim("w1", 10, Duration.ofMinutes(1), false);
+    List<OutboxEvent> claimed = claim("w1", 10, Duration.ofMinutes(1), false);
     assertThat(ids(claimed)).containsExactlyElementsOf(expected);
-    assertThat(store.release(claimed, Duration.ZERO)).hasSize(4); // the events are claimable again
-    claimed = store.claim("w2", 10, Duration.ofMinutes(1), true);
+    assertThat(release(claimed, Duration.ZERO)).hasSize(4); // the events are claimable again
+    claimed = claim("w2", 10, Duration.ofMinutes(1), true);
     assertThat(ids(claimed)).containsExactlyElementsOf(expected);
-    assertThat(store.release(claimed, Duration.ZERO)).hasSize(4);
-    assertThat(ids(store.claim(ClaimRequest.of("w3", 10, Duration.ofMinutes(1)).inRuns(5)))).containsExactlyElementsOf(expected);
+    assertThat(release(claimed, Duration.ZERO)).hasSize(4);
+    assertThat(ids(claim(ClaimRequest.of("w3", 10, Duration.ofMinutes(1)).inRuns(5)))).containsExactlyElementsOf(expected);
   }
 
   @Test
@@ -601,7 +682,7 @@ public abstract class OutboxStoreContractTest implements HeldAggregatesContract 
     assertThat(dead.lastError()).isEqualTo("java.lang.IllegalArgumentException: poison #3");
     elapse(Duration.ofHours(1));
     assertThat(d.dispatchOnce().isEmpty()).isTrue();
-    assertThat(store.claim("w", 10, Duration.ofMinutes(1), false)).isEmpty();
+    assertThat(claim("w", 10, Duration.ofMinutes(1), false)).isEmpty();
     assertThat(calls).hasValue(3);
     assertThat(store.countByStatus()).containsEntry(OutboxStatus.DLQ, 1L);
   }
@@ -630,7 +711,7 @@ public abstract class OutboxStoreContractTest implements HeldAggregatesContract 
     OutboxEvent a = event("a");
     OutboxEvent b = event("b");
     append(a, b);
-    List<OutboxEvent> claimed = store.claim("worker-1", 10, Duration.ofSeconds(60), false);
+    List<OutboxEvent> claimed = claim("worker-1", 10, Duration.ofSeconds(60), false);
 
     assertThat(ids(claimed)).containsExactly(a.id(), b.id());
     for (OutboxEvent c : claimed) {
@@ -644,7 +725,7 @@ public abstract class OutboxStoreContractTest implements HeldAggregatesContract 
       assertThat(Duration.between(s.createdAt(), s.leaseUntil()))
           .isBetween(Duration.ofSeconds(60), Duration.ofSeconds(60).plus(SLACK));
     }
-    assertThat(store.claim("worker-2", 10, Duration.ofSeconds(60), false)).as("claims are disjoint").isEmpty();
+    assertThat(claim("worker-2", 10, Duration.ofSeconds(60), false)).as("claims are disjoint").isEmpty();
     assertThat(store.fetchPending(10, false)).as("claimed events are not pending").isEmpty();
   }
 
@@ -653,11 +734,11 @@ public abstract class OutboxStoreContractTest implements HeldAggregatesContract 
     assumeClaimsWriteLeases();
     OutboxEvent a = event("a");
     append(a);
-    store.claim("dead-worker", 10, Duration.ofSeconds(30), false);
+    claim("dead-worker", 10, Duration.ofSeconds(30), false);
     elapse(Duration.ofSeconds(29));
-    assertThat(store.claim("worker-2", 10, Duration.ofSeconds(30), false)).isEmpty();
+    assertThat(claim("worker-2", 10, Duration.ofSeconds(30), false)).isEmpty();
     elapse(Duration.ofSeconds(2));
-    List<OutboxEvent> again = store.claim("worker-2", 10, Duration.ofSeconds(30), false);
+    List<OutboxEvent> again = claim("worker-2", 10, Duration.ofSeconds(30), false);
     assertThat(ids(again)).containsExactly(a.id());
     assertThat(again.get(0).attempts()).isEqualTo(2);
     assertThat(again.get(0).leaseOwner()).isEqualTo("worker-2");
@@ -668,28 +749,28 @@ public abstract class OutboxStoreContractTest implements HeldAggregatesContract 
     assumeClaimsWriteLeases();
     OutboxEvent a = event("a");
     append(a);
-    OutboxEvent byOld = store.claim("old", 1, Duration.ofSeconds(10), false).get(0);
+    OutboxEvent byOld = claim("old", 1, Duration.ofSeconds(10), false).get(0);
     elapse(Duration.ofSeconds(11));
-    OutboxEvent byNew = store.claim("new", 1, Duration.ofSeconds(10), false).get(0);
+    OutboxEvent byNew = claim("new", 1, Duration.ofSeconds(10), false).get(0);
 
-    assertThat(store.markDispatched(List.of(byOld))).isEmpty();
-    assertThat(store.scheduleRetry(byOld, Duration.ofSeconds(1), "late")).isFalse();
-    assertThat(store.markDead(byOld, "late")).isFalse();
-    assertThat(store.release(List.of(byOld), Duration.ZERO)).isEmpty();
-    assertThat(store.renewLeases(List.of(byOld), Duration.ofMinutes(5))).isEmpty();
+    assertThat(markDispatched(List.of(byOld))).isEmpty();
+    assertThat(scheduleRetry(byOld, Duration.ofSeconds(1), "late")).isFalse();
+    assertThat(markDead(byOld, "late")).isFalse();
+    assertThat(release(List.of(byOld), Duration.ZERO)).isEmpty();
+    assertThat(renewLeases(List.of(byOld), Duration.ofMinutes(5))).isEmpty();
     OutboxEvent s = stored(a);
     assertThat(s.status()).isEqualTo(OutboxStatus.PROCESSING);
     assertThat(s.leaseOwner()).isEqualTo("new");
     assertThat(s.attempts()).isEqualTo(2);
     assertThat(s.lastError()).isNull();
 
-    assertThat(store.markDispatched(List.of(byNew))).containsExactly(a.id());
+    assertThat(markDispatched(List.of(byNew))).containsExactly(a.id());
     if (keepsDispatchedRows()) {
       assertThat(stored(a).leaseOwner()).as("a dispatched row names the claim that dispatched it").isEqualTo("new");
       assertThat(stored(a).leaseUntil()).isNull();
     }
-    assertThat(store.markDead(byOld, "later still")).isFalse();
-    assertThat(store.markDispatched(List.of(byNew))).as("a terminal row never changes").isEmpty();
+    assertThat(markDead(byOld, "later still")).isFalse();
+    assertThat(markDispatched(List.of(byNew))).as("a terminal row never changes").isEmpty();
     assertDispatched(a);
   }
 
@@ -699,9 +780,9 @@ public abstract class OutboxStoreContractTest implements HeldAggregatesContract 
     OutboxEvent a = event("a");
     append(a);
     OutboxEvent read = store.fetchPending(1, false).get(0);
-    store.claim("w", 1, Duration.ofMinutes(1), false);
-    assertThat(store.markDispatched(List.of(read))).isEmpty();
-    assertThat(store.scheduleRetry(read, Duration.ofSeconds(1), "x")).isFalse();
+    claim("w", 1, Duration.ofMinutes(1), false);
+    assertThat(markDispatched(List.of(read))).isEmpty();
+    assertThat(scheduleRetry(read, Duration.ofSeconds(1), "x")).isFalse();
     assertThat(stored(a).status()).isEqualTo(OutboxStatus.PROCESSING);
   }
 
@@ -711,9 +792,9 @@ public abstract class OutboxStoreContractTest implements HeldAggregatesContract 
     OutboxEvent b = event("b");
     OutboxEvent c = event("c");
     append(a, b, c);
-    List<OutboxEvent> claimed = store.claim("w1", 3, Duration.ofSeconds(10), false);
-    store.markDispatched(List.of(claimed.get(1)));
-    assertThat(store.markDispatched(claimed)).containsExactlyInAnyOrder(a.id(), c.id());
+    List<OutboxEvent> claimed = claim("w1", 3, Duration.ofSeconds(10), false);
+    markDispatched(List.of(claimed.get(1)));
+    assertThat(markDispatched(claimed)).containsExactlyInAnyOrder(a.id(), c.id());
     assertThat(dispatched(3)).isEqualTo(3);
   }
 
@@ -723,7 +804,7 @@ public abstract class OutboxStoreContractTest implements HeldAggregatesContract 
     OutboxEvent a = event("a");
     append(a);
     for (int i = 0; i < 3; i++) { // three workers died while publishing it
-      assertThat(store.claim("doomed-" + i, 1, Duration.ofSeconds(5), false)).hasSize(1);
+      assertThat(claim("doomed-" + i, 1, Duration.ofSeconds(5), false)).hasSize(1);
       elapse(Duration.ofSeconds(6));
     }
     AtomicInteger calls = new AtomicInteger();
@@ -786,7 +867,7 @@ public abstract class OutboxStoreContractTest implements HeldAggregatesContract 
           // lease would run out half a lease before the end
           long end = System.nanoTime() + lease.multipliedBy(3).dividedBy(2).toNanos();
           while (System.nanoTime() < end) {
-            stolen.addAll(store.claim("thief", 10, lease, false));
+            stolen.addAll(claim("thief", 10, lease, false));
             Thread.sleep(50);
           }
         }
@@ -879,28 +960,28 @@ public abstract class OutboxStoreContractTest implements HeldAggregatesContract 
     assumeClaimsWriteLeases();
     OutboxEvent a = event("a");
     append(a);
-    List<OutboxEvent> claimed = store.claim("w", 1, Duration.ofSeconds(10), false);
+    List<OutboxEvent> claimed = claim("w", 1, Duration.ofSeconds(10), false);
     elapse(Duration.ofSeconds(8));
-    assertThat(store.renewLeases(claimed, Duration.ofSeconds(10))).containsExactly(a.id());
+    assertThat(renewLeases(claimed, Duration.ofSeconds(10))).containsExactly(a.id());
     elapse(Duration.ofSeconds(8));
-    assertThat(store.claim("other", 1, Duration.ofSeconds(10), false)).as("renewed lease still held").isEmpty();
+    assertThat(claim("other", 1, Duration.ofSeconds(10), false)).as("renewed lease still held").isEmpty();
     elapse(Duration.ofSeconds(3));
-    assertThat(store.claim("other", 1, Duration.ofSeconds(10), false)).hasSize(1);
+    assertThat(claim("other", 1, Duration.ofSeconds(10), false)).hasSize(1);
   }
 
   @Test
   void releaseGivesBackTheAttemptItsClaimCounted() {
     OutboxEvent a = event("a");
     append(a);
-    List<OutboxEvent> claimed = store.claim("w", 1, Duration.ofSeconds(60), false);
-    assertThat(store.release(claimed, Duration.ofSeconds(20))).containsExactly(a.id());
+    List<OutboxEvent> claimed = claim("w", 1, Duration.ofSeconds(60), false);
+    assertThat(release(claimed, Duration.ofSeconds(20))).containsExactly(a.id());
     OutboxEvent s = stored(a);
     assertThat(s.status()).isEqualTo(OutboxStatus.PENDING);
     assertThat(s.attempts()).isZero();
     assertThat(s.leaseOwner()).isNull();
-    assertThat(store.claim("w", 1, Duration.ofSeconds(60), false)).as("not before the delay").isEmpty();
+    assertThat(claim("w", 1, Duration.ofSeconds(60), false)).as("not before the delay").isEmpty();
     elapse(Duration.ofSeconds(21));
-    assertThat(store.claim("w", 1, Duration.ofSeconds(60), false)).hasSize(1);
+    assertThat(claim("w", 1, Duration.ofSeconds(60), false)).hasSize(1);
   }
 
   @Test
@@ -972,7 +1053,7 @@ public abstract class OutboxStoreContractTest implements HeldAggregatesContract 
     OutboxEvent y2 = event("y");
     append(x1, x2, y1, x3, y2);
     assertThat(ids(store.fetchPending(10, true))).containsExactly(x1.id(), y1.id());
-    assertThat(ids(store.claim("w", 10, Duration.ofMinutes(1), true))).containsExactly(x1.id(), y1.id());
+    assertThat(ids(claim("w", 10, Duration.ofMinutes(1), true))).containsExactly(x1.id(), y1.id());
   }
 
   @Test
@@ -1014,14 +1095,14 @@ public abstract class OutboxStoreContractTest implements HeldAggregatesContract 
     OutboxEvent x1 = event("x");
     OutboxEvent x2 = event("x");
     append(x1, x2);
-    List<OutboxEvent> first = store.claim("w1", 10, Duration.ofSeconds(60), true);
+    List<OutboxEvent> first = claim("w1", 10, Duration.ofSeconds(60), true);
     assertThat(ids(first)).containsExactly(x1.id());
-    assertThat(store.claim("w2", 10, Duration.ofSeconds(60), true)).isEmpty();
+    assertThat(claim("w2", 10, Duration.ofSeconds(60), true)).isEmpty();
     if (claimsWriteLeases()) { // a row held by a transaction stays PENDING to a read without a claim
       assertThat(store.fetchPending(10, true)).isEmpty();
     }
-    store.markDispatched(first);
-    assertThat(ids(store.claim("w2", 10, Duration.ofSeconds(60), true))).containsExactly(x2.id());
+    markDispatched(first);
+    assertThat(ids(claim("w2", 10, Duration.ofSeconds(60), true))).containsExactly(x2.id());
   }
 
   @Test
@@ -1030,10 +1111,10 @@ public abstract class OutboxStoreContractTest implements HeldAggregatesContract 
     OutboxEvent x1 = event("x");
     OutboxEvent x2 = event("x");
     append(x1, x2);
-    store.claim("crashed", 10, Duration.ofSeconds(10), true);
+    claim("crashed", 10, Duration.ofSeconds(10), true);
     elapse(Duration.ofSeconds(11));
     assertThat(store.fetchPending(10, true)).as("a leased head is not pending, even expired").isEmpty();
-    assertThat(ids(store.claim("w2", 10, Duration.ofSeconds(10), true))).containsExactly(x1.id());
+    assertThat(ids(claim("w2", 10, Duration.ofSeconds(10), true))).containsExactly(x1.id());
   }
 
   @Test
@@ -1079,14 +1160,14 @@ public abstract class OutboxStoreContractTest implements HeldAggregatesContract 
     OutboxEvent y2 = event("y");
     OutboxEvent x4 = event("x");
     append(x1, x2, y1, x3, y2, x4);
-    List<OutboxEvent> claimed = store.claim(ClaimRequest.of("w1", 10, Duration.ofMinutes(1)).inRuns(3));
+    List<OutboxEvent> claimed = claim(ClaimRequest.of("w1", 10, Duration.ofMinutes(1)).inRuns(3));
     assertThat(ids(claimed)).containsExactly(x1.id(), y1.id(), x2.id(), y2.id(), x3.id());
     assertThat(claimed).allSatisfy(e -> {
       assertThat(e.status()).isEqualTo(OutboxStatus.PROCESSING);
       assertThat(e.leaseOwner()).isEqualTo("w1");
       assertThat(e.attempts()).isEqualTo(1);
     });
-    assertThat(store.claim(ClaimRequest.of("w2", 10, Duration.ofMinutes(1)).inRuns(3))).as("x4 waits behind the leased run").isEmpty();
+    assertThat(claim(ClaimRequest.of("w2", 10, Duration.ofMinutes(1)).inRuns(3))).as("x4 waits behind the leased run").isEmpty();
   }
 
   @Test
@@ -1096,7 +1177,7 @@ public abstract class OutboxStoreContractTest implements HeldAggregatesContract 
     OutboxEvent y1 = event("y");
     OutboxEvent y2 = event("y");
     append(x1, x2, y1, y2);
-    assertThat(ids(store.claim(ClaimRequest.of("w", 3, Duration.ofMinutes(1)).inRuns(10)))).containsExactly(x1.id(), y1.id(), x2.id());
+    assertThat(ids(claim(ClaimRequest.of("w", 3, Duration.ofMinutes(1)).inRuns(10)))).containsExactly(x1.id(), y1.id(), x2.id());
   }
 
   @Test
@@ -1105,11 +1186,11 @@ public abstract class OutboxStoreContractTest implements HeldAggregatesContract 
     OutboxEvent z2 = event("z");
     OutboxEvent z3 = event("z");
     append(z1, z2, z3);
-    List<OutboxEvent> run = store.claim(ClaimRequest.of("a", 10, Duration.ofMinutes(1)).inRuns(10));
+    List<OutboxEvent> run = claim(ClaimRequest.of("a", 10, Duration.ofMinutes(1)).inRuns(10));
     assertThat(ids(run)).containsExactly(z1.id(), z2.id(), z3.id());
-    assertThat(store.scheduleRetry(run.get(1), Duration.ofSeconds(60), "later")).isTrue();
-    assertThat(store.release(List.of(run.get(0), run.get(2)), Duration.ZERO)).hasSize(2);
-    assertThat(ids(store.claim(ClaimRequest.of("b", 10, Duration.ofMinutes(1)).inRuns(10)))).containsExactly(z1.id());
+    assertThat(scheduleRetry(run.get(1), Duration.ofSeconds(60), "later")).isTrue();
+    assertThat(release(List.of(run.get(0), run.get(2)), Duration.ZERO)).hasSize(2);
+    assertThat(ids(claim(ClaimRequest.of("b", 10, Duration.ofMinutes(1)).inRuns(10)))).containsExactly(z1.id());
   }
 
   @Test
@@ -1119,13 +1200,13 @@ public abstract class OutboxStoreContractTest implements HeldAggregatesContract 
     OutboxEvent z2 = event("z");
     OutboxEvent z3 = event("z");
     append(z1, z2, z3);
-    store.claim(ClaimRequest.of("crashed", 10, Duration.ofSeconds(10)).inRuns(2));
+    claim(ClaimRequest.of("crashed", 10, Duration.ofSeconds(10)).inRuns(2));
     elapse(Duration.ofSeconds(11));
-    List<OutboxEvent> head = store.claim(ClaimRequest.of("b", 10, Duration.ofSeconds(10)).inRuns(10));
+    List<OutboxEvent> head = claim(ClaimRequest.of("b", 10, Duration.ofSeconds(10)).inRuns(10));
     assertThat(ids(head)).as("z2 is still the crashed claim's; z3 waits behind it").containsExactly(z1.id());
     assertThat(head.get(0).attempts()).isEqualTo(2);
-    store.markDispatched(head);
-    List<OutboxEvent> next = store.claim(ClaimRequest.of("b", 10, Duration.ofSeconds(10)).inRuns(10));
+    markDispatched(head);
+    List<OutboxEvent> next = claim(ClaimRequest.of("b", 10, Duration.ofSeconds(10)).inRuns(10));
     assertThat(ids(next)).containsExactly(z2.id(), z3.id());
     assertThat(next.get(0).attempts()).isEqualTo(2);
     assertThat(next.get(1).attempts()).isEqualTo(1);
@@ -1201,8 +1282,8 @@ public abstract class OutboxStoreContractTest implements HeldAggregatesContract 
     append(a, b, c);
     Set<String> paused = Set.of("billing.paused");
     assertThat(ids(store.fetchPending(10, false, paused))).containsExactly(b.id());
-    assertThat(ids(store.claim(ClaimRequest.of("w", 10, Duration.ofMinutes(1)).ordered(false).skipping(paused)))).containsExactly(b.id());
-    assertThat(ids(store.claim(ClaimRequest.of("w", 10, Duration.ofMinutes(1)).ordered(false).skipping(Set.of())))).containsExactly(a.id(), c.id());
+    assertThat(ids(claim(ClaimRequest.of("w", 10, Duration.ofMinutes(1)).ordered(false).skipping(paused)))).containsExactly(b.id());
+    assertThat(ids(claim(ClaimRequest.of("w", 10, Duration.ofMinutes(1)).ordered(false).skipping(Set.of())))).containsExactly(a.id(), c.id());
   }
 
   @Test
@@ -1213,8 +1294,8 @@ public abstract class OutboxStoreContractTest implements HeldAggregatesContract 
     append(z1, z2, y1);
     Set<String> paused = Set.of("billing.paused");
     assertThat(ids(store.fetchPending(10, true, paused))).containsExactly(y1.id());
-    assertThat(ids(store.claim(ClaimRequest.of("w", 10, Duration.ofMinutes(1)).inRuns(10).skipping(paused)))).containsExactly(y1.id());
-    assertThat(ids(store.claim(ClaimRequest.of("w2", 10, Duration.ofMinutes(1)).ordered(true).skipping(paused)))).isEmpty();
+    assertThat(ids(claim(ClaimRequest.of("w", 10, Duration.ofMinutes(1)).inRuns(10).skipping(paused)))).containsExactly(y1.id());
+    assertThat(ids(claim(ClaimRequest.of("w2", 10, Duration.ofMinutes(1)).ordered(true).skipping(paused)))).isEmpty();
   }
 
   @Test
@@ -1223,7 +1304,7 @@ public abstract class OutboxStoreContractTest implements HeldAggregatesContract 
     OutboxEvent z2 = onTopic("z", "billing.paused");
     OutboxEvent z3 = onTopic("z", "order.created");
     append(z1, z2, z3);
-    assertThat(ids(store.claim(ClaimRequest.of("w", 10, Duration.ofMinutes(1)).inRuns(10).skipping(Set.of("billing.paused")))))
+    assertThat(ids(claim(ClaimRequest.of("w", 10, Duration.ofMinutes(1)).inRuns(10).skipping(Set.of("billing.paused")))))
         .containsExactly(z1.id());
   }
 

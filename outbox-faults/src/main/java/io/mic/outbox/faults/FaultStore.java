@@ -1,6 +1,7 @@
 package io.mic.outbox.faults;
 
 import io.mic.outbox.ClaimRequest;
+import io.mic.outbox.ClaimedBatch;
 import io.mic.outbox.HeldAggregate;
 import io.mic.outbox.OutboxEvent;
 import io.mic.outbox.OutboxStatus;
@@ -12,6 +13,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
+import java.util.function.Supplier;
 
 /**
  * The worker's store: the real JDBC store with the store-side fault points around it. Claims, and reads
@@ -38,12 +40,36 @@ final class FaultStore implements OutboxStore {
     return claimed(store.claim(request));
   }
 
+  /** The store's batch, its events past the claim's fault point and its marks past the mark's. */
+  @Override
+  public ClaimedBatch claimBatch(ClaimRequest request) {
+    ClaimedBatch batch = store.claimBatch(request);
+    claimed(batch.events());
+    return new ClaimedBatch() {
+      @Override public List<OutboxEvent> events() { return batch.events(); }
+      @Override public Set<UUID> markDispatched(Collection<OutboxEvent> events) {
+        return marking(() -> batch.markDispatched(events));
+      }
+      @Override public boolean scheduleRetry(OutboxEvent e, Duration d, String error) {
+        return batch.scheduleRetry(e, d, error);
+      }
+      @Override public boolean markDead(OutboxEvent e, String error) { return batch.markDead(e, error); }
+      @Override public Set<UUID> release(Collection<OutboxEvent> e, Duration d) { return batch.release(e, d); }
+      @Override public Set<UUID> renewLeases(Collection<OutboxEvent> e, Duration t) { return batch.renewLeases(e, t); }
+      @Override public void close() { batch.close(); }
+    };
+  }
+
   @Override
   public Set<UUID> markDispatched(Collection<OutboxEvent> events) {
+    return marking(() -> store.markDispatched(events));
+  }
+
+  private static Set<UUID> marking(Supplier<Set<UUID>> mark) {
     FaultPoint.AFTER_ACK_BEFORE_MARK.reach();
     MarkCommitFence.MARKING.set(true);
     try {
-      return store.markDispatched(events);
+      return mark.get();
     } finally {
       MarkCommitFence.MARKING.set(false);
     }

@@ -104,7 +104,7 @@ final class ControlStatements {
    * tables of a newer schema version first ({@link SchemaVersion#requireKnown()}), unless the control table,
    * which holds the version, is known to be unusable.
    */
-  List<OutboxEvent> honouring(ReadRequest request, Function<ReadRequest, List<OutboxEvent>> read) {
+  <T> T honouring(ReadRequest request, Function<ReadRequest, T> read) {
     if (unusableNow()) {
       return read.apply(request.withoutControl());
     }

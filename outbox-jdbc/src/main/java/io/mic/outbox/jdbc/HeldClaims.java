@@ -1,21 +1,21 @@
 package io.mic.outbox.jdbc;
 
+import io.mic.outbox.ClaimedBatch;
 import io.mic.outbox.OutboxEvent;
 import io.mic.outbox.jdbc.internal.Causes;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
+import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -25,36 +25,36 @@ import org.slf4j.LoggerFactory;
  * of the batch runs in that transaction, which commits with the batch's last outcome. A renewal of the leases
  * is a statement in the transaction, which keeps it from its idle timeout (the lease's time).
  *
- * <p>A batch is known by its lease owner, unique per claim. The events come back as a lease would return them
+ * <p>A claim returns its batch ({@link HeldBatch}), which owns the transaction: the outcomes recorded through it
+ * run there, and nothing else reaches the transaction. The events come back as a lease would return them
  * ({@code PROCESSING}, the attempt counted, the owner), so the dispatcher treats them as claimed; the rows stay
  * as they were until the outcomes, which count the attempt, or the {@link ClaimJournal} if there are none.
  */
-final class HeldClaims implements Outcomes {
+final class HeldClaims {
   private static final Logger LOG = LoggerFactory.getLogger(HeldClaims.class);
 
   private final TableAccess access;
   private final PostgresClaim claim;
-  /** The outcomes of what this store does not hold. */
-  private final MarkStatements marks;
   private final String table;
   private final boolean deleteOnDispatch;
-  private final Map<String, Held> byOwner = new ConcurrentHashMap<>();
+  /** The batches whose transactions are open: a claim leaves their events out, and ends the forgotten ones. */
+  private final Set<HeldBatch> open = ConcurrentHashMap.newKeySet();
+  /** Package-private for the tests that time its looks at ended batches. */
   final ClaimJournal journal;
 
-  HeldClaims(TableAccess access, PostgresClaim claim, MarkStatements marks, boolean deleteOnDispatch) {
+  HeldClaims(TableAccess access, PostgresClaim claim, boolean deleteOnDispatch) {
     this.access = access;
     this.claim = claim;
-    this.marks = marks;
     this.table = access.table;
     this.deleteOnDispatch = deleteOnDispatch;
     this.journal = new ClaimJournal(access);
   }
 
   /**
-   * Claims in a new transaction, which stays open, holding the rows, until the batch's last outcome; the
-   * batch's ids go to the claim journal, committed at once on a connection of their own.
+   * Claims in a new transaction, which stays open, holding the rows, until the batch's last outcome or its
+   * close; the batch's ids go to the claim journal, committed at once on a connection of their own.
    */
-  List<OutboxEvent> claim(ReadRequest request) {
+  ClaimedBatch claim(ReadRequest request) {
     endForgotten();
     Connection c = null;
     boolean autoCommit = true;
@@ -64,20 +64,19 @@ final class HeldClaims implements Outcomes {
       autoCommit = c.getAutoCommit();
       c.setAutoCommit(false);
       int key = journal.lockNewKey(c, request);
-      List<OutboxEvent> events = claim.claim(c, leavingOutHeld(request), true);
+      List<OutboxEvent> events = request.inDispatchOrder(claim.claim(c, leavingOutHeld(request), true));
       // a batch with events has its journal row before anything can settle it
-      Held held = new Held(request.owner(), c, autoCommit, request.leaseMicros() * 1000, key,
-          events.stream().map(OutboxEvent::id).toList());
+      HeldBatch batch = new HeldBatch(request.owner(), c, autoCommit, request.leaseMicros() * 1000, key, events);
       if (events.isEmpty()) {
-        held.endIfSettled(); // commits: rows that could not be read went to the DLQ
-        return events;
+        batch.endIfSettled(); // commits: rows that could not be read went to the DLQ
+        return batch;
       }
-      if (!journal.write(key, request.owner(), held.claimed)) {
-        held.end(new SQLException("its key " + key + " was in the claim journal already"));
-        return List.of();
+      if (!journal.write(key, request.owner(), batch.claimed)) {
+        batch.end(new SQLException("its key " + key + " was in the claim journal already"));
+        return new HeldBatch(request.owner(), null, autoCommit, 0, key, List.of());
       }
-      byOwner.put(request.owner(), held);
-      return events;
+      open.add(batch);
+      return batch;
     } catch (SQLException e) {
       abandon(c, autoCommit, e);
       throw ClaimJournal.isMissing(e) ? journal.missing(e) : access.failed(e);
@@ -96,91 +95,24 @@ final class HeldClaims implements Outcomes {
    * other stores take them at once.
    */
   private ReadRequest leavingOutHeld(ReadRequest request) {
-    if (request.after() != null || byOwner.isEmpty()) {
+    if (request.after() != null || open.isEmpty()) {
       return request;
     }
     List<UUID> held = new ArrayList<>();
-    byOwner.values().forEach(h -> held.addAll(h.claimed));
+    open.forEach(b -> held.addAll(b.claimed));
     return request.leavingOut(held);
   }
 
   /**
-   * In the batch's transaction while this store holds the claim of {@code owner}; otherwise the fenced marks,
-   * which change nothing for a claim that is no longer held (its transaction ended), nor for a row no lease
-   * names. The rows of a held batch are still {@code PENDING} under its locks: no bound by append time is
-   * needed.
-   */
-  @Override
-  public Set<UUID> markDispatched(String owner, List<UUID> ids, Instant appendedBy) {
-    Held held = held(owner);
-    if (held == null) {
-      return marks.markDispatched(owner, ids, appendedBy);
-    }
-    Sql mark = deleteOnDispatch ? Sql.of("DELETE FROM " + table)
-        : Sql.of("UPDATE " + table + " SET status = 'DISPATCHED', dispatched_at = now(), attempts = attempts + 1,"
-            + " lease_owner = ?, lease_until = NULL", owner);
-    return held.settle(ids, open -> mark.plus(" WHERE ").plus(PostgresMarks.among(open)).plus(" RETURNING id"));
-  }
-
-  @Override
-  public boolean scheduleRetry(OutboxEvent event, Duration delay, String error) {
-    Held held = held(event.leaseOwner());
-    return held == null ? marks.scheduleRetry(event, delay, error) : !held.settle(List.of(event.id()),
-        open -> Sql.of("UPDATE " + table + " SET status = 'PENDING', next_attempt_at = now() + ? * interval"
-            + " '1 microsecond', last_error = ?, attempts = attempts + 1, lease_owner = NULL, lease_until = NULL"
-            + " WHERE id = ? RETURNING id", TableAccess.micros(delay), error, event.id())).isEmpty();
-  }
-
-  @Override
-  public boolean markDead(OutboxEvent event, String error) {
-    Held held = held(event.leaseOwner());
-    return held == null ? marks.markDead(event, error) : !held.settle(List.of(event.id()), open -> Sql.of(
-        "UPDATE " + table + " SET status = 'DLQ', last_error = ?, attempts = attempts + 1, lease_owner = NULL,"
-        + " lease_until = NULL WHERE id = ? RETURNING id", error, event.id())).isEmpty();
-  }
-
-  /** Back untried, after {@code delay}: no attempt was counted. */
-  @Override
-  public Set<UUID> release(String owner, List<UUID> ids, Duration delay) {
-    Held held = held(owner);
-    return held == null ? marks.release(owner, ids, delay) : held.settle(ids, open -> Sql.of("UPDATE " + table
-        + " SET status = 'PENDING', next_attempt_at = now() + ? * interval '1 microsecond', lease_owner = NULL,"
-        + " lease_until = NULL WHERE ", TableAccess.micros(delay)).plus(PostgresMarks.among(open))
-        .plus(" RETURNING id"));
-  }
-
-  /**
-   * Keeps the transaction from its idle timeout with a statement in it: the ids, while it lives; none once it
-   * ended (the process was frozen past the lease), and the rows are then free for others. The lease's time is
-   * the transaction's idle timeout, set at the claim.
-   */
-  @Override
-  public Set<UUID> renew(String owner, List<UUID> ids, Duration leaseTtl) {
-    Held held = held(owner);
-    if (held == null) {
-      return marks.renew(owner, ids, leaseTtl);
-    }
-    Boolean alive = held.run(c -> {
-      try (PreparedStatement ps = c.prepareStatement("SELECT 1")) {
-        return ps.execute();
-      }
-    });
-    return alive == null ? Set.of() : new HashSet<>(ids);
-  }
-
-  private Held held(String owner) {
-    return owner == null ? null : byOwner.get(owner);
-  }
-
-  /**
    * Ends the transactions of batches that no outcome or renewal touched for longer than their lease, which
-   * the server has ended by now too (a batch the dispatcher dropped): their connections go back to the pool.
+   * the server has ended by now too (a batch the dispatcher dropped without closing it): their connections go
+   * back to the pool.
    */
   private void endForgotten() {
     long now = System.nanoTime();
-    for (Held held : byOwner.values()) {
-      if (now - held.touched > held.leaseNanos) {
-        held.end(new SQLException("no outcome and no renewal for longer than its lease"));
+    for (HeldBatch batch : open) {
+      if (now - batch.touched > batch.leaseNanos) {
+        batch.end(new SQLException("no outcome and no renewal for longer than its lease"));
       }
     }
   }
@@ -199,28 +131,110 @@ final class HeldClaims implements Outcomes {
     }
   }
 
-  /** One batch's transaction, and the events it has no outcome for yet. */
-  private final class Held {
+  /**
+   * One batch and its transaction, and the events it has no outcome for yet. Outcomes for events of other
+   * batches change nothing: an event has its outcome in its own batch. The rows of a held batch are still
+   * {@code PENDING} under its locks: no bound by append time is needed.
+   */
+  private final class HeldBatch implements ClaimedBatch {
     private final String owner;
-    private final Connection connection;
+    private final Connection connection; // null: a batch that never held a transaction
     private final boolean autoCommit;
+    private final List<OutboxEvent> events;
     /** The batch's events: its transaction holds them, their outcomes recorded or not, until it ends. */
     private final List<UUID> claimed;
-    private final Set<UUID> open; // guarded by this
+    private final Set<UUID> unsettled; // guarded by this
     private final long leaseNanos;
     /** The batch's key in the claim journal, whose advisory lock its transaction holds. */
     private final int key;
     private volatile long touched = System.nanoTime();
     private boolean ended; // guarded by this
 
-    Held(String owner, Connection connection, boolean autoCommit, long leaseNanos, int key, List<UUID> claimed) {
+    HeldBatch(String owner, Connection connection, boolean autoCommit, long leaseNanos, int key,
+        List<OutboxEvent> events) {
       this.owner = owner;
       this.connection = connection;
       this.autoCommit = autoCommit;
       this.leaseNanos = leaseNanos;
       this.key = key;
-      this.claimed = claimed;
-      this.open = new HashSet<>(claimed);
+      this.events = List.copyOf(events);
+      this.claimed = events.stream().map(OutboxEvent::id).toList();
+      this.unsettled = new HashSet<>(claimed);
+      this.ended = connection == null;
+    }
+
+    @Override
+    public List<OutboxEvent> events() {
+      return events;
+    }
+
+    @Override
+    public Set<UUID> markDispatched(Collection<OutboxEvent> dispatched) {
+      Sql mark = deleteOnDispatch ? Sql.of("DELETE FROM " + table)
+          : Sql.of("UPDATE " + table + " SET status = 'DISPATCHED', dispatched_at = now(), attempts = attempts + 1,"
+              + " lease_owner = ?, lease_until = NULL", owner);
+      return settle(ids(dispatched), settling -> mark.plus(" WHERE ").plus(PostgresMarks.among(settling)).plus(" RETURNING id"));
+    }
+
+    @Override
+    public boolean scheduleRetry(OutboxEvent event, Duration delay, String error) {
+      return !settle(List.of(event.id()), settling -> Sql.of("UPDATE " + table + " SET status = 'PENDING',"
+          + " next_attempt_at = now() + ? * interval '1 microsecond', last_error = ?, attempts = attempts + 1,"
+          + " lease_owner = NULL, lease_until = NULL WHERE id = ? RETURNING id", TableAccess.micros(delay), error,
+          event.id())).isEmpty();
+    }
+
+    @Override
+    public boolean markDead(OutboxEvent event, String error) {
+      return !settle(List.of(event.id()), settling -> Sql.of("UPDATE " + table + " SET status = 'DLQ', last_error = ?,"
+          + " attempts = attempts + 1, lease_owner = NULL, lease_until = NULL WHERE id = ? RETURNING id", error,
+          event.id())).isEmpty();
+    }
+
+    /** Back untried, after {@code delay}: no attempt was counted. */
+    @Override
+    public Set<UUID> release(Collection<OutboxEvent> released, Duration delay) {
+      return settle(ids(released), settling -> Sql.of("UPDATE " + table + " SET status = 'PENDING', next_attempt_at ="
+          + " now() + ? * interval '1 microsecond', lease_owner = NULL, lease_until = NULL WHERE ",
+          TableAccess.micros(delay)).plus(PostgresMarks.among(settling)).plus(" RETURNING id"));
+    }
+
+    /**
+     * Keeps the transaction from its idle timeout with a statement in it: the ids of this batch still without
+     * an outcome, while it lives; none once it ended (the process was frozen past the lease), and the rows are
+     * then free for others. The lease's time is the transaction's idle timeout, set at the claim.
+     */
+    @Override
+    public Set<UUID> renewLeases(Collection<OutboxEvent> renewed, Duration leaseTtl) {
+      Boolean alive = run(c -> {
+        try (PreparedStatement ps = c.prepareStatement("SELECT 1")) {
+          return ps.execute();
+        }
+      });
+      if (alive == null) {
+        return Set.of();
+      }
+      synchronized (this) {
+        return ids(renewed).stream().filter(unsettled::contains).collect(Collectors.toSet());
+      }
+    }
+
+    /**
+     * Ends the transaction: rolled back when events are left without an outcome (their rows are back as they
+     * were, outcomes recorded before included, and they go out again).
+     */
+    @Override
+    public void close() {
+      synchronized (this) {
+        if (ended || unsettled.isEmpty()) {
+          return;
+        }
+      }
+      end(new SQLException("closed with events left without an outcome"));
+    }
+
+    private static List<UUID> ids(Collection<OutboxEvent> events) {
+      return events.stream().map(OutboxEvent::id).toList();
     }
 
     /**
@@ -230,15 +244,15 @@ final class HeldClaims implements Outcomes {
      * event has one outcome, as a terminal row changes no more: another for it changes nothing.
      */
     synchronized Set<UUID> settle(Collection<UUID> ids, Function<List<UUID>, Sql> statement) {
-      List<UUID> unsettled = ids.stream().filter(open::contains).toList();
-      if (unsettled.isEmpty()) {
+      List<UUID> settling = ids.stream().filter(unsettled::contains).toList();
+      if (settling.isEmpty()) {
         return Set.of();
       }
-      Set<UUID> changed = run(c -> PostgresMarks.returningIds(c, access.dialect, statement.apply(unsettled)));
+      Set<UUID> changed = run(c -> PostgresMarks.returningIds(c, access.dialect, statement.apply(settling)));
       if (changed == null) {
         return Set.of();
       }
-      open.removeAll(unsettled);
+      unsettled.removeAll(settling);
       return endIfSettled() ? changed : Set.of();
     }
 
@@ -247,7 +261,7 @@ final class HeldClaims implements Outcomes {
      * failed, and the transaction has ended with nothing recorded.
      */
     synchronized boolean endIfSettled() {
-      if (!open.isEmpty()) {
+      if (!unsettled.isEmpty()) {
         return true;
       }
       try {
@@ -287,11 +301,11 @@ final class HeldClaims implements Outcomes {
         return;
       }
       ended = true;
-      byOwner.remove(owner);
+      open.remove(this);
       if (failure != null) {
         LOG.warn("outbox table {}: the transaction holding claim {} ended ({}); its {} unsettled events, and the"
             + " outcomes recorded for the others, go back as they were and out again", table, owner,
-            Causes.describe(failure), open.size());
+            Causes.describe(failure), unsettled.size());
         try {
           connection.rollback();
         } catch (SQLException e) {

@@ -3,6 +3,7 @@ package io.mic.outbox.jdbc;
 import static java.util.stream.Collectors.toSet;
 
 import io.mic.outbox.ClaimRequest;
+import io.mic.outbox.ClaimedBatch;
 import io.mic.outbox.DispatchOrder;
 import io.mic.outbox.DuplicateEventException;
 import io.mic.outbox.HeldAggregate;
@@ -274,50 +275,62 @@ public final class JdbcOutboxStore implements OutboxStore {
 
   /**
    * Skips the request's paused topics and the topics paused in the control table when the claim starts: a
-   * pause committed before it holds, whatever the caller read before. A paused topic ends a run.
+   * pause committed before it holds, whatever the caller read before. A paused topic ends a run. Refused with
+   * {@link Builder#transactionalClaims}, whose claims are batches holding a transaction: {@link #claimBatch}.
    */
   @Override
   public List<OutboxEvent> claim(ClaimRequest request) {
-    return claim(ReadRequest.claim(request));
+    Statements statements = bind();
+    if (statements.held() != null) {
+      throw new UnsupportedOperationException("outbox table " + table() + ": its claims are held by transactions"
+          + " (transactionalClaims(true)) and their outcomes go through the batch's transaction: claim with"
+          + " claimBatch(request) and record the outcomes on the batch it returns");
+    }
+    ReadRequest read = ReadRequest.claim(request);
+    return read.inDispatchOrder(claimed(statements, read, statements.claim()::claim));
   }
 
-  private List<OutboxEvent> claim(ReadRequest request) {
+  /**
+   * As {@link #claim}; with {@link Builder#transactionalClaims}, a batch that holds its rows in a transaction
+   * of its own, where its outcomes run, until the last of them or its close.
+   */
+  @Override
+  public ClaimedBatch claimBatch(ClaimRequest request) {
     Statements statements = bind();
-    keepPartitionsAhead();
-    Function<ReadRequest, List<OutboxEvent>> claim = statements.held() != null ? statements.held()::claim
-        : statements.claim()::claim;
-    List<OutboxEvent> claimed = new ArrayList<>(statements.control().honouring(request,
-        r -> statements.reconciled(r, claim)));
-    if (request.runs()) {
-      return DispatchOrder.inWaves(claimed);
+    if (statements.held() == null) {
+      return OutboxStore.super.claimBatch(request);
     }
-    claimed.sort(DispatchOrder.DISPATCH); // neither RETURNING nor IN (...) keeps an order
-    return claimed;
+    return claimed(statements, ReadRequest.claim(request), statements.held()::claim);
+  }
+
+  private <T> T claimed(Statements statements, ReadRequest request, Function<ReadRequest, T> claim) {
+    keepPartitionsAhead();
+    return statements.control().honouring(request, r -> statements.reconciled(r, claim));
   }
 
   @Override
   public Set<UUID> markDispatched(Collection<OutboxEvent> events) {
-    return bind().outcomes().markDispatched(events);
+    return bind().marks().markDispatched(events);
   }
 
   @Override
   public boolean scheduleRetry(OutboxEvent event, Duration delay, String error) {
-    return bind().outcomes().scheduleRetry(event, delay, error);
+    return bind().marks().scheduleRetry(event, delay, error);
   }
 
   @Override
   public boolean markDead(OutboxEvent event, String error) {
-    return bind().outcomes().markDead(event, error);
+    return bind().marks().markDead(event, error);
   }
 
   @Override
   public Set<UUID> release(Collection<OutboxEvent> events, Duration delay) {
-    return bind().outcomes().release(events, delay);
+    return bind().marks().release(events, delay);
   }
 
   @Override
   public Set<UUID> renewLeases(Collection<OutboxEvent> events, Duration leaseTtl) {
-    return bind().outcomes().renew(events, leaseTtl);
+    return bind().marks().renew(events, leaseTtl);
   }
 
   @Override
@@ -445,6 +458,7 @@ public final class JdbcOutboxStore implements OutboxStore {
      * table; a batch that ends without its outcomes still counts its attempts through the claim journal
      * {@code <table>_claims}, which {@link JdbcOutboxStore#createSchema()} creates. Each batch in flight holds a connection:
      * size the pool for {@code 2 × workers + 1} ({@code 3 × workers + 1} in throughput mode through NATS).
+     * A claim is then a {@link #claimBatch batch} that owns its transaction; {@link #claim} is refused.
      * <b>PostgreSQL only</b>: refused elsewhere with an {@link InvalidConfigurationException}.
      * docs/configuration.md has what changes, and why.
      */

@@ -28,7 +28,7 @@ final class LockingMarks extends MarkStatements {
    * (a lease was lost) is it rolled back and redone the exact way, locking the rows still held first.
    */
   @Override
-  public Set<UUID> markDispatched(String owner, List<UUID> ids, Instant appendedBy) {
+  Set<UUID> markDispatched(String owner, List<UUID> ids, Instant appendedBy) {
     Function<List<UUID>, Sql> mark = held -> Sql.of(dispatchedMark(owner != null) + " WHERE ").plus(Sql.in("id", held));
     if (owner == null) {
       return access.inTransaction(c -> markHeld(c, null, appendedBy, ids, mark));
@@ -45,7 +45,7 @@ final class LockingMarks extends MarkStatements {
   }
 
   @Override
-  public Set<UUID> release(String owner, List<UUID> ids, Duration delay) {
+  Set<UUID> release(String owner, List<UUID> ids, Duration delay) {
     // the claim counted an attempt that never happened: give it back
     return access.inTransaction(c -> markHeld(c, owner, null, ids, held -> Sql.of("UPDATE " + table
         + " SET status = 'PENDING', next_attempt_at = " + dialect.plusMicros(dialect.now()) + ", lease_owner = NULL,"
@@ -54,7 +54,7 @@ final class LockingMarks extends MarkStatements {
   }
 
   @Override
-  public Set<UUID> renew(String owner, List<UUID> ids, Duration leaseTtl) {
+  Set<UUID> renew(String owner, List<UUID> ids, Duration leaseTtl) {
     return access.inTransaction(renewalAnswer(leaseTtl), c -> markHeld(c, owner, null, ids,
         held -> Sql.of("UPDATE " + table + " SET lease_until = " + dialect.plusMicros(dialect.now()) + " WHERE ",
             TableAccess.micros(leaseTtl)).plus(Sql.in("id", held))));

@@ -19,13 +19,13 @@ final class PostgresMarks extends MarkStatements {
   }
 
   @Override
-  public Set<UUID> markDispatched(String owner, List<UUID> ids, Instant appendedBy) {
+  Set<UUID> markDispatched(String owner, List<UUID> ids, Instant appendedBy) {
     return returningIds(Sql.of(dispatchedMark(owner != null) + " WHERE ").plus(among(ids)).plus(" AND ")
         .plus(Sql.fence(owner)).plus(appendedNoLaterThan(appendedBy)).plus(" RETURNING id"));
   }
 
   @Override
-  public Set<UUID> release(String owner, List<UUID> ids, Duration delay) {
+  Set<UUID> release(String owner, List<UUID> ids, Duration delay) {
     // the claim counted an attempt that never happened: give it back
     return returningIds(Sql.of("UPDATE " + table + " SET status = 'PENDING', next_attempt_at = now() + ? * interval"
         + " '1 microsecond', lease_owner = NULL, lease_until = NULL" + (owner != null ? ", attempts = attempts - 1" : "")
@@ -34,7 +34,7 @@ final class PostgresMarks extends MarkStatements {
   }
 
   @Override
-  public Set<UUID> renew(String owner, List<UUID> ids, Duration leaseTtl) {
+  Set<UUID> renew(String owner, List<UUID> ids, Duration leaseTtl) {
     Sql renewal = Sql.of("UPDATE " + table + " SET lease_until = now() + ? * interval '1 microsecond' WHERE ",
         TableAccess.micros(leaseTtl)).plus(among(ids)).plus(" AND ").plus(Sql.fence(owner)).plus(" RETURNING id");
     return access.inAutoCommit(renewalAnswer(leaseTtl), c -> returningIds(c, dialect, renewal));

@@ -1,8 +1,10 @@
 package io.mic.outbox.jdbc;
 
 import io.mic.outbox.ClaimRequest;
+import io.mic.outbox.DispatchOrder;
 import io.mic.outbox.OutboxEvent;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.UUID;
@@ -62,6 +64,19 @@ record ReadRequest(String owner, int limit, Duration leaseTtl, boolean ordered, 
   /** Whether heads carry runs behind them. */
   boolean runs() {
     return ordered && runLength > 1;
+  }
+
+  /**
+   * {@code claimed} in the order a dispatcher publishes them: in waves when heads carry runs, else in
+   * {@link DispatchOrder#DISPATCH} (neither {@code RETURNING} nor {@code IN (...)} keeps an order).
+   */
+  List<OutboxEvent> inDispatchOrder(List<OutboxEvent> claimed) {
+    if (runs()) {
+      return DispatchOrder.inWaves(claimed);
+    }
+    List<OutboxEvent> sorted = new ArrayList<>(claimed);
+    sorted.sort(DispatchOrder.DISPATCH);
+    return sorted;
   }
 
   long leaseMicros() {

@@ -23,14 +23,6 @@ record Statements(TableAccess access, FetchStatement fetch, ClaimStatement claim
     return read.apply(request);
   }
 
-  /**
-   * Where the outcomes of a batch are written: the claims held by transactions, which write the others' with
-   * the marks, or the marks.
-   */
-  Outcomes outcomes() {
-    return held != null ? held : marks;
-  }
-
   /** The databases whose statements ship; a dialect of one's own extends the class of one of them. */
   enum Database { POSTGRESQL, MARIADB, H2 }
 
@@ -67,7 +59,7 @@ record Statements(TableAccess access, FetchStatement fetch, ClaimStatement claim
         PostgresClaim claim = new PostgresClaim(access, sql);
         PostgresMarks marks = new PostgresMarks(access, deleteOnDispatch);
         yield new Statements(access, fetch, claim, marks, new PostgresAppend(dialect, tables), queries, control,
-            transactionalClaims ? new HeldClaims(access, claim, marks, deleteOnDispatch) : null,
+            transactionalClaims ? new HeldClaims(access, claim, deleteOnDispatch) : null,
             new PostgresParking(access));
       }
       case MARIADB -> new Statements(access, fetch, new LockingClaim(access, sql),

@@ -64,6 +64,7 @@ abstract class JdbcContractTest extends OutboxStoreContractTest {
 
   @AfterEach
   void dropTables() {
+    closeBatches();
     if (storePool != null) {
       storePool.close();
       storePool = null;

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.zaxxer.hikari.HikariDataSource;
 import io.mic.outbox.ClaimRequest;
+import io.mic.outbox.ClaimedBatch;
 import io.mic.outbox.OutboxEvent;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -110,24 +111,24 @@ class PostgresPlanTest {
   void anOrderedClaimHeldByATransactionProbesNoHeadItsStoreHolds(int maxRun) throws SQLException {
     JdbcOutboxStore store = storeOf20000Events(8, null, true);
     Duration ttl = Duration.ofMinutes(1);
-    List<OutboxEvent> held = new ArrayList<>();
+    List<ClaimedBatch> held = new ArrayList<>();
     try {
       for (int i = 0; i < 3; i++) {
-        List<OutboxEvent> claimed = store.claim(new ClaimRequest("w" + i, 500, ttl, true, maxRun, Set.of()));
-        assertThat(claimed).hasSize(500);
-        held.addAll(claimed);
+        ClaimedBatch claimed = store.claimBatch(new ClaimRequest("w" + i, 500, ttl, true, maxRun, Set.of()));
+        held.add(claimed);
+        assertThat(claimed.events()).hasSize(500);
       }
       long before = headIndexScans();
-      List<OutboxEvent> next = store.claim(new ClaimRequest("w3", 500, ttl, true, maxRun, Set.of()));
-      assertThat(store.release(next, Duration.ZERO)).hasSize(500); // its transaction ends: its statistics go out
+      ClaimedBatch next = store.claimBatch(new ClaimRequest("w3", 500, ttl, true, maxRun, Set.of()));
+      // its transaction ends: its statistics go out
+      assertThat(next.release(next.events(), Duration.ZERO)).hasSize(500);
       long probes = headIndexScans() - before;
 
-      assertThat(ids(next)).as("the next 500 heads").hasSize(500).doesNotContainAnyElementsOf(ids(held));
+      assertThat(ids(next.events())).as("the next 500 heads").hasSize(500)
+          .doesNotContainAnyElementsOf(held.stream().flatMap(b -> ids(b.events()).stream()).toList());
       assertThat(probes).as("heads probed by a claim of 500 with 1,500 held ahead").isBetween(500L, 520L);
     } finally {
-      for (int i = 0; i < held.size(); i += 500) {
-        store.release(held.subList(i, i + 500), Duration.ZERO); // the table can be dropped
-      }
+      held.forEach(ClaimedBatch::close); // the table can be dropped
     }
   }
 

@@ -8,6 +8,7 @@ import static org.awaitility.Awaitility.await;
 import com.zaxxer.hikari.HikariDataSource;
 import io.mic.outbox.AsyncOutboxDispatcher;
 import io.mic.outbox.ClaimRequest;
+import io.mic.outbox.ClaimedBatch;
 import io.mic.outbox.InvalidConfigurationException;
 import io.mic.outbox.OutboxDispatcher;
 import io.mic.outbox.OutboxEvent;
@@ -90,7 +91,7 @@ class PostgresTransactionalClaimsTest {
   @Test
   void aClaimLocksItsRowsWithoutChangingThemAndOthersSkipThem() throws Exception {
     List<OutboxEvent> events = TestDatabase.appendOrders(dataSource, store, 5);
-    List<OutboxEvent> first = store.claim(ClaimRequest.of("w1", 3, LEASE));
+    List<OutboxEvent> first = store.claimBatch(ClaimRequest.of("w1", 3, LEASE)).events();
 
     assertThat(first).extracting(OutboxEvent::id).containsExactly(ids(events.subList(0, 3)).toArray(UUID[]::new));
     assertThat(first).allSatisfy(e -> {
@@ -103,7 +104,7 @@ class PostgresTransactionalClaimsTest {
     assertThat(row.attempts()).isZero();
     assertThat(row.leaseOwner()).isNull();
 
-    List<OutboxEvent> second = newStore(false).claim(ClaimRequest.of("w2", 5, LEASE));
+    List<OutboxEvent> second = newStore(false).claimBatch(ClaimRequest.of("w2", 5, LEASE)).events();
     assertThat(second).as("another process skips the locked rows")
         .extracting(OutboxEvent::id).containsExactly(ids(events.subList(3, 5)).toArray(UUID[]::new));
   }
@@ -118,10 +119,10 @@ class PostgresTransactionalClaimsTest {
     append(events);
     Set<String> paused = Set.of("payments");
 
-    List<OutboxEvent> first = store.claim(ClaimRequest.of("w1", 1, LEASE).skipping(paused));
+    List<OutboxEvent> first = store.claimBatch(ClaimRequest.of("w1", 1, LEASE).skipping(paused)).events();
     OutboxEvent position = store.find(events.get(2).id()).orElseThrow();
-    List<OutboxEvent> second = newStore(false).claim(ClaimRequest.of("w2", 5, LEASE).skipping(paused)
-        .after(position));
+    List<OutboxEvent> second = newStore(false).claimBatch(ClaimRequest.of("w2", 5, LEASE).skipping(paused)
+        .after(position)).events();
 
     assertThat(first).extracting(OutboxEvent::id).containsExactly(events.get(0).id());
     assertThat(first.get(0).leaseOwner()).isEqualTo("w1");
@@ -135,15 +136,17 @@ class PostgresTransactionalClaimsTest {
   @Test
   void theOutcomesOfABatchCommitWithItsLastOne() throws Exception {
     List<OutboxEvent> events = TestDatabase.appendOrders(dataSource, store, 4);
-    List<OutboxEvent> claimed = store.claim(ClaimRequest.of("w", 4, LEASE));
+    ClaimedBatch batch = store.claimBatch(ClaimRequest.of("w", 4, LEASE));
+    List<OutboxEvent> claimed = batch.events();
 
-    assertThat(store.markDispatched(claimed.subList(0, 2)))
+    assertThat(batch.markDispatched(claimed.subList(0, 2)))
         .containsExactlyInAnyOrderElementsOf(ids(events.subList(0, 2)));
-    assertThat(store.scheduleRetry(claimed.get(2), Duration.ofMinutes(5), "broker said no")).isTrue();
+    assertThat(batch.markDispatched(claimed.subList(0, 1))).as("an outcome again changes nothing").isEmpty();
+    assertThat(batch.scheduleRetry(claimed.get(2), Duration.ofMinutes(5), "broker said no")).isTrue();
     assertThat(store.find(events.get(0).id()).orElseThrow().status()).as("not committed while one event is open")
         .isEqualTo(OutboxStatus.PENDING);
 
-    assertThat(store.markDead(claimed.get(3), "poison")).isTrue();
+    assertThat(batch.markDead(claimed.get(3), "poison")).isTrue();
 
     OutboxEvent dispatched = store.find(events.get(0).id()).orElseThrow();
     assertThat(dispatched.status()).isEqualTo(OutboxStatus.DISPATCHED);
@@ -158,15 +161,37 @@ class PostgresTransactionalClaimsTest {
     OutboxEvent dead = store.find(events.get(3).id()).orElseThrow();
     assertThat(dead.status()).isEqualTo(OutboxStatus.DLQ);
     assertThat(dead.attempts()).isEqualTo(1);
-    assertThat(store.claim(ClaimRequest.of("w2", 4, LEASE))).as("nothing else is due").isEmpty();
+    assertThat(store.claimBatch(ClaimRequest.of("w2", 4, LEASE)).events()).as("nothing else is due").isEmpty();
+  }
+
+  @Test
+  void aClaimWithoutItsBatchIsRefusedSayingWhatToCall() {
+    assertThatThrownBy(() -> store.claim(ClaimRequest.of("w", 1, LEASE)))
+        .isInstanceOf(UnsupportedOperationException.class)
+        .hasMessageContaining("outbox table " + table).hasMessageContaining("transactionalClaims(true)")
+        .hasMessageContaining("claimBatch(request)");
+  }
+
+  @Test
+  void aBatchClosedWithEventsLeftWithoutAnOutcomeGivesItsRowsBackAtOnce() throws Exception {
+    List<OutboxEvent> events = TestDatabase.appendOrders(dataSource, store, 2);
+    ClaimedBatch batch = store.claimBatch(ClaimRequest.of("w", 2, LEASE));
+    assertThat(batch.markDispatched(batch.events().subList(0, 1))).hasSize(1);
+
+    batch.close();
+
+    assertThat(newStore(false).claimBatch(ClaimRequest.of("next", 2, LEASE)).events())
+        .as("well before the lease of a minute, the outcome recorded rolled back with the rest")
+        .extracting(OutboxEvent::id).containsExactlyInAnyOrderElementsOf(ids(events));
+    assertThat(batch.markDispatched(batch.events())).as("a closed batch records nothing").isEmpty();
   }
 
   @Test
   void aReleaseGivesTheRowsBackUntriedAfterTheDelay() throws Exception {
     List<OutboxEvent> events = TestDatabase.appendOrders(dataSource, store, 2);
-    List<OutboxEvent> claimed = store.claim(ClaimRequest.of("w", 2, LEASE));
+    ClaimedBatch batch = store.claimBatch(ClaimRequest.of("w", 2, LEASE));
 
-    assertThat(store.release(claimed, Duration.ofMinutes(5))).containsExactlyInAnyOrderElementsOf(ids(events));
+    assertThat(batch.release(batch.events(), Duration.ofMinutes(5))).containsExactlyInAnyOrderElementsOf(ids(events));
 
     OutboxEvent row = store.find(events.get(0).id()).orElseThrow();
     assertThat(row.status()).isEqualTo(OutboxStatus.PENDING);
@@ -178,9 +203,9 @@ class PostgresTransactionalClaimsTest {
   void aDeletingMarkDeletesTheRowsAtTheCommit() throws Exception {
     JdbcOutboxStore deleting = newStore(true);
     List<OutboxEvent> events = TestDatabase.appendOrders(dataSource, deleting, 3);
-    List<OutboxEvent> claimed = deleting.claim(ClaimRequest.of("w", 3, LEASE));
+    ClaimedBatch batch = deleting.claimBatch(ClaimRequest.of("w", 3, LEASE));
 
-    assertThat(deleting.markDispatched(claimed)).containsExactlyInAnyOrderElementsOf(ids(events));
+    assertThat(batch.markDispatched(batch.events())).containsExactlyInAnyOrderElementsOf(ids(events));
 
     assertThat(deleting.countByStatus().values().stream().mapToLong(Long::longValue).sum()).isZero();
   }
@@ -188,40 +213,40 @@ class PostgresTransactionalClaimsTest {
   @Test
   void rowsComeBackAtOnceWhenTheHoldingSessionEnds() throws Exception {
     List<OutboxEvent> events = TestDatabase.appendOrders(dataSource, store, 3);
-    List<OutboxEvent> claimed = store.claim(ClaimRequest.of("dying", 3, LEASE));
+    ClaimedBatch dying = store.claimBatch(ClaimRequest.of("dying", 3, LEASE));
     terminateHoldingSessions();
 
     JdbcOutboxStore other = newStore(false);
-    List<OutboxEvent> taken = other.claim(ClaimRequest.of("survivor", 3, LEASE));
-    assertThat(taken).as("well before the lease of a minute").extracting(OutboxEvent::id)
+    ClaimedBatch survivor = other.claimBatch(ClaimRequest.of("survivor", 3, LEASE));
+    assertThat(survivor.events()).as("well before the lease of a minute").extracting(OutboxEvent::id)
         .containsExactlyInAnyOrderElementsOf(ids(events));
 
-    assertThat(store.renewLeases(claimed, LEASE)).as("the dead batch knows it lost them").isEmpty();
-    assertThat(other.markDispatched(taken)).hasSize(3);
-    assertThat(store.markDispatched(claimed)).as("and marks nothing").isEmpty();
+    assertThat(dying.renewLeases(dying.events(), LEASE)).as("the dead batch knows it lost them").isEmpty();
+    assertThat(survivor.markDispatched(survivor.events())).hasSize(3);
+    assertThat(dying.markDispatched(dying.events())).as("and marks nothing").isEmpty();
     assertThat(store.find(events.get(0).id()).orElseThrow().leaseOwner()).isEqualTo("survivor");
   }
 
   @Test
   void itsOwnStoreTakesTheEventsOfABatchWhoseSessionEndedOnceARenewalFindsItGone() throws Exception {
     List<OutboxEvent> events = TestDatabase.appendOrders(dataSource, store, 3);
-    List<OutboxEvent> claimed = store.claim(ClaimRequest.of("dying", 3, LEASE));
+    ClaimedBatch dying = store.claimBatch(ClaimRequest.of("dying", 3, LEASE));
     terminateHoldingSessions();
 
-    assertThat(store.claim(ClaimRequest.of("next", 3, LEASE))).as("left out: the store still counts them held")
-        .isEmpty();
-    assertThat(store.renewLeases(claimed, LEASE)).as("the renewal finds the session gone").isEmpty();
-    assertThat(store.claim(ClaimRequest.of("after", 3, LEASE))).extracting(OutboxEvent::id)
+    assertThat(store.claimBatch(ClaimRequest.of("next", 3, LEASE)).events())
+        .as("left out: the store still counts them held").isEmpty();
+    assertThat(dying.renewLeases(dying.events(), LEASE)).as("the renewal finds the session gone").isEmpty();
+    assertThat(store.claimBatch(ClaimRequest.of("after", 3, LEASE)).events()).extracting(OutboxEvent::id)
         .containsExactlyElementsOf(ids(events));
   }
 
   @Test
   void aBatchWhoseSessionEndedCountsItsAttemptAtTheNextClaim() throws Exception {
     List<OutboxEvent> events = TestDatabase.appendOrders(dataSource, store, 3);
-    store.claim(ClaimRequest.of("dying", 3, LEASE));
+    store.claimBatch(ClaimRequest.of("dying", 3, LEASE)).events();
     terminateHoldingSessions();
 
-    List<OutboxEvent> again = newStore(false).claim(ClaimRequest.of("survivor", 3, LEASE));
+    List<OutboxEvent> again = newStore(false).claimBatch(ClaimRequest.of("survivor", 3, LEASE)).events();
 
     assertThat(again).as("the dead batch's attempt, and this one's").extracting(OutboxEvent::attempts)
         .containsExactly(2, 2, 2);
@@ -236,7 +261,7 @@ class PostgresTransactionalClaimsTest {
   @Test
   void storesThatLookAtOnceCountAnEndedBatchOnce() throws Exception {
     List<OutboxEvent> events = TestDatabase.appendOrders(dataSource, store, 5);
-    store.claim(ClaimRequest.of("dying", 5, LEASE));
+    store.claimBatch(ClaimRequest.of("dying", 5, LEASE)).events();
     terminateHoldingSessions();
     List<JdbcOutboxStore> others = new ArrayList<>();
     for (int i = 0; i < 4; i++) {
@@ -245,26 +270,27 @@ class PostgresTransactionalClaimsTest {
 
     CountDownLatch start = new CountDownLatch(1);
     ExecutorService pool = Executors.newFixedThreadPool(others.size());
-    List<Future<List<OutboxEvent>>> claims = new ArrayList<>();
+    List<Future<ClaimedBatch>> claims = new ArrayList<>();
     try {
       for (int i = 0; i < others.size(); i++) {
         JdbcOutboxStore other = others.get(i);
         String owner = "other-" + i;
         claims.add(pool.submit(() -> {
           start.await();
-          return other.claim(ClaimRequest.of(owner, 5, LEASE));
+          return other.claimBatch(ClaimRequest.of(owner, 5, LEASE));
         }));
       }
       start.countDown();
       for (int i = 0; i < others.size(); i++) {
         // back untried: the ended batch is counted now, or, if a claim took its events first, at the next look
-        others.get(i).release(claims.get(i).get(30, TimeUnit.SECONDS), Duration.ZERO);
+        ClaimedBatch batch = claims.get(i).get(30, TimeUnit.SECONDS);
+        batch.release(batch.events(), Duration.ZERO);
       }
     } finally {
       pool.shutdownNow();
     }
 
-    List<OutboxEvent> last = newStore(false).claim(ClaimRequest.of("last", 5, LEASE));
+    List<OutboxEvent> last = newStore(false).claimBatch(ClaimRequest.of("last", 5, LEASE)).events();
 
     assertThat(last).extracting(OutboxEvent::id).containsExactlyInAnyOrderElementsOf(ids(events));
     for (OutboxEvent e : events) {
@@ -277,7 +303,7 @@ class PostgresTransactionalClaimsTest {
   void anEventWhosePublicationEndsItsSessionEveryTimeGoesToTheDlqAfterMaxAttempts() throws Exception {
     List<OutboxEvent> events = TestDatabase.appendOrders(dataSource, store, 1);
     for (int crash = 1; crash <= 3; crash++) { // a publication that brings its process down, three times
-      assertThat(newStore(false).claim(ClaimRequest.of("crash-" + crash, 1, LEASE))).hasSize(1);
+      assertThat(newStore(false).claimBatch(ClaimRequest.of("crash-" + crash, 1, LEASE)).events()).hasSize(1);
       terminateHoldingSessions();
     }
     List<OutboxEvent> published = new ArrayList<>();
@@ -296,21 +322,21 @@ class PostgresTransactionalClaimsTest {
   @Test
   void anEndedBatchWhoseEventsALiveBatchHoldsIsCountedLaterWithoutWaitingForIt() throws Exception {
     JdbcOutboxStore second = newStore(false);
-    assertThat(second.claim(ClaimRequest.of("second-early", 3, LEASE))).isEmpty(); // its look at the journal
+    assertThat(second.claimBatch(ClaimRequest.of("second-early", 3, LEASE)).events()).isEmpty(); // its look at the journal
     lookAtJournalNotBefore(second, Duration.ofHours(1)); // and its last for the test
     List<OutboxEvent> events = TestDatabase.appendOrders(dataSource, store, 3);
-    newStore(false).claim(ClaimRequest.of("first", 3, LEASE));
+    newStore(false).claimBatch(ClaimRequest.of("first", 3, LEASE)).events();
     terminateHoldingSessions();
-    List<OutboxEvent> retaken = second.claim(ClaimRequest.of("second", 3, LEASE)); // before anyone counted
+    List<OutboxEvent> retaken = second.claimBatch(ClaimRequest.of("second", 3, LEASE)).events(); // before anyone counted
     assertThat(retaken).extracting(OutboxEvent::attempts).containsExactly(1, 1, 1);
 
     List<OutboxEvent> third = assertTimeoutPreemptively(Duration.ofSeconds(10),
-        () -> newStore(false).claim(ClaimRequest.of("third", 3, LEASE)), "waited for the live batch's locks");
+        () -> newStore(false).claimBatch(ClaimRequest.of("third", 3, LEASE)).events(), "waited for the live batch's locks");
     assertThat(third).isEmpty();
     assertThat(claimJournalRows()).as("the first batch's row waits, beside the live one's").isEqualTo(2);
 
     terminateHoldingSessions();
-    List<OutboxEvent> fourth = newStore(false).claim(ClaimRequest.of("fourth", 3, LEASE));
+    List<OutboxEvent> fourth = newStore(false).claimBatch(ClaimRequest.of("fourth", 3, LEASE)).events();
     assertThat(fourth).as("both ended batches counted, once each").extracting(OutboxEvent::attempts)
         .containsExactly(3, 3, 3);
     assertThat(store.find(events.get(0).id()).orElseThrow().attempts()).isEqualTo(2);
@@ -319,13 +345,14 @@ class PostgresTransactionalClaimsTest {
   @Test
   void batchesEndedByTheirOutcomesCountNoMoreAttemptsAndLeaveNothingBehind() throws Exception {
     List<OutboxEvent> events = TestDatabase.appendOrders(dataSource, store, 3);
-    store.markDispatched(store.claim(ClaimRequest.of("marked", 1, LEASE)));
-    List<OutboxEvent> released = store.claim(ClaimRequest.of("released", 1, LEASE));
-    List<OutboxEvent> retried = store.claim(ClaimRequest.of("retried", 1, LEASE));
-    store.release(released, Duration.ZERO);
-    store.scheduleRetry(retried.get(0), Duration.ZERO, "broker said no");
+    ClaimedBatch marked = store.claimBatch(ClaimRequest.of("marked", 1, LEASE));
+    marked.markDispatched(marked.events());
+    ClaimedBatch released = store.claimBatch(ClaimRequest.of("released", 1, LEASE));
+    ClaimedBatch retried = store.claimBatch(ClaimRequest.of("retried", 1, LEASE));
+    released.release(released.events(), Duration.ZERO);
+    retried.scheduleRetry(retried.events().get(0), Duration.ZERO, "broker said no");
 
-    List<OutboxEvent> next = newStore(false).claim(ClaimRequest.of("next", 3, LEASE));
+    List<OutboxEvent> next = newStore(false).claimBatch(ClaimRequest.of("next", 3, LEASE)).events();
 
     assertThat(next).extracting(OutboxEvent::id).containsExactly(events.get(1).id(), events.get(2).id());
     assertThat(next).as("the release counted none, the retry one").extracting(OutboxEvent::attempts)
@@ -337,17 +364,20 @@ class PostgresTransactionalClaimsTest {
   void aBatchIdlePastItsLeaseLosesItsRowsAndCanMarkNothing() throws Exception {
     List<OutboxEvent> events = TestDatabase.appendOrders(dataSource, store, 2);
     Duration lease = Duration.ofMillis(500);
-    List<OutboxEvent> frozen = store.claim(ClaimRequest.of("frozen", 2, lease));
+    ClaimedBatch frozen = store.claimBatch(ClaimRequest.of("frozen", 2, lease));
 
     JdbcOutboxStore other = newStore(false);
-    List<OutboxEvent> taken = new ArrayList<>();
-    await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(100))
-        .until(() -> taken.addAll(other.claim(ClaimRequest.of("survivor", 2, LEASE))));
-    assertThat(taken).extracting(OutboxEvent::id).containsExactlyInAnyOrderElementsOf(ids(events));
+    List<ClaimedBatch> taken = new ArrayList<>();
+    await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(100)).until(() -> {
+      ClaimedBatch batch = other.claimBatch(ClaimRequest.of("survivor", 2, LEASE));
+      return !batch.events().isEmpty() && taken.add(batch);
+    });
+    ClaimedBatch survivor = taken.get(0);
+    assertThat(survivor.events()).extracting(OutboxEvent::id).containsExactlyInAnyOrderElementsOf(ids(events));
 
-    assertThat(store.markDispatched(frozen)).isEmpty();
-    assertThat(store.scheduleRetry(frozen.get(0), Duration.ZERO, "late")).isFalse();
-    assertThat(other.markDispatched(taken)).hasSize(2);
+    assertThat(frozen.markDispatched(frozen.events())).isEmpty();
+    assertThat(frozen.scheduleRetry(frozen.events().get(0), Duration.ZERO, "late")).isFalse();
+    assertThat(survivor.markDispatched(survivor.events())).hasSize(2);
     assertThat(store.find(events.get(1).id()).orElseThrow().leaseOwner()).isEqualTo("survivor");
   }
 
@@ -355,17 +385,17 @@ class PostgresTransactionalClaimsTest {
   void renewalsKeepABatchPastTheIdleTimeout() throws Exception {
     TestDatabase.appendOrders(dataSource, store, 2);
     Duration lease = Duration.ofMillis(600);
-    List<OutboxEvent> claimed = store.claim(ClaimRequest.of("alive", 2, lease));
+    ClaimedBatch alive = store.claimBatch(ClaimRequest.of("alive", 2, lease));
     JdbcOutboxStore other = newStore(false);
 
     long until = System.nanoTime() + Duration.ofSeconds(3).toNanos();
     while (System.nanoTime() < until) { // three leases long, renewed every third of one, as the dispatcher does
-      assertThat(store.renewLeases(claimed, lease)).hasSize(2);
-      assertThat(other.claim(ClaimRequest.of("other", 2, LEASE))).isEmpty();
+      assertThat(alive.renewLeases(alive.events(), lease)).hasSize(2);
+      assertThat(other.claimBatch(ClaimRequest.of("other", 2, LEASE)).events()).isEmpty();
       Thread.sleep(lease.toMillis() / 3);
     }
 
-    assertThat(store.markDispatched(claimed)).hasSize(2);
+    assertThat(alive.markDispatched(alive.events())).hasSize(2);
     assertThat(store.countByStatus()).containsEntry(OutboxStatus.DISPATCHED, 2L);
   }
 
@@ -378,16 +408,16 @@ class PostgresTransactionalClaimsTest {
     events.add(OutboxEvent.builder().aggregate("order", "other").topic("order.changed").payload("{}").build());
     append(events);
 
-    List<OutboxEvent> heads = store.claim("first", 1, LEASE, true);
-    assertThat(heads).extracting(OutboxEvent::id).containsExactly(events.get(0).id());
-    assertThat(newStore(false).claim("second", 10, LEASE, true)).as("only the other aggregate's head")
+    ClaimedBatch first = store.claimBatch(ClaimRequest.of("first", 1, LEASE).ordered(true));
+    assertThat(first.events()).extracting(OutboxEvent::id).containsExactly(events.get(0).id());
+    assertThat(newStore(false).claimBatch(ClaimRequest.of("second", 10, LEASE).ordered(true)).events()).as("only the other aggregate's head")
         .extracting(OutboxEvent::id).containsExactly(events.get(3).id());
 
-    store.markDispatched(heads);
-    List<OutboxEvent> run = newStore(false).claim(ClaimRequest.of("third", 10, LEASE).inRuns(10));
+    first.markDispatched(first.events());
+    List<OutboxEvent> run = newStore(false).claimBatch(ClaimRequest.of("third", 10, LEASE).inRuns(10)).events();
     assertThat(run).as("the rest of the aggregate as one run, in order")
         .extracting(OutboxEvent::id).containsExactly(events.get(1).id(), events.get(2).id());
-    assertThat(newStore(false).claim(ClaimRequest.of("fourth", 10, LEASE).inRuns(10))).isEmpty();
+    assertThat(newStore(false).claimBatch(ClaimRequest.of("fourth", 10, LEASE).inRuns(10)).events()).isEmpty();
   }
 
   @Test
@@ -443,13 +473,13 @@ class PostgresTransactionalClaimsTest {
       s.execute("DROP TABLE " + table + "_claims");
     }
 
-    assertThatThrownBy(() -> newStore(false).claim(ClaimRequest.of("w", 1, LEASE)))
+    assertThatThrownBy(() -> newStore(false).claimBatch(ClaimRequest.of("w", 1, LEASE)).events())
         .isInstanceOf(OutboxStoreException.class)
         .hasMessageContaining("claim journal " + table + "_claims, which is missing")
         .hasMessageContaining("createSchema()");
 
     store.createSchema();
-    assertThat(newStore(false).claim(ClaimRequest.of("w", 1, LEASE))).as("createSchema() made it")
+    assertThat(newStore(false).claimBatch(ClaimRequest.of("w", 1, LEASE)).events()).as("createSchema() made it")
         .extracting(OutboxEvent::id).containsExactly(events.get(0).id());
   }
 
@@ -460,7 +490,7 @@ class PostgresTransactionalClaimsTest {
           .transactionalClaims(true).build();
       TestDatabase.dropOutbox(dataSource, table); // the claim fails
 
-      assertThatThrownBy(() -> failing.claim(ClaimRequest.of("w", 1, LEASE)))
+      assertThatThrownBy(() -> failing.claimBatch(ClaimRequest.of("w", 1, LEASE)).events())
           .isInstanceOf(OutboxStoreException.class);
 
       assertThat(real.getAutoCommit()).as("in auto-commit again, as the application's next use expects").isTrue();
