@@ -174,7 +174,7 @@ abstract class ConnectionFailureTest {
     config.setUsername(user());
     config.setPassword(password);
     config.setMaximumPoolSize(1);
-    config.setConnectionTimeout(500); // long enough for the first attempt to fail and leave its reason
+    config.setConnectionTimeout(250); // HikariCP's least: long enough for the first attempt to fail and leave its reason
     config.setInitializationFailTimeout(-1); // start without a connection, as a pool does when the database is down
     config.setPoolName("unreachable-" + UUID.randomUUID().toString().substring(0, 8));
     return new HikariDataSource(config);

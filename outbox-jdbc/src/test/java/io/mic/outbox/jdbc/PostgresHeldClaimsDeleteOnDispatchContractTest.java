@@ -1,10 +1,15 @@
 package io.mic.outbox.jdbc;
 
-/** The contract on PostgreSQL with claims held by transactions and rows deleted at their mark. */
+import java.time.Duration;
+
+/**
+ * The contract on PostgreSQL with claims held by transactions and rows deleted at their mark, on a table
+ * partitioned by the hour: the held claims' locks, outcomes and claim journal on partitions.
+ */
 class PostgresHeldClaimsDeleteOnDispatchContractTest extends PostgresHeldClaimsContractTest {
   @Override
   protected JdbcOutboxStore.Builder storeOptions(JdbcOutboxStore.Builder builder) {
-    return super.storeOptions(builder).deleteOnDispatch(true);
+    return super.storeOptions(builder).deleteOnDispatch(true).partitionInterval(Duration.ofHours(1));
   }
 
   @Override
