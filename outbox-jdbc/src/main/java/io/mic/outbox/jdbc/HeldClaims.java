@@ -87,6 +87,13 @@ final class HeldClaims {
     }
   }
 
+  /** The refusal of a claim that would return events without the batch that owns their outcomes. */
+  static UnsupportedOperationException claimWithoutBatch(String table) {
+    return new UnsupportedOperationException("outbox table " + table + ": its claims are held by transactions"
+        + " (transactionalClaims(true)) and their outcomes go through the batch's transaction: claim with"
+        + " claimBatch(request) and record the outcomes on the batch it returns");
+  }
+
   /**
    * A claim from the start leaves out the events that this store's batches in flight hold, instead of stepping
    * over each of their locked rows ({@code SKIP LOCKED}), in ordered mode after probing whether it is a head.
@@ -173,7 +180,8 @@ final class HeldClaims {
       Sql mark = deleteOnDispatch ? Sql.of("DELETE FROM " + table)
           : Sql.of("UPDATE " + table + " SET status = 'DISPATCHED', dispatched_at = now(), attempts = attempts + 1,"
               + " lease_owner = ?, lease_until = NULL", owner);
-      return settle(ids(dispatched), settling -> mark.plus(" WHERE ").plus(PostgresMarks.among(settling)).plus(" RETURNING id"));
+      return settle(ids(dispatched),
+          settling -> mark.plus(" WHERE ").plus(PostgresMarks.among(settling)).plus(" RETURNING id"));
     }
 
     @Override

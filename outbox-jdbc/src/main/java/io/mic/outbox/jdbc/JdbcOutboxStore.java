@@ -4,7 +4,6 @@ import static java.util.stream.Collectors.toSet;
 
 import io.mic.outbox.ClaimRequest;
 import io.mic.outbox.ClaimedBatch;
-import io.mic.outbox.DispatchOrder;
 import io.mic.outbox.DuplicateEventException;
 import io.mic.outbox.HeldAggregate;
 import io.mic.outbox.InvalidConfigurationException;
@@ -20,7 +19,6 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
@@ -29,7 +27,6 @@ import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Set;
 import java.util.UUID;
-import java.util.function.Function;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -270,7 +267,7 @@ public final class JdbcOutboxStore implements OutboxStore {
   /** A read without a claim; on PostgreSQL after parking and unparking when that is due ({@link PostgresParking}). */
   private List<OutboxEvent> fetch(ReadRequest request) {
     Statements statements = bind();
-    return statements.control().honouring(request, r -> statements.reconciled(r, statements.fetch()::fetch));
+    return statements.read(request, statements.fetch()::fetch);
   }
 
   /**
@@ -282,30 +279,22 @@ public final class JdbcOutboxStore implements OutboxStore {
   public List<OutboxEvent> claim(ClaimRequest request) {
     Statements statements = bind();
     if (statements.held() != null) {
-      throw new UnsupportedOperationException("outbox table " + table() + ": its claims are held by transactions"
-          + " (transactionalClaims(true)) and their outcomes go through the batch's transaction: claim with"
-          + " claimBatch(request) and record the outcomes on the batch it returns");
+      throw HeldClaims.claimWithoutBatch(table());
     }
+    keepPartitionsAhead();
     ReadRequest read = ReadRequest.claim(request);
-    return read.inDispatchOrder(claimed(statements, read, statements.claim()::claim));
+    return read.inDispatchOrder(statements.read(read, statements.claim()::claim));
   }
 
-  /**
-   * As {@link #claim}; with {@link Builder#transactionalClaims}, a batch that holds its rows in a transaction
-   * of its own, where its outcomes run, until the last of them or its close.
-   */
+  /** With {@link Builder#transactionalClaims}, a batch holding its rows in a transaction of its own. */
   @Override
   public ClaimedBatch claimBatch(ClaimRequest request) {
     Statements statements = bind();
     if (statements.held() == null) {
       return OutboxStore.super.claimBatch(request);
     }
-    return claimed(statements, ReadRequest.claim(request), statements.held()::claim);
-  }
-
-  private <T> T claimed(Statements statements, ReadRequest request, Function<ReadRequest, T> claim) {
     keepPartitionsAhead();
-    return statements.control().honouring(request, r -> statements.reconciled(r, claim));
+    return statements.read(ReadRequest.claim(request), statements.held()::claim);
   }
 
   @Override

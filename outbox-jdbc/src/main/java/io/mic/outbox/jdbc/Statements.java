@@ -1,5 +1,7 @@
 package io.mic.outbox.jdbc;
 
+import java.util.function.Function;
+
 /**
  * The operations of one outbox table, each an object that owns its SQL, its values and its row reading,
  * chosen once per database: where the SQL truly differs there is one class per database
@@ -12,15 +14,17 @@ record Statements(TableAccess access, FetchStatement fetch, ClaimStatement claim
     EventQueries queries, ControlStatements control, HeldClaims held, PostgresParking parking) {
 
   /**
-   * {@code read} of {@code request}, on PostgreSQL after parking and unparking the waiting events of held
-   * aggregates when a round is due ({@link PostgresParking}). Inside {@link ControlStatements#honouring}, so that
-   * tables of a newer schema version are refused before anything is parked.
+   * {@code read} of {@code request} honouring the control table ({@link ControlStatements#honouring}, which
+   * refuses a table of a newer schema version before anything is parked), on PostgreSQL after parking and
+   * unparking the waiting events of held aggregates when a round is due ({@link PostgresParking}).
    */
-  <T> T reconciled(ReadRequest request, java.util.function.Function<ReadRequest, T> read) {
-    if (parking != null) {
-      parking.reconcile(request.hold());
-    }
-    return read.apply(request);
+  <T> T read(ReadRequest request, Function<ReadRequest, T> read) {
+    return control.honouring(request, r -> {
+      if (parking != null) {
+        parking.reconcile(r.hold());
+      }
+      return read.apply(r);
+    });
   }
 
   /** The databases whose statements ship; a dialect of one's own extends the class of one of them. */

@@ -7,6 +7,7 @@ import static org.awaitility.Awaitility.await;
 import io.mic.outbox.test.OutboxTestDatabase;
 import io.mic.outbox.AsyncOutboxDispatcher;
 import io.mic.outbox.ClaimRequest;
+import io.mic.outbox.ClaimedBatch;
 import io.mic.outbox.DispatchFn;
 import io.mic.outbox.InvalidConfigurationException;
 import io.mic.outbox.OutboxDispatcher;
@@ -256,11 +257,11 @@ class OutboxAutoConfigurationTest {
       context.getBean(TransactionTemplate.class)
           .executeWithoutResult(status -> context.getBean(TransactionalOutbox.class).append(event));
 
-      List<OutboxEvent> claimed = store.claim(ClaimRequest.of("test", 1, Duration.ofMinutes(1)));
-      assertThat(claimed).extracting(OutboxEvent::id).containsExactly(event.id());
+      ClaimedBatch batch = store.claimBatch(ClaimRequest.of("test", 1, Duration.ofMinutes(1)));
+      assertThat(batch.events()).extracting(OutboxEvent::id).containsExactly(event.id());
       assertThat(store.find(event.id()).orElseThrow().status()).as("locked, not leased")
           .isEqualTo(OutboxStatus.PENDING);
-      assertThat(store.markDispatched(claimed)).containsExactly(event.id());
+      assertThat(batch.markDispatched(batch.events())).containsExactly(event.id());
       assertThat(store.find(event.id()).orElseThrow().status()).isEqualTo(OutboxStatus.DISPATCHED);
     });
   }
