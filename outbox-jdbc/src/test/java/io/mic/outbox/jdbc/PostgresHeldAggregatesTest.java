@@ -112,9 +112,12 @@ class PostgresHeldAggregatesTest {
     dispatchers.forEach(AsyncOutboxDispatcher::start);
 
     await().atMost(Duration.ofSeconds(60)).until(() -> deadLetters.heldAggregates().size() == 2);
-    // the others flow, also what is appended while the two are held
+    // the others flow, also what is appended while the two are held (a worker may still hold the last run of an
+    // older aggregate when the new one is done: wait for them all)
     List<OutboxEvent> later = append("o-late", EVENTS);
-    await().atMost(Duration.ofSeconds(60)).until(() -> publishedOf("o-late").size() == EVENTS);
+    await().atMost(Duration.ofSeconds(60)).until(() -> publishedOf("o-late").size() == EVENTS
+        && appended.keySet().stream().filter(a -> !a.equals("o-3") && !a.equals("o-7"))
+            .allMatch(a -> publishedOf(a).size() >= EVENTS));
     for (String aggregate : appended.keySet()) {
       if (!aggregate.equals("o-3") && !aggregate.equals("o-7")) {
         assertThat(publishedOf(aggregate)).as(aggregate).isEqualTo(ids(appended.get(aggregate)));
