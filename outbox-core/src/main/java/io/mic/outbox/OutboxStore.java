@@ -132,7 +132,8 @@ public interface OutboxStore {
    * {@link #claim(ClaimRequest)}, as a handle that records the batch's outcomes and ends its claim: the way a
    * dispatcher claims. This default hands the outcomes to this store's methods, which find a claim by the lease
    * owner in its rows; a store that holds something per claim overrides it (the JDBC store with
-   * {@code transactionalClaims(true)}: the claim's transaction).
+   * {@code transactionalClaims(true)}: the claim's transaction), and may then refuse {@link #claim}, whose
+   * events carry no batch for their outcomes, with an {@link UnsupportedOperationException} that says so.
    */
   default ClaimedBatch claimBatch(ClaimRequest request) {
     return new StoreBatch(this, claim(request));
