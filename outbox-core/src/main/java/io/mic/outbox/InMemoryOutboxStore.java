@@ -46,7 +46,6 @@ public final class InMemoryOutboxStore implements OutboxStore, OutboxAppender {
   private final Map<List<String>, TreeSet<Row>> openByAggregate = new HashMap<>();
   /** The {@code DLQ} rows of each aggregate that has any, which hold its later events when asked to. */
   private final Map<List<String>, TreeSet<Row>> deadByAggregate = new HashMap<>();
-  /** The last sequence number given to each aggregate. */
   private final Map<List<String>, Long> sequences = new HashMap<>();
   /** The latest arrival time given: each append gets a later one, so arrival order is append order. */
   private Instant lastCreatedAt = Instant.MIN;
@@ -314,7 +313,6 @@ public final class InMemoryOutboxStore implements OutboxStore, OutboxAppender {
     return row.status == OutboxStatus.PROCESSING && e.leaseOwner().equals(row.leaseOwner) ? row : null;
   }
 
-  /** Applies {@code change} to the row of each event whose view still holds; returns their ids. */
   private Set<UUID> eachFenced(Collection<OutboxEvent> events, BiConsumer<Row, OutboxEvent> change) {
     Set<UUID> changed = new HashSet<>();
     for (OutboxEvent e : events) {
@@ -372,7 +370,6 @@ public final class InMemoryOutboxStore implements OutboxStore, OutboxAppender {
       this.nextAttemptAt = due;
     }
 
-    /** Back to {@code PENDING}, due at {@code at}, under no lease. */
     void reopen(Instant at) {
       status = OutboxStatus.PENDING;
       nextAttemptAt = at;

@@ -96,7 +96,6 @@ final class Pipeline {
     return state.running() && !state.paused() && channel.outage().pause() == null;
   }
 
-  /** {@link #settleSent()} after {@code failure}, to which a failure of its own is added. */
   private void settleAfter(Throwable failure) {
     try {
       settleSent();
@@ -164,7 +163,6 @@ final class Pipeline {
     }
   }
 
-  /** Settles what went out and hands back what was claimed ahead, for {@code reason}. */
   void pause(ReleaseReason reason) {
     settleQuietly();
     if (ahead != null) {

@@ -77,7 +77,6 @@ final class Decorated {
     }
   }
 
-  /** Its channel is the wrapped publisher's, as overlapping, closed with it, each send decorated. */
   private static final class Channels extends Batches implements ChannelDispatchFn {
     private final ChannelDispatchFn publisher;
 

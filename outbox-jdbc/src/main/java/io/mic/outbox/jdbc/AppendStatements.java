@@ -257,7 +257,6 @@ abstract class AppendStatements {
     return first;
   }
 
-  /** The type and id of each aggregate of {@code keys}, in order. */
   private static Object[] aggregates(List<String> keys, Map<String, OutboxEvent> firsts) {
     return keys.stream().map(firsts::get).flatMap(e -> Stream.of(e.aggregateType(), e.aggregateId())).toArray();
   }

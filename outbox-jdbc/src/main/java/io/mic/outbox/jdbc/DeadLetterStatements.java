@@ -113,7 +113,6 @@ final class DeadLetterStatements {
     });
   }
 
-  /** The query's conditions on alias {@code o}. */
   private static Sql filter(DeadLetterQuery q) {
     Sql sql = Sql.EMPTY;
     sql = sql.plus(q.topic().map(v -> Sql.of(" AND o.topic = ?", v)).orElse(Sql.EMPTY));

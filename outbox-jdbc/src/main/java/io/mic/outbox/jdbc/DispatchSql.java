@@ -12,7 +12,6 @@ final class DispatchSql {
   final Dialect dialect;
   final Tables tables;
   private final Statements.Database database;
-  /** The claim index's priority column. */
   private final String priority;
   /**
    * On PostgreSQL, a top-level condition that is the claim index's own, {@code next_attempt_at < 'infinity'}:

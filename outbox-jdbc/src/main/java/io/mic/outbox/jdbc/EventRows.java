@@ -38,7 +38,6 @@ final class EventRows {
     return events;
   }
 
-  /** Reads each row of {@code ps}'s result with {@code reader}, leaving out the rows it returns null for. */
   private static List<OutboxEvent> readRows(PreparedStatement ps, RowReader reader) throws SQLException {
     List<OutboxEvent> events = new ArrayList<>();
     try (ResultSet rs = ps.executeQuery()) {
@@ -88,7 +87,6 @@ final class EventRows {
     }
   }
 
-  /** A row that cannot become an event, and why. */
   record Unreadable(UUID id, String reason) {}
 
   /**

@@ -69,12 +69,10 @@ final class OutboxSchema {
         DEFAULT_TABLE));
   }
 
-  /** The resource beside the dialect's schema that adds the envelope's columns. */
   private String envelopeUpgrade() {
     return access.dialect.schemaResource().replace(".sql", "-upgrade-envelope.sql");
   }
 
-  /** Creates the control table of cluster-wide pauses with the outbox table's, see {@link OutboxControl}. */
   private void createControlTable() {
     try {
       new OutboxControl(access).createSchema();

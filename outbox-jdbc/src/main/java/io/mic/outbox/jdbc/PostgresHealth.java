@@ -53,7 +53,6 @@ final class PostgresHealth {
             + " CONCURRENTLY)");
   }
 
-  /** What autovacuum does for the table: the server's setting, the table's own options. */
   record Autovacuum(boolean serverOn, Map<String, String> tableOptions, double serverScaleFactor,
       Instant lastAutovacuum) {}
 
@@ -78,7 +77,6 @@ final class PostgresHealth {
     }), access.table);
   }
 
-  /** The verdict on {@code a} for table {@code table}. */
   static Check autovacuum(Autovacuum a, String table) {
     String name = "autovacuum";
     String tuned = "ALTER TABLE " + table + " SET (" + RECOMMENDED + ")";

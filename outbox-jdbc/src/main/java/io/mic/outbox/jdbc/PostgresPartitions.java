@@ -179,8 +179,6 @@ final class PostgresPartitions {
    * Drops every partition whose rows were all created more than {@code retention} ago and that holds no
    * {@code PENDING}, {@code PROCESSING} or {@code DLQ} row: detached first, which locks the table, then checked
    * again and dropped in the same transaction. A partition whose lock cannot be had is left for the next run.
-   *
-   * @return how many were dropped
    */
   int dropOlderThan(Duration retention) {
     long micros = TableAccess.retentionMicros(retention);

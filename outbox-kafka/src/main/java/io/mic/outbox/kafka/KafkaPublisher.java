@@ -99,7 +99,6 @@ public final class KafkaPublisher implements BatchDispatchFn, MessagePublisher, 
    */
   public static final Duration PRODUCER_RENEWAL_INTERVAL = Duration.ofSeconds(5);
 
-  /** The producer, replaced after a failure that leaves it unusable for good. */
   private final ProducerRenewal producer;
   private final Function<OutboxEvent, String> topicOf;
   private final Function<OutboxEvent, String> keyOf;

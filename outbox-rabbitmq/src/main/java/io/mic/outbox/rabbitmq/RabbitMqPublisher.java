@@ -347,7 +347,6 @@ public final class RabbitMqPublisher implements BatchDispatchFn, MessagePublishe
       return publisherOn(factory, Urls.redact(uri));
     }
 
-    /** The publisher on {@code factory}, or on the nodes of {@link #addresses} with its credentials and TLS. */
     private RabbitMqPublisher publisherOn(ConnectionFactory factory, String displayUri) {
       if (addresses == null) {
         return new RabbitMqPublisher(this, factory, null, displayUri);

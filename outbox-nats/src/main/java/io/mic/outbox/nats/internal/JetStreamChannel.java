@@ -132,7 +132,6 @@ public final class JetStreamChannel implements AutoCloseable {
     return Arrays.asList(batch.outcomes);
   }
 
-  /** One batch less to settle; with none left the connection and the window are let go. */
   private void settled() {
     if (--unsettled == 0) {
       letGo();
@@ -200,7 +199,6 @@ public final class JetStreamChannel implements AutoCloseable {
     p.batch().fail(p.index(), failure);
   }
 
-  /** What came back for one batch: an outcome per message, PubAcks arrived or timed out, and a fatal failure. */
   private static final class Batch {
     final ConnectionSource source;
     final Session session;

@@ -330,7 +330,6 @@ public final class JetStreamSender implements AutoCloseable {
     }
   }
 
-  /** Sends on a channel of its own and waits for every outcome. */
   public List<SendOutcome> send(List<OutgoingMessage> messages, boolean stopAtFirstFailure)
       throws InterruptedException {
     try (JetStreamChannel channel = channel()) {

@@ -42,7 +42,6 @@ public final class NatsErrors {
     }
   }
 
-  /** The exception to report for {@code error}, raised while publishing event {@code id} on {@code subject}. */
   public static OutboxException classify(Throwable error, String id, String subject, Duration ackTimeout) {
     String what = "event " + id + " on subject '" + subject + "'";
     Throwable t = unwrap(error);

@@ -31,7 +31,6 @@ final class NoResponders {
     this.timeout = timeout;
   }
 
-  /** The failure of event {@code id}, published on {@code subject} without responders. */
   PublishUnavailableException explain(String subject, String id) {
     long now = System.nanoTime();
     Answer answer = recent.get(subject);

@@ -86,7 +86,6 @@ public final class ChannelPool implements AutoCloseable {
     return blockedReason == null;
   }
 
-  /** The open connection, opened again if it was lost. */
   private synchronized Connection open() {
     if (closed) {
       throw new PublishUnavailableException("the publisher is closed");

@@ -164,7 +164,6 @@ final class ConfirmChannel {
     spoiled = true;
   }
 
-  /** {@code true} if the channel can serve another batch: open, nothing outstanding, not spoiled. */
   boolean reusable() {
     return !spoiled && closedBy() == null && channel.isOpen() && outstanding.isEmpty();
   }
