@@ -21,12 +21,12 @@ final class KafkaReachability {
 
   static void check(PublisherProperties.Kafka kafka) throws InterruptedException {
     Map<String, Object> config = new HashMap<>();
-    kafka.getProperties().forEach((name, value) -> {
+    kafka.properties().forEach((name, value) -> {
       if (AdminClientConfig.configNames().contains(name)) {
         config.put(name, value);
       }
     });
-    config.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.getBootstrapServers());
+    config.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
     config.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, TIMEOUT_MS);
     config.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, TIMEOUT_MS);
     try (Admin admin = Admin.create(config)) {
@@ -34,7 +34,7 @@ final class KafkaReachability {
           .get(TIMEOUT_MS + 1_000L, TimeUnit.MILLISECONDS);
     } catch (ExecutionException | TimeoutException e) {
       Throwable cause = e instanceof ExecutionException ? e.getCause() : e;
-      throw new PublishUnavailableException("no Kafka broker of " + kafka.getBootstrapServers() + " answered within "
+      throw new PublishUnavailableException("no Kafka broker of " + kafka.bootstrapServers() + " answered within "
           + TIMEOUT_MS + " ms (" + cause + ")", cause);
     }
   }

@@ -65,10 +65,10 @@ public class OutboxAutoConfiguration {
   @ConditionalOnMissingBean(OutboxStore.class)
   public JdbcOutboxStore outboxStore(DataSource dataSource, OutboxProperties properties) {
     JdbcOutboxStore store = configured(() -> JdbcOutboxStore.builder()
-        .dataSource(dataSource).table(properties.getTable()).transactionalClaims(properties.isTransactionalClaims())
-        .deleteOnDispatch(properties.isDeleteOnDispatch()).notifyOnAppend(properties.isNotifyOnAppend())
+        .dataSource(dataSource).table(properties.table()).transactionalClaims(properties.transactionalClaims())
+        .deleteOnDispatch(properties.deleteOnDispatch()).notifyOnAppend(properties.notifyOnAppend())
         .build());
-    if (properties.isCreateSchema()) {
+    if (properties.createSchema()) {
       store.createSchema();
     }
     return store;
@@ -118,16 +118,16 @@ public class OutboxAutoConfiguration {
     return configured(() -> AsyncOutboxDispatcher.builder()
         .store(store)
         .dispatchFn(publisher)
-        .useClaim(properties.isUseClaim())
-        .preserveAggregateOrder(properties.isPreserveAggregateOrder())
-        .workers(properties.getWorkers())
-        .leaseTtl(properties.getLeaseTtl())
-        .pollInterval(properties.getPollInterval())
-        .batchSize(properties.getBatchSize())
-        .maxAttempts(properties.getMaxAttempts())
-        .retryBackoff(properties.getRetry().getInitialDelay(), properties.getRetry().getMaxDelay())
-        .shutdownTimeout(properties.getShutdownTimeout())
-        .holdAggregateOnDeadLetter(properties.isHoldAggregateOnDeadLetter())
+        .useClaim(properties.useClaim())
+        .preserveAggregateOrder(properties.preserveAggregateOrder())
+        .workers(properties.workers())
+        .leaseTtl(properties.leaseTtl())
+        .pollInterval(properties.pollInterval())
+        .batchSize(properties.batchSize())
+        .maxAttempts(properties.maxAttempts())
+        .retryBackoff(properties.retry().initialDelay(), properties.retry().maxDelay())
+        .shutdownTimeout(properties.shutdownTimeout())
+        .holdAggregateOnDeadLetter(properties.holdAggregateOnDeadLetter())
         .listener(OutboxListeners.of(listeners.orderedStream().toArray(OutboxListener[]::new)))
         .build());
   }
@@ -200,7 +200,7 @@ public class OutboxAutoConfiguration {
     @ConditionalOnMissingBean
     OutboxTracing outboxTracing(OpenTelemetry openTelemetry, ObjectProvider<DispatchFn> publishers,
         OutboxProperties properties) {
-      String system = properties.getTracing().getMessagingSystem();
+      String system = properties.tracing().messagingSystem();
       if (system == null) {
         system = messagingSystemOf(publishers.getIfUnique());
       }
@@ -260,7 +260,7 @@ public class OutboxAutoConfiguration {
     @ConditionalOnMissingBean(name = "outboxHealthIndicator")
     @ConditionalOnEnabledHealthIndicator("outbox")
     OutboxHealthIndicator outboxHealthIndicator(OutboxHealth health, OutboxStore store, OutboxProperties properties) {
-      return configured(() -> new OutboxHealthIndicator(health, store, properties.getHealth().getMaxLag()));
+      return configured(() -> new OutboxHealthIndicator(health, store, properties.health().maxLag()));
     }
   }
 }

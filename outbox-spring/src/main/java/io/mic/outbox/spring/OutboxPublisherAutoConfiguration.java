@@ -37,12 +37,12 @@ public class OutboxPublisherAutoConfiguration {
     @ConditionalOnMissingBean(DispatchFn.class)
     NatsJetStreamPublisher outboxPublisher(OutboxProperties properties) {
       PublisherStartupCheck.requireOneBroker(properties);
-      PublisherProperties.Nats nats = properties.getNats();
+      PublisherProperties.Nats nats = properties.nats();
       NatsJetStreamPublisher publisher = PublisherStartupCheck.built("mic.outbox.nats",
-          () -> NatsJetStreamPublisher.builder().url(nats.getUrl()).subjectPrefix(nats.getSubjectPrefix()).build());
-      if (properties.isStartupCheck()) {
+          () -> NatsJetStreamPublisher.builder().url(nats.url()).subjectPrefix(nats.subjectPrefix()).build());
+      if (properties.startupCheck()) {
         PublisherStartupCheck.run(publisher, "mic.outbox.nats.url", "mic.outbox.nats.topics",
-            () -> publisher.checkStreams(nats.getTopics()));
+            () -> publisher.checkStreams(nats.topics()));
       }
       return publisher;
     }
@@ -57,17 +57,17 @@ public class OutboxPublisherAutoConfiguration {
     @ConditionalOnMissingBean(DispatchFn.class)
     RabbitMqPublisher outboxPublisher(OutboxProperties properties) {
       PublisherStartupCheck.requireOneBroker(properties);
-      PublisherProperties.RabbitMq rabbit = properties.getRabbitmq();
-      if (rabbit.getUri() == null) {
+      PublisherProperties.RabbitMq rabbit = properties.rabbitmq();
+      if (rabbit.uri() == null) {
         throw new InvalidConfigurationException("invalid mic.outbox configuration: mic.outbox.rabbitmq.addresses is"
             + " set without mic.outbox.rabbitmq.uri, which gives the credentials and virtual host: set e.g."
             + " mic.outbox.rabbitmq.uri=amqp://user:secret@rabbit1:5672/vhost");
       }
       RabbitMqPublisher publisher = PublisherStartupCheck.built("mic.outbox.rabbitmq",
-          () -> RabbitMqPublisher.builder().uri(rabbit.getUri()).addresses(rabbit.getAddresses())
-              .exchange(rabbit.getExchange()).build());
-      if (properties.isStartupCheck()) {
-        PublisherStartupCheck.run(publisher, rabbit.getAddresses() == null ? "mic.outbox.rabbitmq.uri"
+          () -> RabbitMqPublisher.builder().uri(rabbit.uri()).addresses(rabbit.addresses())
+              .exchange(rabbit.exchange()).build());
+      if (properties.startupCheck()) {
+        PublisherStartupCheck.run(publisher, rabbit.addresses() == null ? "mic.outbox.rabbitmq.uri"
             : "mic.outbox.rabbitmq.addresses", "mic.outbox.rabbitmq.exchange", publisher::checkExchange);
       }
       return publisher;
@@ -96,16 +96,16 @@ public class OutboxPublisherAutoConfiguration {
     @ConditionalOnMissingBean(DispatchFn.class)
     KafkaPublisher outboxPublisher(OutboxProperties properties) {
       PublisherStartupCheck.requireOneBroker(properties);
-      PublisherProperties.Kafka kafka = properties.getKafka();
+      PublisherProperties.Kafka kafka = properties.kafka();
       KafkaPublisher publisher = PublisherStartupCheck.built("mic.outbox.kafka", () -> {
-        KafkaPublisher.Builder builder = KafkaPublisher.builder().bootstrapServers(kafka.getBootstrapServers());
-        kafka.getProperties().forEach(builder::property);
+        KafkaPublisher.Builder builder = KafkaPublisher.builder().bootstrapServers(kafka.bootstrapServers());
+        kafka.properties().forEach(builder::property);
         return builder.build();
       });
-      if (properties.isStartupCheck()) {
+      if (properties.startupCheck()) {
         PublisherStartupCheck.run(publisher, "mic.outbox.kafka.bootstrap-servers", "mic.outbox.kafka.topics", () -> {
           KafkaReachability.check(kafka);
-          for (String topic : kafka.getTopics()) {
+          for (String topic : kafka.topics()) {
             publisher.checkDestination(topic);
           }
         });

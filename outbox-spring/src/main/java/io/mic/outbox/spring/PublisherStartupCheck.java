@@ -29,15 +29,15 @@ final class PublisherStartupCheck {
   /** Two brokers configured: the first bean would win and the other be ignored without a word. */
   static void requireOneBroker(OutboxProperties properties) {
     List<String> set = new ArrayList<>();
-    if (properties.getNats().getUrl() != null) {
+    if (properties.nats().url() != null) {
       set.add("mic.outbox.nats.url");
     }
-    if (properties.getRabbitmq().getUri() != null) {
+    if (properties.rabbitmq().uri() != null) {
       set.add("mic.outbox.rabbitmq.uri");
-    } else if (properties.getRabbitmq().getAddresses() != null) {
+    } else if (properties.rabbitmq().addresses() != null) {
       set.add("mic.outbox.rabbitmq.addresses");
     }
-    if (properties.getKafka().getBootstrapServers() != null) {
+    if (properties.kafka().bootstrapServers() != null) {
       set.add("mic.outbox.kafka.bootstrap-servers");
     }
     if (set.size() > 1) {

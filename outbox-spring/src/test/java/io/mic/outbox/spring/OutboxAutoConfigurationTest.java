@@ -232,15 +232,15 @@ class OutboxAutoConfigurationTest {
             "mic.outbox.health.max-lag=2m")
         .run(context -> {
           OutboxProperties p = context.getBean(OutboxProperties.class);
-          assertThat(p.isEnabled()).isTrue();
-          assertThat(p.getTable()).isEqualTo(table);
-          assertThat(p.isUseClaim()).isFalse();
-          assertThat(p.isPreserveAggregateOrder()).isTrue();
-          assertThat(p.getWorkers()).isEqualTo(3);
-          assertThat(p.getLeaseTtl()).isEqualTo(Duration.ofSeconds(45));
-          assertThat(p.getPollInterval()).isEqualTo(Duration.ofMillis(250));
-          assertThat(p.isCreateSchema()).isTrue();
-          assertThat(p.getHealth().getMaxLag()).isEqualTo(Duration.ofMinutes(2));
+          assertThat(p.enabled()).isTrue();
+          assertThat(p.table()).isEqualTo(table);
+          assertThat(p.useClaim()).isFalse();
+          assertThat(p.preserveAggregateOrder()).isTrue();
+          assertThat(p.workers()).isEqualTo(3);
+          assertThat(p.leaseTtl()).isEqualTo(Duration.ofSeconds(45));
+          assertThat(p.pollInterval()).isEqualTo(Duration.ofMillis(250));
+          assertThat(p.createSchema()).isTrue();
+          assertThat(p.health().maxLag()).isEqualTo(Duration.ofMinutes(2));
           assertThat(context.getBean(JdbcOutboxStore.class).table()).isEqualTo(table);
           assertThat(context.getBean(OutboxHealthIndicator.class).health().getDetails())
               .containsEntry("maxLag", "PT2M");
@@ -251,7 +251,7 @@ class OutboxAutoConfigurationTest {
   void transactionalClaimsReachTheStore() {
     // no DispatchFn bean: the test claims itself, and a claim held by a transaction leaves the row PENDING
     runner.withPropertyValues("mic.outbox.transactional-claims=true").run(context -> {
-      assertThat(context.getBean(OutboxProperties.class).isTransactionalClaims()).isTrue();
+      assertThat(context.getBean(OutboxProperties.class).transactionalClaims()).isTrue();
       JdbcOutboxStore store = context.getBean(JdbcOutboxStore.class);
       OutboxEvent event = event("o-12");
       context.getBean(TransactionTemplate.class)
@@ -276,8 +276,8 @@ class OutboxAutoConfigurationTest {
             "mic.outbox.poll-interval=20ms")
         .run(context -> {
           OutboxProperties p = context.getBean(OutboxProperties.class);
-          assertThat(p.getBatchSize()).isEqualTo(7);
-          assertThat(p.getShutdownTimeout()).isEqualTo(Duration.ofSeconds(3));
+          assertThat(p.batchSize()).isEqualTo(7);
+          assertThat(p.shutdownTimeout()).isEqualTo(Duration.ofSeconds(3));
           OutboxEvent event = event("o-11");
           context.getBean(TransactionTemplate.class)
               .executeWithoutResult(status -> context.getBean(TransactionalOutbox.class).append(event));
@@ -302,14 +302,14 @@ class OutboxAutoConfigurationTest {
         .withUserConfiguration(PropertiesOnly.class)
         .run(context -> {
           OutboxProperties p = context.getBean(OutboxProperties.class);
-          assertThat(p.getTable()).isEqualTo(JdbcOutboxStore.DEFAULT_TABLE);
-          assertThat(p.isUseClaim()).isTrue();
-          assertThat(p.isPreserveAggregateOrder()).isFalse();
-          assertThat(p.getWorkers()).isEqualTo(AsyncOutboxDispatcher.DEFAULT_WORKERS);
-          assertThat(p.getLeaseTtl()).isEqualTo(OutboxDispatcher.DEFAULT_LEASE_TTL);
-          assertThat(p.isHoldAggregateOnDeadLetter()).isFalse();
-          assertThat(p.getPollInterval()).isEqualTo(Duration.ofMillis(200));
-          assertThat(p.isCreateSchema()).isFalse();
+          assertThat(p.table()).isEqualTo(JdbcOutboxStore.DEFAULT_TABLE);
+          assertThat(p.useClaim()).isTrue();
+          assertThat(p.preserveAggregateOrder()).isFalse();
+          assertThat(p.workers()).isEqualTo(AsyncOutboxDispatcher.DEFAULT_WORKERS);
+          assertThat(p.leaseTtl()).isEqualTo(OutboxDispatcher.DEFAULT_LEASE_TTL);
+          assertThat(p.holdAggregateOnDeadLetter()).isFalse();
+          assertThat(p.pollInterval()).isEqualTo(Duration.ofMillis(200));
+          assertThat(p.createSchema()).isFalse();
         });
   }
 
@@ -596,7 +596,7 @@ class OutboxAutoConfigurationTest {
   static class Orders {
     @Bean
     OrderService orderService(TransactionalOutbox outbox, DataSource dataSource, OutboxProperties properties) {
-      String orders = properties.getTable() + "_orders";
+      String orders = properties.table() + "_orders";
       DB.execute("CREATE TABLE " + orders + " (id varchar(64) PRIMARY KEY)");
       return new OrderService(outbox, dataSource, orders);
     }
@@ -637,7 +637,7 @@ class OutboxAutoConfigurationTest {
 
     @Bean
     JdbcOutboxStore ownStore(DataSource dataSource, OutboxProperties properties) {
-      store = JdbcOutboxStore.builder().dataSource(dataSource).table(properties.getTable()).build();
+      store = JdbcOutboxStore.builder().dataSource(dataSource).table(properties.table()).build();
       return store;
     }
 
