@@ -15,6 +15,7 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
@@ -22,7 +23,6 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.UUID;
 import java.util.concurrent.locks.LockSupport;
-import java.util.stream.Stream;
 
 /**
  * Appends events inside the caller's transaction: lock their aggregates, count them into the per-aggregate
@@ -77,38 +77,38 @@ abstract class AppendStatements {
   abstract String lockAggregates(int keys);
 
   /**
-   * Adds, for each of {@code aggregates} aggregates, a number of events to its counter, creating the row at 0
-   * first; the row stays locked until the transaction ends. Parameters, per aggregate in the order to lock
-   * them: aggregate_type, aggregate_id, count. When {@link #readSequences} is {@code null} it returns rows
-   * (aggregate_type, aggregate_id, last_sequence).
+   * Adds {@code counts} events to the counters of {@code aggregates} (an event of each), creating a row at 0
+   * first, and locking the rows in the order given until the transaction ends. When {@link #readSequences}
+   * is {@code null} it returns rows (aggregate_type, aggregate_id, last_sequence).
    */
-  abstract String countSequences(int aggregates);
+  abstract Sql countSequences(Connection c, List<OutboxEvent> aggregates, List<Long> counts) throws SQLException;
 
-  void bindSequenceCounts(PreparedStatement ps, List<OutboxEvent> aggregates, List<Long> counts)
-      throws SQLException {
-    int i = 1;
-    for (int k = 0; k < aggregates.size(); k++) {
-      ps.setString(i++, aggregates.get(k).aggregateType());
-      ps.setString(i++, aggregates.get(k).aggregateId());
-      ps.setLong(i++, counts.get(k));
-    }
-  }
-
-  /**
-   * Creates the missing counter rows of {@code aggregates} aggregates at 0 before {@link #countSequences};
-   * {@code null} when that statement creates them itself. Parameters, per aggregate: type, id.
-   */
-  String ensureSequences(int aggregates) {
+  /** Creates the missing counter rows at 0 before {@link #countSequences}; {@code null} when that creates them. */
+  Sql ensureSequences(List<OutboxEvent> aggregates) {
     return null;
   }
 
   /**
    * Reads the counters just counted, as rows (aggregate_type, aggregate_id, last_sequence); {@code null}
-   * when {@link #countSequences} returns them. Parameters, per aggregate: type, id.
+   * when {@link #countSequences} returns them.
    */
-  String readSequences(int aggregates) {
-    return "SELECT aggregate_type, aggregate_id, last_sequence FROM " + tables.sequences()
-        + " WHERE (aggregate_type, aggregate_id) IN (" + Sql.repeat(aggregates, "(?, ?)") + ")";
+  Sql readSequences(List<OutboxEvent> aggregates) {
+    return Sql.of("SELECT aggregate_type, aggregate_id, last_sequence FROM " + tables.sequences()
+        + " WHERE (aggregate_type, aggregate_id) IN (" + Sql.repeat(aggregates.size(), "(?, ?)") + ")",
+        typesAndIds(aggregates, null));
+  }
+
+  /** Each aggregate's type and id, and its count when {@code counts} is not {@code null}. */
+  static Object[] typesAndIds(List<OutboxEvent> aggregates, List<Long> counts) {
+    List<Object> values = new ArrayList<>(aggregates.size() * 3);
+    for (int k = 0; k < aggregates.size(); k++) {
+      values.add(aggregates.get(k).aggregateType());
+      values.add(aggregates.get(k).aggregateId());
+      if (counts != null) {
+        values.add(counts.get(k));
+      }
+    }
+    return values.toArray();
   }
 
   /**
@@ -223,15 +223,16 @@ abstract class AppendStatements {
     List<String> keys = List.copyOf(counts.keySet());
     for (int from = 0; from < keys.size(); from += MAX_COUNTED_AGGREGATES) {
       List<String> chunk = keys.subList(from, Math.min(keys.size(), from + MAX_COUNTED_AGGREGATES));
-      String read = readSequences(chunk.size());
-      String ensure = ensureSequences(chunk.size());
+      List<OutboxEvent> aggregates = chunk.stream().map(firsts::get).toList();
+      Sql read = readSequences(aggregates);
+      Sql ensure = ensureSequences(aggregates);
       if (ensure != null) {
-        try (PreparedStatement ps = Sql.of(ensure, aggregates(chunk, firsts)).prepare(connection, dialect)) {
+        try (PreparedStatement ps = ensure.prepare(connection, dialect)) {
           ps.executeUpdate();
         }
       }
-      try (PreparedStatement ps = connection.prepareStatement(countSequences(chunk.size()))) {
-        bindSequenceCounts(ps, chunk.stream().map(firsts::get).toList(), chunk.stream().map(counts::get).toList());
+      Sql count = countSequences(connection, aggregates, chunk.stream().map(counts::get).toList());
+      try (PreparedStatement ps = count.prepare(connection, dialect)) {
         if (read == null) {
           readSequences(ps, last);
         } else {
@@ -239,7 +240,7 @@ abstract class AppendStatements {
         }
       }
       if (read != null) {
-        try (PreparedStatement ps = Sql.of(read, aggregates(chunk, firsts)).prepare(connection, dialect)) {
+        try (PreparedStatement ps = read.prepare(connection, dialect)) {
           readSequences(ps, last);
         }
       }
@@ -255,10 +256,6 @@ abstract class AppendStatements {
     Map<String, Long> first = new HashMap<>();
     last.forEach((key, value) -> first.put(key, value - counts.get(key) + 1));
     return first;
-  }
-
-  private static Object[] aggregates(List<String> keys, Map<String, OutboxEvent> firsts) {
-    return keys.stream().map(firsts::get).flatMap(e -> Stream.of(e.aggregateType(), e.aggregateId())).toArray();
   }
 
   private static void readSequences(PreparedStatement ps, Map<String, Long> last) throws SQLException {

@@ -150,9 +150,8 @@ public interface Dialect {
   /**
    * Deletes up to a bound number of rows matching {@code where}, first by {@code order} (the leading column
    * of an index, so that the statement stops at the limit), in one statement. {@code key} lists the
-   * primary-key columns. The text keeps {@code where} before the limit's parameter, so the statement's
-   * values are those of {@code where}, then the limit. The portable form needs a database that evaluates the
-   * key subquery once per statement.
+   * primary-key columns. The limit is the one {@code ?} outside {@code where}. The portable form needs a
+   * database that evaluates the key subquery once per statement.
    */
   default String deleteFirst(String table, String key, String where, String order) {
     return "DELETE FROM " + table + " WHERE (" + key + ") IN (SELECT " + key + " FROM " + table

@@ -1,5 +1,9 @@
 package io.mic.outbox.jdbc;
 
+import io.mic.outbox.OutboxEvent;
+import java.sql.Connection;
+import java.util.List;
+
 /**
  * H2 appends. H2 reads its clock once per transaction, so an insert takes {@code created_at} after the
  * latest event of its aggregate, which, under the aggregate lock, keeps commit order. Aggregates are locked
@@ -22,18 +26,19 @@ final class H2Append extends AppendStatements {
    * updates.
    */
   @Override
-  String ensureSequences(int aggregates) {
-    return "MERGE INTO " + tables.sequences() + " (aggregate_type, aggregate_id) KEY (aggregate_type, aggregate_id)"
-        + " VALUES " + Sql.repeat(aggregates, "(?, ?)");
+  Sql ensureSequences(List<OutboxEvent> aggregates) {
+    return Sql.of("MERGE INTO " + tables.sequences() + " (aggregate_type, aggregate_id) KEY (aggregate_type,"
+        + " aggregate_id) VALUES " + Sql.repeat(aggregates.size(), "(?, ?)"), typesAndIds(aggregates, null));
   }
 
   @Override
-  String countSequences(int aggregates) {
-    return "MERGE INTO " + tables.sequences() + " s USING (VALUES "
-        + Sql.repeat(aggregates, "(CAST(? AS VARCHAR(255)), CAST(? AS VARCHAR(255)), CAST(? AS BIGINT))")
+  Sql countSequences(Connection c, List<OutboxEvent> aggregates, List<Long> counts) {
+    return Sql.of("MERGE INTO " + tables.sequences() + " s USING (VALUES "
+        + Sql.repeat(aggregates.size(), "(CAST(? AS VARCHAR(255)), CAST(? AS VARCHAR(255)), CAST(? AS BIGINT))")
         + ") AS v(t, i, n) ON s.aggregate_type = v.t AND s.aggregate_id = v.i"
         + " WHEN MATCHED THEN UPDATE SET last_sequence = s.last_sequence + v.n"
-        + " WHEN NOT MATCHED THEN INSERT (aggregate_type, aggregate_id, last_sequence) VALUES (v.t, v.i, v.n)";
+        + " WHEN NOT MATCHED THEN INSERT (aggregate_type, aggregate_id, last_sequence) VALUES (v.t, v.i, v.n)",
+        typesAndIds(aggregates, counts));
   }
 
   @Override

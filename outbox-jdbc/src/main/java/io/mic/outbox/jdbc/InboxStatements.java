@@ -69,17 +69,16 @@ class InboxStatements {
   /**
    * Creates, at last sequence 0, the guard row of a consumer and aggregate if it is missing, safe against a
    * concurrent creation (it waits for the other transaction, then does nothing). {@code MERGE … KEY} waits
-   * for a concurrent creation of the same row, then updates it to the same key. Parameters: consumer,
-   * aggregate_type, aggregate_id.
+   * for a concurrent creation of the same row, then updates it to the same key.
    */
-  String guardEnsure() {
-    return "MERGE INTO " + guardTable + " (consumer, aggregate_type, aggregate_id)"
-        + " KEY (consumer, aggregate_type, aggregate_id) VALUES (?, ?, ?)";
+  Sql guardEnsure(String consumer, String aggregateType, String aggregateId) {
+    return Sql.of("MERGE INTO " + guardTable + " (consumer, aggregate_type, aggregate_id)"
+        + " KEY (consumer, aggregate_type, aggregate_id) VALUES (?, ?, ?)", consumer, aggregateType, aggregateId);
   }
 
   /** Creates the guard row if it is missing, then locks it and returns its last sequence, or -1 if it vanished. */
   long lockGuard(Connection c, String consumer, String aggregateType, String aggregateId) throws SQLException {
-    try (PreparedStatement ps = Sql.of(guardEnsure(), consumer, aggregateType, aggregateId).prepare(c, dialect)) {
+    try (PreparedStatement ps = guardEnsure(consumer, aggregateType, aggregateId).prepare(c, dialect)) {
       ps.executeUpdate();
     }
     Sql lock = Sql.of("SELECT last_sequence FROM " + guardTable + " WHERE consumer = ? AND aggregate_type = ? AND"
@@ -120,9 +119,10 @@ class InboxStatements {
     }
 
     @Override
-    String guardEnsure() {
-      return "INSERT INTO " + guardTable + " (consumer, aggregate_type, aggregate_id, last_sequence, updated_at)"
-          + " VALUES (?, ?, ?, 0, now()) ON CONFLICT (consumer, aggregate_type, aggregate_id) DO NOTHING";
+    Sql guardEnsure(String consumer, String aggregateType, String aggregateId) {
+      return Sql.of("INSERT INTO " + guardTable + " (consumer, aggregate_type, aggregate_id, last_sequence, updated_at)"
+          + " VALUES (?, ?, ?, 0, now()) ON CONFLICT (consumer, aggregate_type, aggregate_id) DO NOTHING", consumer,
+          aggregateType, aggregateId);
     }
   }
 
@@ -168,9 +168,10 @@ class InboxStatements {
     }
 
     @Override
-    String guardEnsure() {
-      return "INSERT INTO " + guardTable + " (consumer, aggregate_type, aggregate_id, last_sequence, updated_at)"
-          + " VALUES (?, ?, ?, 0, UTC_TIMESTAMP(6)) ON DUPLICATE KEY UPDATE last_sequence = last_sequence";
+    Sql guardEnsure(String consumer, String aggregateType, String aggregateId) {
+      return Sql.of("INSERT INTO " + guardTable + " (consumer, aggregate_type, aggregate_id, last_sequence, updated_at)"
+          + " VALUES (?, ?, ?, 0, UTC_TIMESTAMP(6)) ON DUPLICATE KEY UPDATE last_sequence = last_sequence", consumer,
+          aggregateType, aggregateId);
     }
   }
 }

@@ -162,7 +162,7 @@ final class LockingClaim extends ClaimStatement {
   /** Leases the chosen events, checking each is still claimable; returns how many it leased. */
   private int lease(Connection c, ReadRequest r, List<UUID> ids) throws SQLException {
     Sql lease = Sql.of("UPDATE " + table + " o SET status = 'PROCESSING', attempts = attempts + 1, lease_owner = ?,"
-        + " lease_until = " + dialect.plusMicros(dialect.now()) + " WHERE ", r.owner(), r.leaseMicros())
+        + " lease_until = ", r.owner()).plus(Sql.later(dialect, r.leaseMicros())).plus(" WHERE ")
         .plus(Sql.in("id", ids)).plus(" AND " + sql.claimable());
     try (PreparedStatement ps = lease.prepare(c, dialect)) {
       return ps.executeUpdate();

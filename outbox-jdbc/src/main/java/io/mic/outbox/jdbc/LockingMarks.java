@@ -48,16 +48,16 @@ final class LockingMarks extends MarkStatements {
   Set<UUID> release(String owner, List<UUID> ids, Duration delay) {
     // the claim counted an attempt that never happened: give it back
     return access.inTransaction(c -> markHeld(c, owner, null, ids, held -> Sql.of("UPDATE " + table
-        + " SET status = 'PENDING', next_attempt_at = " + dialect.plusMicros(dialect.now()) + ", lease_owner = NULL,"
-        + " lease_until = NULL" + (owner != null ? ", attempts = attempts - 1" : "") + " WHERE ",
-        TableAccess.micros(delay)).plus(Sql.in("id", held))));
+        + " SET status = 'PENDING', next_attempt_at = ").plus(Sql.later(dialect, TableAccess.micros(delay)))
+        .plus(", lease_owner = NULL, lease_until = NULL" + (owner != null ? ", attempts = attempts - 1" : "")
+            + " WHERE ").plus(Sql.in("id", held))));
   }
 
   @Override
   Set<UUID> renew(String owner, List<UUID> ids, Duration leaseTtl) {
     return access.inTransaction(renewalAnswer(leaseTtl), c -> markHeld(c, owner, null, ids,
-        held -> Sql.of("UPDATE " + table + " SET lease_until = " + dialect.plusMicros(dialect.now()) + " WHERE ",
-            TableAccess.micros(leaseTtl)).plus(Sql.in("id", held))));
+        held -> Sql.of("UPDATE " + table + " SET lease_until = ").plus(Sql.later(dialect, TableAccess.micros(leaseTtl)))
+            .plus(" WHERE ").plus(Sql.in("id", held))));
   }
 
   /**

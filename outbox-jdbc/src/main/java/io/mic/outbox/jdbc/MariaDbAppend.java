@@ -1,5 +1,9 @@
 package io.mic.outbox.jdbc;
 
+import io.mic.outbox.OutboxEvent;
+import java.sql.Connection;
+import java.util.List;
+
 /**
  * MariaDB and MySQL appends: aggregates locked by upserting their rows of {@code <table>_locks} (an
  * exclusive row lock held until the transaction ends), counters upserted with
@@ -19,10 +23,11 @@ final class MariaDbAppend extends AppendStatements {
   }
 
   @Override
-  String countSequences(int aggregates) {
-    return "INSERT INTO " + tables.sequences() + " (aggregate_type, aggregate_id, last_sequence) VALUES "
-        + Sql.repeat(aggregates, "(?, ?, ?)")
-        + " ON DUPLICATE KEY UPDATE last_sequence = last_sequence + VALUES(last_sequence)";
+  Sql countSequences(Connection c, List<OutboxEvent> aggregates, List<Long> counts) {
+    return Sql.of("INSERT INTO " + tables.sequences() + " (aggregate_type, aggregate_id, last_sequence) VALUES "
+        + Sql.repeat(aggregates.size(), "(?, ?, ?)")
+        + " ON DUPLICATE KEY UPDATE last_sequence = last_sequence + VALUES(last_sequence)",
+        typesAndIds(aggregates, counts));
   }
 
   @Override

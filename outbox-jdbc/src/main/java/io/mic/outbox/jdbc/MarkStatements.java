@@ -73,10 +73,10 @@ abstract class MarkStatements {
   /** Schedules a retry after {@code delay}, with the error; counts the attempt of an unclaimed event. */
   boolean scheduleRetry(OutboxEvent event, Duration delay, String error) {
     boolean claimed = event.leaseOwner() != null;
-    return update(Sql.of("UPDATE " + table + " SET status = 'PENDING', next_attempt_at = "
-        + dialect.plusMicros(dialect.now()) + ", last_error = ?, lease_owner = NULL, lease_until = NULL"
-        + (claimed ? "" : ", attempts = attempts + 1") + " WHERE id = ? AND ", TableAccess.micros(delay), error,
-        event.id()).plus(Sql.fence(event.leaseOwner()))) == 1;
+    return update(Sql.of("UPDATE " + table + " SET status = 'PENDING', next_attempt_at = ")
+        .plus(Sql.later(dialect, TableAccess.micros(delay)))
+        .plus(", last_error = ?, lease_owner = NULL, lease_until = NULL" + (claimed ? "" : ", attempts = attempts + 1")
+            + " WHERE id = ? AND ", error, event.id()).plus(Sql.fence(event.leaseOwner()))) == 1;
   }
 
   boolean markDead(OutboxEvent event, String error) {

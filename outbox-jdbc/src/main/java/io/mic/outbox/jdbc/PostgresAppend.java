@@ -45,25 +45,19 @@ final class PostgresAppend extends AppendStatements {
    * {@code VALUES} list of three parameters per aggregate cost a parse and a plan per batch size.
    */
   @Override
-  String countSequences(int aggregates) {
-    return "INSERT INTO " + tables.sequences() + " AS s (aggregate_type, aggregate_id, last_sequence)"
+  Sql countSequences(Connection c, List<OutboxEvent> aggregates, List<Long> counts) throws SQLException {
+    return Sql.of("INSERT INTO " + tables.sequences() + " AS s (aggregate_type, aggregate_id, last_sequence)"
         + " SELECT v.t, v.i, v.n FROM unnest(CAST(? AS varchar[]), CAST(? AS varchar[]), CAST(? AS bigint[]))"
         + " WITH ORDINALITY AS v(t, i, n, k) ORDER BY v.k"
         + " ON CONFLICT (aggregate_type, aggregate_id) DO UPDATE SET last_sequence = s.last_sequence"
-        + " + EXCLUDED.last_sequence RETURNING s.aggregate_type, s.aggregate_id, s.last_sequence";
+        + " + EXCLUDED.last_sequence RETURNING s.aggregate_type, s.aggregate_id, s.last_sequence",
+        c.createArrayOf("varchar", aggregates.stream().map(OutboxEvent::aggregateType).toArray()),
+        c.createArrayOf("varchar", aggregates.stream().map(OutboxEvent::aggregateId).toArray()),
+        c.createArrayOf("int8", counts.toArray()));
   }
 
   @Override
-  void bindSequenceCounts(PreparedStatement ps, List<OutboxEvent> aggregates, List<Long> counts)
-      throws SQLException {
-    Connection c = ps.getConnection();
-    ps.setArray(1, c.createArrayOf("varchar", aggregates.stream().map(OutboxEvent::aggregateType).toArray()));
-    ps.setArray(2, c.createArrayOf("varchar", aggregates.stream().map(OutboxEvent::aggregateId).toArray()));
-    ps.setArray(3, c.createArrayOf("int8", counts.toArray()));
-  }
-
-  @Override
-  String readSequences(int aggregates) {
+  Sql readSequences(List<OutboxEvent> aggregates) {
     return null;
   }
 
@@ -110,9 +104,8 @@ final class PostgresAppend extends AppendStatements {
 
   /**
    * One round trip and one plan for a batch of any size; a JDBC batch of single-row inserts costs the server
-   * a bind and an execute per row, which made a batch append twice as slow as this. Parameters: arrays of
-   * id, aggregate_type, aggregate_id, topic, payload, headers, priority, sequence, schema_version,
-   * occurred_at (null elements: the event's created_at), trace_parent; then the start time twice.
+   * a bind and an execute per row, which made a batch append twice as slow as this. A null occurred_at
+   * element stands for the event's created_at.
    */
   @Override
   Instant insertRows(Connection connection, Collection<OutboxEvent> events, Map<String, Long> next, Instant start)
@@ -134,7 +127,13 @@ final class PostgresAppend extends AppendStatements {
       columns[10][i] = e.traceParent();
       i++;
     }
-    try (PreparedStatement ps = connection.prepareStatement("INSERT INTO " + tables.outbox() + " ("
+    Object[] values = new Object[ARRAY_TYPES.length + 2];
+    for (int c = 0; c < columns.length; c++) {
+      values[c] = connection.createArrayOf(ARRAY_TYPES[c], columns[c]);
+    }
+    values[columns.length] = start;
+    values[columns.length + 1] = start;
+    try (PreparedStatement ps = Sql.of("INSERT INTO " + tables.outbox() + " ("
         + Sql.INSERT_COLUMNS + ") SELECT v.id, v.aggregate_type, v.aggregate_id, v.topic, CAST(v.payload AS json),"
         + " CAST(v.headers AS json), v.priority, c.ts, c.start, v.sequence, v.schema_version,"
         + " COALESCE(v.occurred_at, c.ts), v.trace_parent FROM unnest(CAST(? AS uuid[]), CAST(? AS varchar[]),"
@@ -143,12 +142,8 @@ final class PostgresAppend extends AppendStatements {
         + " WITH ORDINALITY AS v(id, aggregate_type, aggregate_id, topic, payload, headers, priority, sequence,"
         + " schema_version, occurred_at, trace_parent, n)"
         + " CROSS JOIN LATERAL (SELECT CAST(? AS timestamptz) AS start,"
-        + " CAST(? AS timestamptz) + (v.n - 1) * interval '1 microsecond' AS ts) AS c")) {
-      for (int c = 0; c < columns.length; c++) {
-        ps.setArray(c + 1, connection.createArrayOf(ARRAY_TYPES[c], columns[c]));
-      }
-      dialect.setInstant(ps, 12, start);
-      dialect.setInstant(ps, 13, start);
+        + " CAST(? AS timestamptz) + (v.n - 1) * interval '1 microsecond' AS ts) AS c", values)
+        .prepare(connection, dialect)) {
       int inserted = ps.executeUpdate();
       if (inserted != n) {
         throw new OutboxStoreException("append to " + tables.name() + " inserted " + inserted + " rows instead of "

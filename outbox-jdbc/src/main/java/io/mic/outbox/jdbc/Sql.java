@@ -66,12 +66,13 @@ final class Sql {
     return of(column + " NOT IN " + placeholders(values.size()), values.toArray());
   }
 
-  /**
-   * The database clock {@code micros} microseconds ago: the dialect's one interval fragment, {@link
-   * Dialect#plusMicros}, given the microseconds negated.
-   */
+  /** The database clock {@code micros} microseconds ahead: {@link Dialect#plusMicros} with its value. */
+  static Sql later(Dialect dialect, long micros) {
+    return of(dialect.plusMicros(dialect.now()), micros);
+  }
+
   static Sql ago(Dialect dialect, long micros) {
-    return of(dialect.plusMicros(dialect.now()), -micros);
+    return later(dialect, -micros);
   }
 
   Sql plus(Sql more) {
@@ -129,6 +130,8 @@ final class Sql {
         ps.setLong(i, n);
       } else if (v instanceof byte[] b) {
         ps.setBytes(i, b);
+      } else if (v instanceof java.sql.Array a) {
+        ps.setArray(i, a);
       } else {
         ps.setObject(i, v);
       }

@@ -321,11 +321,11 @@ final class TableAccess {
     });
   }
 
-  /** {@link Dialect#deleteFirst} on this table, with {@code where}'s values and then {@code limit}. */
+  /** {@link Dialect#deleteFirst} on this table: {@code where} carries its values, and the text around it the limit. */
   int deleteFirst(String key, Sql where, String order, int limit) {
-    List<Object> values = new ArrayList<>(where.values());
-    values.add(limit);
-    return update(Sql.of(dialect.deleteFirst(table, key, where.text(), order), values.toArray()));
+    String text = dialect.deleteFirst(table, key, where.text(), order);
+    int at = text.indexOf(where.text());
+    return update(Sql.of(text.substring(0, at)).plus(where).plus(text.substring(at + where.text().length()), limit));
   }
 
   /** Work on a connection of its own, committed whatever the pool's default. */
