@@ -113,19 +113,20 @@ abstract class AppendStatements {
 
   /**
    * Inserts one event, counted already: {@code created_at} and {@code next_attempt_at} from the database
-   * clock, {@code sequence} its aggregate's counter. Parameters: id, aggregate_type, aggregate_id, topic,
-   * payload, headers, priority, schema_version, occurred_at (nullable), trace_parent.
+   * clock, {@code sequence} its aggregate's counter.
    */
-  abstract String insert();
+  abstract Sql insert(OutboxEvent e);
 
   /**
-   * Inserts one event of a batch with its times and sequence given, so that the events of a batch get
-   * distinct, increasing {@code created_at} in the order given. Parameters: as {@link #insert} up to
-   * priority, then created_at, next_attempt_at, sequence, schema_version, occurred_at, trace_parent.
+   * Inserts one event of a batch at {@code createdAt}, due at {@code due}, numbered {@code sequence}, so that
+   * the events of a batch get distinct, increasing {@code created_at} in the order given. Its text is the
+   * same for every event: the batch is one JDBC batch.
    */
-  String insertAt() {
-    return "INSERT INTO " + tables.outbox() + " (" + Sql.INSERT_COLUMNS + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
-        + " ?, ?)";
+  Sql insertAt(OutboxEvent e, Instant createdAt, Instant due, long sequence) {
+    return Sql.of("INSERT INTO " + tables.outbox() + " (" + Sql.INSERT_COLUMNS + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?,"
+        + " ?, ?, ?, ?)", e.id(), e.aggregateType(), e.aggregateId(), e.topic(), e.payload(),
+        HeadersJson.write(e.headers()), e.priority(), createdAt, due, sequence, e.schemaVersion(),
+        e.occurredAt() != null ? e.occurredAt() : createdAt, Sql.orNull(e.traceParent(), String.class));
   }
 
   /**
@@ -174,8 +175,7 @@ abstract class AppendStatements {
    */
   void appendOne(Connection connection, OutboxEvent event, AppendChannel channel) throws SQLException {
     countSequences(connection, List.of(event));
-    try (PreparedStatement ps = connection.prepareStatement(insert())) {
-      bindOne(ps, event);
+    try (PreparedStatement ps = insert(event).prepare(connection, dialect)) {
       requireOneRow(ps.executeUpdate(), event);
     }
     if (channel != null) {
@@ -188,14 +188,6 @@ abstract class AppendStatements {
     try (PreparedStatement lock = Sql.of(lockAggregates(keys.size()), keys.toArray()).prepare(connection, dialect)) {
       lock.execute();
     }
-  }
-
-  /** Parameters 1 to 10 of {@link #insert}. */
-  void bindOne(PreparedStatement ps, OutboxEvent event) throws SQLException {
-    bindInsert(ps, event);
-    ps.setInt(8, event.schemaVersion());
-    dialect.setInstant(ps, 9, event.occurredAt());
-    ps.setString(10, event.traceParent());
   }
 
   void requireOneRow(int inserted, OutboxEvent event) {
@@ -294,17 +286,15 @@ abstract class AppendStatements {
   Instant insertRows(Connection connection, Collection<OutboxEvent> events, Map<String, Long> next, Instant start)
       throws SQLException {
     Instant last = start;
-    try (PreparedStatement ps = connection.prepareStatement(insertAt())) {
-      for (OutboxEvent e : events) {
-        bindInsert(ps, e);
-        dialect.setInstant(ps, 8, last);
-        dialect.setInstant(ps, 9, start);
-        ps.setLong(10, nextSequence(next, e));
-        ps.setInt(11, e.schemaVersion());
-        dialect.setInstant(ps, 12, e.occurredAt() != null ? e.occurredAt() : last);
-        ps.setString(13, e.traceParent());
+    List<Sql> rows = new ArrayList<>(events.size());
+    for (OutboxEvent e : events) {
+      rows.add(insertAt(e, last, start, nextSequence(next, e)));
+      last = last.plus(1, ChronoUnit.MICROS);
+    }
+    try (PreparedStatement ps = connection.prepareStatement(rows.get(0).text())) {
+      for (Sql row : rows) {
+        row.bind(ps, dialect);
         ps.addBatch();
-        last = last.plus(1, ChronoUnit.MICROS);
       }
       ps.executeBatch();
     }
@@ -321,17 +311,6 @@ abstract class AppendStatements {
       rs.next();
       return dialect.getInstant(rs, 1);
     }
-  }
-
-  /** Parameters 1 to 7 of every insert. */
-  void bindInsert(PreparedStatement ps, OutboxEvent e) throws SQLException {
-    dialect.setId(ps, 1, e.id());
-    ps.setString(2, e.aggregateType());
-    ps.setString(3, e.aggregateId());
-    ps.setString(4, e.topic());
-    ps.setString(5, e.payload());
-    ps.setString(6, HeadersJson.write(e.headers()));
-    ps.setInt(7, e.priority());
   }
 
   /** Length-prefixed so that no two distinct aggregates share a key. */

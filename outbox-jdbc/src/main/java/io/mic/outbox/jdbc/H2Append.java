@@ -1,7 +1,9 @@
 package io.mic.outbox.jdbc;
 
 import io.mic.outbox.OutboxEvent;
+import io.mic.outbox.jdbc.internal.HeadersJson;
 import java.sql.Connection;
+import java.time.Instant;
 import java.util.List;
 
 /**
@@ -42,13 +44,12 @@ final class H2Append extends AppendStatements {
   }
 
   @Override
-  String insert() {
-    String table = tables.outbox();
-    return "INSERT INTO " + table + " (" + Sql.INSERT_COLUMNS + ") SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ts, ts,"
-        + " (SELECT last_sequence FROM " + tables.sequences() + " WHERE aggregate_type = ?2 AND aggregate_id = ?3),"
-        + " ?8, COALESCE(CAST(?9 AS TIMESTAMP(6) WITH TIME ZONE), ts), ?10 FROM (SELECT"
-        + " GREATEST(CURRENT_TIMESTAMP, COALESCE(DATEADD(MICROSECOND, 1, MAX(created_at)), CURRENT_TIMESTAMP))"
-        + " AS ts FROM " + table + " WHERE aggregate_type = ?2 AND aggregate_id = ?3) AS clock";
+  Sql insert(OutboxEvent e) {
+    return event(e).plus(" ts, ts, (SELECT last_sequence FROM " + tables.sequences() + " WHERE aggregate_type = ?"
+        + " AND aggregate_id = ?), ?, COALESCE(CAST(? AS TIMESTAMP(6) WITH TIME ZONE), ts), ?", e.aggregateType(),
+        e.aggregateId(), e.schemaVersion(), Sql.orNull(e.occurredAt(), Instant.class),
+        Sql.orNull(e.traceParent(), String.class))
+        .plus(clockAfterTheAggregate(e, Sql.of("CURRENT_TIMESTAMP")));
   }
 
   @Override
@@ -58,12 +59,24 @@ final class H2Append extends AppendStatements {
 
   /** As {@link #insert}: never before the latest event of the aggregate, which a transaction clock cannot promise. */
   @Override
-  String insertAt() {
-    String table = tables.outbox();
-    String given = "CAST(?8 AS TIMESTAMP(6) WITH TIME ZONE)";
-    return "INSERT INTO " + table + " (" + Sql.INSERT_COLUMNS + ") SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ts,"
-        + " CAST(?9 AS TIMESTAMP(6) WITH TIME ZONE), ?10, ?11, CAST(?12 AS TIMESTAMP(6) WITH TIME ZONE), ?13"
-        + " FROM (SELECT GREATEST(" + given + ", COALESCE(DATEADD(MICROSECOND, 1, MAX(created_at)), " + given + "))"
-        + " AS ts FROM " + table + " WHERE aggregate_type = ?2 AND aggregate_id = ?3) AS clock";
+  Sql insertAt(OutboxEvent e, Instant createdAt, Instant due, long sequence) {
+    return event(e).plus(" ts, CAST(? AS TIMESTAMP(6) WITH TIME ZONE), ?, ?, CAST(? AS TIMESTAMP(6) WITH TIME ZONE), ?",
+        due, sequence, e.schemaVersion(), e.occurredAt() != null ? e.occurredAt() : createdAt,
+        Sql.orNull(e.traceParent(), String.class))
+        .plus(clockAfterTheAggregate(e, Sql.of("CAST(? AS TIMESTAMP(6) WITH TIME ZONE)", createdAt)));
+  }
+
+  /** The insert up to the event's own columns, id to priority, and the comma after them. */
+  private Sql event(OutboxEvent e) {
+    return Sql.of("INSERT INTO " + tables.outbox() + " (" + Sql.INSERT_COLUMNS + ") SELECT ?, ?, ?, ?, ?, ?, ?,",
+        e.id(), e.aggregateType(), e.aggregateId(), e.topic(), e.payload(), HeadersJson.write(e.headers()),
+        e.priority());
+  }
+
+  /** {@code ts}: {@code clock}, or a microsecond after the aggregate's latest event if that is later. */
+  private Sql clockAfterTheAggregate(OutboxEvent e, Sql clock) {
+    return Sql.of(" FROM (SELECT GREATEST(").plus(clock).plus(", COALESCE(DATEADD(MICROSECOND, 1, MAX(created_at)), ")
+        .plus(clock).plus(")) AS ts FROM " + tables.outbox() + " WHERE aggregate_type = ? AND aggregate_id = ?)"
+            + " AS clock", e.aggregateType(), e.aggregateId());
   }
 }

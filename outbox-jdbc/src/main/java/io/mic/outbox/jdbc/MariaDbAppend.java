@@ -1,7 +1,9 @@
 package io.mic.outbox.jdbc;
 
 import io.mic.outbox.OutboxEvent;
+import io.mic.outbox.jdbc.internal.HeadersJson;
 import java.sql.Connection;
+import java.time.Instant;
 import java.util.List;
 
 /**
@@ -31,12 +33,14 @@ final class MariaDbAppend extends AppendStatements {
   }
 
   @Override
-  String insert() {
-    return "INSERT INTO " + tables.outbox() + " (" + Sql.INSERT_COLUMNS + ") SELECT v.id, v.aggregate_type,"
+  Sql insert(OutboxEvent e) {
+    return Sql.of("INSERT INTO " + tables.outbox() + " (" + Sql.INSERT_COLUMNS + ") SELECT v.id, v.aggregate_type,"
         + " v.aggregate_id, v.topic, v.payload, v.headers, v.priority, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6),"
         + " s.last_sequence, v.schema_version, COALESCE(v.occurred_at, UTC_TIMESTAMP(6)), v.trace_parent"
         + " FROM (SELECT ? AS id, ? AS aggregate_type, ? AS aggregate_id, ? AS topic, ? AS payload, ? AS headers,"
         + " ? AS priority, ? AS schema_version, ? AS occurred_at, ? AS trace_parent) AS v JOIN " + tables.sequences()
-        + " s ON s.aggregate_type = v.aggregate_type AND s.aggregate_id = v.aggregate_id";
+        + " s ON s.aggregate_type = v.aggregate_type AND s.aggregate_id = v.aggregate_id", e.id(), e.aggregateType(),
+        e.aggregateId(), e.topic(), e.payload(), HeadersJson.write(e.headers()), e.priority(), e.schemaVersion(),
+        Sql.orNull(e.occurredAt(), Instant.class), Sql.orNull(e.traceParent(), String.class));
   }
 }

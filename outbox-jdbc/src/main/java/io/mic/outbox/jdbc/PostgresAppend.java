@@ -24,14 +24,12 @@ final class PostgresAppend extends AppendStatements {
   private static final String[] ARRAY_TYPES = {"uuid", "varchar", "varchar", "varchar", "text", "text", "int4",
       "int8", "int4", "varchar", "varchar"};
 
-  /** The single-event statements, built once: an append is hot, and the driver's statement cache keys on the text. */
+  /** The single-event statement, built once: an append is hot. */
   private final String insert;
-  private final String insertAnnounced;
 
   PostgresAppend(Dialect dialect, Tables tables) {
     super(dialect, tables);
-    this.insert = insert(false);
-    this.insertAnnounced = insert(true);
+    this.insert = insertText();
   }
 
   /** None: the counter's row lock is the aggregate lock (see the class). */
@@ -63,30 +61,33 @@ final class PostgresAppend extends AppendStatements {
 
   /**
    * One statement: {@link #insert} counts the event itself, and carries the notification when there is a
-   * {@code channel} (parameter 11: its name), so an announced append costs no round trip of its own.
+   * {@code channel}: a one-row {@code pg_notify} joined to it, run once per statement, so an announced append
+   * costs no round trip of its own.
    */
   @Override
   void appendOne(Connection connection, OutboxEvent event, AppendChannel channel) throws SQLException {
-    try (PreparedStatement ps = connection.prepareStatement(channel == null ? insert : insertAnnounced)) {
-      bindOne(ps, event);
-      if (channel != null) {
-        ps.setString(11, channel.name());
-      }
+    Sql insert = insert(event);
+    if (channel != null) {
+      insert = insert.plus(", (SELECT pg_notify(?, '')) AS announced", channel.name());
+    }
+    try (PreparedStatement ps = insert.prepare(connection, dialect)) {
       requireOneRow(ps.executeUpdate(), event);
     }
   }
 
   @Override
-  String insert() {
-    return insert;
+  Sql insert(OutboxEvent e) {
+    return Sql.of(insert, e.id(), e.aggregateType(), e.aggregateId(), e.topic(), e.payload(),
+        HeadersJson.write(e.headers()), e.priority(), e.schemaVersion(),
+        Sql.orNull(e.occurredAt(), Instant.class), Sql.orNull(e.traceParent(), String.class));
   }
 
   /**
    * The values, then the counter upsert, then the row, whose clock_timestamp() is read in a subquery over
    * the upsert's result, so after the counter row's lock. A volatile target list keeps each subquery from
-   * being flattened; {@code announce} joins a one-row {@code pg_notify} to it, run once per statement.
+   * being flattened.
    */
-  private String insert(boolean announce) {
+  private String insertText() {
     return "WITH v AS (SELECT CAST(? AS uuid) AS id, CAST(? AS varchar) AS aggregate_type,"
         + " CAST(? AS varchar) AS aggregate_id, CAST(? AS varchar) AS topic, CAST(? AS json) AS payload,"
         + " CAST(? AS json) AS headers, CAST(? AS integer) AS priority, CAST(? AS integer) AS schema_version,"
@@ -98,8 +99,7 @@ final class PostgresAppend extends AppendStatements {
         + " INSERT INTO " + tables.outbox() + " (" + Sql.INSERT_COLUMNS + ") SELECT v.id, v.aggregate_type,"
         + " v.aggregate_id, v.topic, v.payload, v.headers, v.priority, c.ts, c.ts, c.last_sequence, v.schema_version,"
         + " COALESCE(v.occurred_at, c.ts), v.trace_parent"
-        + " FROM v, (SELECT n.last_sequence, clock_timestamp() AS ts FROM n) AS c"
-        + (announce ? ", (SELECT pg_notify(?, '')) AS announced" : "");
+        + " FROM v, (SELECT n.last_sequence, clock_timestamp() AS ts FROM n) AS c";
   }
 
   /**

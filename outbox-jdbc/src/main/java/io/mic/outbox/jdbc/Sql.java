@@ -22,7 +22,8 @@ import java.util.UUID;
  * }</pre>
  *
  * <p>Ids and instants are bound as the dialect stores them ({@link Dialect#setId}, {@link Dialect#setInstant});
- * strings, numbers and bytes as themselves; {@code null} as a NULL whose type the database infers.
+ * strings, numbers and bytes as themselves; {@code null} as a NULL whose type the database infers, and
+ * {@link #orNull} as a NULL of the value's type.
  */
 final class Sql {
   /** The columns every read of events returns, in this order (see {@link EventRows}). */
@@ -115,10 +116,30 @@ final class Sql {
     }
   }
 
+  /**
+   * {@code value}, or a NULL bound with {@code type}'s SQL type ({@link Instant} or {@link String}). A statement
+   * that PostgreSQL has prepared keeps its parameters' types: an untyped NULL in a hot statement that otherwise
+   * binds a value would have the driver prepare it again each time the two alternate.
+   */
+  static Object orNull(Object value, Class<?> type) {
+    if (type != Instant.class && type != String.class) {
+      throw new IllegalArgumentException("no typed NULL for " + type);
+    }
+    return value != null ? value : new TypedNull(type);
+  }
+
+  private record TypedNull(Class<?> type) {}
+
   void bind(PreparedStatement ps, Dialect dialect) throws SQLException {
     int i = 1;
     for (Object v : values) {
-      if (v instanceof UUID id) {
+      if (v instanceof TypedNull n) {
+        if (n.type() == Instant.class) {
+          dialect.setInstant(ps, i, null);
+        } else {
+          ps.setString(i, null);
+        }
+      } else if (v instanceof UUID id) {
         dialect.setId(ps, i, id);
       } else if (v instanceof Instant t) {
         dialect.setInstant(ps, i, t);
