@@ -48,8 +48,8 @@ enum Catalog {
     }
 
     @Override
-    String deadTuples() {
-      return "SELECT n_dead_tup FROM pg_stat_user_tables WHERE relid = CAST(? AS regclass)";
+    Sql deadTuples(String table) {
+      return Sql.of("SELECT n_dead_tup FROM pg_stat_user_tables WHERE relid = CAST(? AS regclass)", table);
     }
   },
 
@@ -145,10 +145,10 @@ enum Catalog {
   }
 
   /**
-   * One row, from the table named by the one parameter: its dead row versions not yet vacuumed (no row before
-   * the statistics first see it); {@code null} when the database keeps no such count.
+   * One row: the dead row versions of {@code table} not yet vacuumed (no row before the statistics first see
+   * it); {@code null} when the database keeps no such count.
    */
-  String deadTuples() {
+  Sql deadTuples(String table) {
     return null;
   }
 

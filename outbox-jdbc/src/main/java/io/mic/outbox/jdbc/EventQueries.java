@@ -142,14 +142,14 @@ final class EventQueries {
     });
   }
 
-  /** {@link Catalog#deadTuples()} for this table; empty when the database keeps no such count. */
+  /** {@link Catalog#deadTuples} for this table; empty when the database keeps no such count. */
   OptionalLong deadTuples() {
-    String sql = Catalog.of(dialect).deadTuples();
+    Sql sql = Catalog.of(dialect).deadTuples(table);
     if (sql == null) {
       return OptionalLong.empty();
     }
     return access.inAutoCommit(c -> {
-      try (PreparedStatement ps = Sql.of(sql, table).prepare(c, dialect); ResultSet rs = ps.executeQuery()) {
+      try (PreparedStatement ps = sql.prepare(c, dialect); ResultSet rs = ps.executeQuery()) {
         return rs.next() ? OptionalLong.of(rs.getLong(1)) : OptionalLong.of(0);
       }
     });

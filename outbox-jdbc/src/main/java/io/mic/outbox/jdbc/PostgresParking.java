@@ -90,11 +90,9 @@ final class PostgresParking {
    * nothing, so that a store does not read all its live rows every few seconds to unpark what nobody parked.
    */
   private boolean indexed(Connection c) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement("SELECT to_regclass(?) IS NOT NULL")) {
-      ps.setString(1, access.name.sibling("parked_idx", '"'));
-      try (ResultSet rs = ps.executeQuery()) {
-        return rs.next() && rs.getBoolean(1);
-      }
+    Sql exists = Sql.of("SELECT to_regclass(?) IS NOT NULL", access.name.sibling("parked_idx", '"'));
+    try (PreparedStatement ps = exists.prepare(c, access.dialect); ResultSet rs = ps.executeQuery()) {
+      return rs.next() && rs.getBoolean(1);
     }
   }
 
@@ -103,8 +101,8 @@ final class PostgresParking {
    * statements after it see what the holder before committed.
    */
   static void lock(Connection c, TableAccess access) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement("SELECT pg_advisory_xact_lock(hashtext(?))")) {
-      ps.setString(1, "mic-outbox parking " + access.table);
+    Sql lock = Sql.of("SELECT pg_advisory_xact_lock(hashtext(?))", "mic-outbox parking " + access.table);
+    try (PreparedStatement ps = lock.prepare(c, access.dialect)) {
       ps.execute();
     }
   }

@@ -58,11 +58,9 @@ final class PostgresPartitions {
   /** {@code 'p'}: partitioned; {@code 'r'}: a plain table; null: none. */
   String kind() {
     return access.inTransaction(c -> {
-      try (PreparedStatement ps = c.prepareStatement("SELECT relkind FROM pg_class WHERE oid = to_regclass(?)")) {
-        ps.setString(1, access.table);
-        try (ResultSet rs = ps.executeQuery()) {
-          return rs.next() ? rs.getString(1) : null;
-        }
+      Sql kind = Sql.of("SELECT relkind FROM pg_class WHERE oid = to_regclass(?)", access.table);
+      try (PreparedStatement ps = kind.prepare(c, access.dialect); ResultSet rs = ps.executeQuery()) {
+        return rs.next() ? rs.getString(1) : null;
       }
     });
   }
@@ -74,17 +72,15 @@ final class PostgresPartitions {
 
   private List<Partition> list(Connection c) throws SQLException {
     List<Partition> found = new ArrayList<>();
-    try (PreparedStatement ps = c.prepareStatement("SELECT c.relname,"
+    Sql partitions = Sql.of("SELECT c.relname,"
         + " CAST(substring(b.e from 'FROM \\(''([^'']+)''\\)') AS timestamptz),"
         + " CAST(substring(b.e from 'TO \\(''([^'']+)''\\)') AS timestamptz)"
         + " FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid"
         + " CROSS JOIN LATERAL (SELECT pg_get_expr(c.relpartbound, c.oid) AS e) AS b"
-        + " WHERE i.inhparent = to_regclass(?)")) {
-      ps.setString(1, access.table);
-      try (ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          found.add(new Partition(rs.getString(1), instant(rs, 2), instant(rs, 3)));
-        }
+        + " WHERE i.inhparent = to_regclass(?)", access.table);
+    try (PreparedStatement ps = partitions.prepare(c, access.dialect); ResultSet rs = ps.executeQuery()) {
+      while (rs.next()) {
+        found.add(new Partition(rs.getString(1), instant(rs, 2), instant(rs, 3)));
       }
     }
     found.sort(Comparator.comparing(Partition::lower, Comparator.nullsFirst(Comparator.naturalOrder())));
@@ -264,18 +260,15 @@ final class PostgresPartitions {
         access.name, access.name.derivedName("past"));
   }
 
-  /** The name of the table's constraint of {@code type}: its primary key ({@code p}), the CHECK of its status ({@code c}). */
+  /** The table's constraint of {@code type}: its primary key ({@code p}), the CHECK of its status ({@code c}). */
   private static String constraint(Connection c, String table, String type) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement("SELECT conname FROM pg_constraint WHERE conrelid ="
-        + " to_regclass(?) AND contype = CAST(? AS \"char\")")) {
-      ps.setString(1, table);
-      ps.setString(2, type);
-      try (ResultSet rs = ps.executeQuery()) {
-        if (!rs.next()) {
-          throw new SQLException("outbox table " + table + " has no constraint of type " + type, "42704");
-        }
-        return rs.getString(1);
+    Sql named = Sql.of("SELECT conname FROM pg_constraint WHERE conrelid = to_regclass(?) AND contype ="
+        + " CAST(? AS \"char\")", table, type);
+    try (PreparedStatement ps = named.prepare(c, Dialect.POSTGRESQL); ResultSet rs = ps.executeQuery()) {
+      if (!rs.next()) {
+        throw new SQLException("outbox table " + table + " has no constraint of type " + type, "42704");
       }
+      return rs.getString(1);
     }
   }
 
@@ -330,8 +323,8 @@ final class PostgresPartitions {
 
   private void lock(Connection c) throws SQLException {
     setLockTimeout(c);
-    try (PreparedStatement ps = c.prepareStatement("SELECT pg_advisory_xact_lock(hashtext(?))")) {
-      ps.setString(1, "mic-outbox partitions " + access.table);
+    Sql lock = Sql.of("SELECT pg_advisory_xact_lock(hashtext(?))", "mic-outbox partitions " + access.table);
+    try (PreparedStatement ps = lock.prepare(c, access.dialect)) {
       ps.execute();
     }
   }
