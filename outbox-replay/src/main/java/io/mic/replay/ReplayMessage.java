@@ -23,8 +23,6 @@ import java.util.Map;
  * trust them.
  */
 public final class ReplayMessage {
-  private static final String MSG_ID_HEADER = "Nats-Msg-Id";
-
   private final ArchivedEvent event;
   private final String batchId;
   private final Map<String, String> headers;
