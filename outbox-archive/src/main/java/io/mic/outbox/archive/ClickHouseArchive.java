@@ -93,17 +93,6 @@ public final class ClickHouseArchive implements ArchiveSink {
       super(DEFAULT_CONNECT_TIMEOUT, DEFAULT_QUERY_TIMEOUT);
     }
 
-    /**
-     * Sets {@link #connectTimeout} and {@link #queryTimeout} to the same value.
-     *
-     * @deprecated the option names of the replay's source are the archive's too: use {@link #connectTimeout}
-     *     and {@link #queryTimeout}
-     */
-    @Deprecated
-    public Builder timeout(Duration timeout) {
-      return connectTimeout(timeout).queryTimeout(timeout);
-    }
-
     @Override
     protected RuntimeException invalid(String option, String message) {
       return new InvalidConfigurationException(message);
