@@ -187,8 +187,8 @@ final class HeldClaims {
     @Override
     public boolean scheduleRetry(OutboxEvent event, Duration delay, String error) {
       return !settle(List.of(event.id()), settling -> Sql.of("UPDATE " + table + " SET status = 'PENDING',"
-          + " next_attempt_at = now() + ? * interval '1 microsecond', last_error = ?, attempts = attempts + 1,"
-          + " lease_owner = NULL, lease_until = NULL WHERE id = ? RETURNING id", TableAccess.micros(delay), error,
+          + " next_attempt_at = ").plus(Sql.later(access.dialect, TableAccess.micros(delay))).plus(", last_error = ?,"
+          + " attempts = attempts + 1, lease_owner = NULL, lease_until = NULL WHERE id = ? RETURNING id", error,
           event.id())).isEmpty();
     }
 
@@ -202,9 +202,10 @@ final class HeldClaims {
     /** Back untried, after {@code delay}: no attempt was counted. */
     @Override
     public Set<UUID> release(Collection<OutboxEvent> released, Duration delay) {
-      return settle(ids(released), settling -> Sql.of("UPDATE " + table + " SET status = 'PENDING', next_attempt_at ="
-          + " now() + ? * interval '1 microsecond', lease_owner = NULL, lease_until = NULL WHERE ",
-          TableAccess.micros(delay)).plus(PostgresMarks.among(settling)).plus(" RETURNING id"));
+      return settle(ids(released), settling -> Sql.of("UPDATE " + table + " SET status = 'PENDING', next_attempt_at = ")
+          .plus(Sql.later(access.dialect, TableAccess.micros(delay)))
+          .plus(", lease_owner = NULL, lease_until = NULL WHERE ").plus(PostgresMarks.among(settling))
+          .plus(" RETURNING id"));
     }
 
     /**

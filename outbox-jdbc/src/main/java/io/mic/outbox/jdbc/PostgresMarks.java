@@ -35,8 +35,9 @@ final class PostgresMarks extends MarkStatements {
 
   @Override
   Set<UUID> renew(String owner, List<UUID> ids, Duration leaseTtl) {
-    Sql renewal = Sql.of("UPDATE " + table + " SET lease_until = now() + ? * interval '1 microsecond' WHERE ",
-        TableAccess.micros(leaseTtl)).plus(among(ids)).plus(" AND ").plus(Sql.fence(owner)).plus(" RETURNING id");
+    Sql renewal = Sql.of("UPDATE " + table + " SET lease_until = ")
+        .plus(Sql.later(dialect, TableAccess.micros(leaseTtl))).plus(" WHERE ").plus(among(ids)).plus(" AND ")
+        .plus(Sql.fence(owner)).plus(" RETURNING id");
     return access.inAutoCommit(renewalAnswer(leaseTtl), c -> returningIds(c, dialect, renewal));
   }
 
